@@ -1,0 +1,116 @@
+// mailsift::engine — the facade both programs use: raw message in, verdict out
+// (Filter), and training that updates the store (Trainer).
+//
+// Wires mime -> features -> model <-> store. Knows nothing about sockets or argv.
+// Contract:
+//  - Filter::classify never touches SQLite: it scores against an in-memory
+//    Model (snapshot + contacts) that refresh() swaps when the database changed.
+//  - Trainer groups messages into store transactions; a message with a problem
+//    (empty, not a message, over the size limit) is reported and not learned.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mailsift/engine/settings.hpp"
+#include "mailsift/features/extractor.hpp"
+#include "mailsift/model/naive_bayes.hpp"
+#include "mailsift/store/database.hpp"
+
+namespace mailsift::engine {
+
+// Why a message cannot be learned (classification still scores what it can).
+enum class MessageProblem : std::uint8_t {
+    none,
+    empty,            // no bytes at all
+    not_a_message,    // binary data or no header section
+    too_large,        // larger than limits.max_message_bytes; only a prefix was read
+    truncated_mime,   // a multipart whose closing boundary never came
+};
+const char* describe(MessageProblem p);
+
+// Cheap checks that bytes look like an RFC 822 message worth learning, before
+// parsing. `size_bytes` is the full size of the input (it may exceed raw.size()).
+// Trainer::learn adds the checks that need the parsed structure.
+MessageProblem check_message(std::string_view raw, std::size_t size_bytes, const mime::Limits& limits);
+
+// Same message, same digest: our own X-Mailsift-* headers are left out, so a
+// message we tagged is recognised when it comes back for correction.
+store::Digest message_digest(std::string_view raw);
+
+struct Reason {
+    std::string feature;
+    double log_odds = 0.0;
+    model::ClassCounts counts;  // messages (or occurrences) per class behind the weight
+};
+
+struct Classification {
+    model::Score score;
+    std::vector<Reason> toward_spam;
+    std::vector<Reason> toward_ham;
+    bool prefix_only = false;  // a limit was hit; scored on what was read
+    bool truncated = false;    // the MIME structure was cut short; scored on what was read
+};
+
+// The in-memory model: everything scoring needs.
+struct Model {
+    model::Snapshot snapshot;
+    store::ContactSet contacts;
+    std::uint64_t data_version = 0;
+};
+
+class Filter {
+public:
+    Filter(store::Database& db, Settings settings);
+
+    // Reloads the model when another connection has committed since the last load.
+    // Returns true when it reloaded.
+    bool refresh();
+    std::shared_ptr<const Model> model() const { return model_; }
+    const Settings& settings() const { return settings_; }
+
+    features::FeatureBag features_of(std::string_view raw, const features::Envelope* envelope = nullptr) const;
+    Classification classify(std::string_view raw, const features::Envelope* envelope = nullptr) const;
+
+private:
+    store::Database& db_;
+    Settings settings_;
+    std::shared_ptr<const Model> model_;
+};
+
+struct TrainCounts {
+    std::size_t learned = 0, already_learned = 0, moved = 0, unlearned = 0, not_learned = 0;
+};
+
+class Trainer {
+public:
+    Trainer(store::Database& db, Settings settings);
+    ~Trainer();
+
+    struct LearnOutcome {
+        MessageProblem problem = MessageProblem::none;  // not none: nothing was learned
+        store::LearnResult result = store::LearnResult::learned;
+    };
+    // Adds one message to the open batch (committing every settings.batch_messages).
+    LearnOutcome learn(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now);
+    store::UnlearnResult unlearn(std::string_view raw, store::Class c);
+    // Commits the open batch, if any.
+    void commit();
+    const TrainCounts& counts() const { return counts_; }
+
+private:
+    void open_batch();
+
+    store::Database& db_;
+    Settings settings_;
+    store::ContactSet contacts_;
+    std::unique_ptr<store::TrainingBatch> batch_;
+    std::size_t in_batch_ = 0;
+    TrainCounts counts_;
+};
+
+}  // namespace mailsift::engine

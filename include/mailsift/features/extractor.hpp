@@ -1,0 +1,100 @@
+// mailsift::features — a ParsedMessage (plus envelope and contacts) becomes a
+// bag of namespaced features with counts.
+//
+// Owns: tokenization (UTF-8 aware, case-folded), text patterns, URL facts,
+// header and envelope facts, MIME shape. Knows nothing about SQLite, sockets
+// or scoring. Contacts are seen only through the small Contacts interface.
+//
+// Feature namespaces (the text before the first ':'):
+//   w:   body word                    s:   subject word
+//   h<name>: word of header <name>    hdr: header facts (sender, contacts, Reply-To, missing fields, mailer)
+//   pat: text patterns (caps, money, !!!, $$$, phone)
+//   url: URL facts (host, registrable domain, IP host, text/target mismatch)
+//   mime: MIME shape (HTML-only, attachment types, malformed, limits)
+//   env: envelope facts (HELO, client, sender domain, authentication)
+// Never features: Date, Received timestamps, X-Mailsift-* (they leak the
+// training period or our own verdict).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "mailsift/mime/message.hpp"
+
+namespace mailsift::features {
+
+// Is this address (lower-case addr-spec) one the user corresponds with?
+class Contacts {
+public:
+    virtual ~Contacts() = default;
+    virtual bool contains(std::string_view address) const = 0;
+};
+
+// What the MTA told us about the SMTP transaction; empty fields are unknown.
+struct Envelope {
+    std::string client_address;  // IP literal
+    std::string client_name;     // reverse DNS name, "unknown" when none
+    std::string helo;
+    std::string sender;          // MAIL FROM addr-spec
+    std::vector<std::string> recipients;
+    std::string auth_user;       // {auth_authen}; non-empty = authenticated
+};
+
+struct Options {
+    bool words = true;      // w:
+    bool subject = true;    // s:
+    bool headers = true;    // h<name>: and hdr:
+    bool patterns = true;   // pat:
+    bool urls = true;       // url:
+    bool mime_shape = true; // mime:
+    bool envelope = true;   // env:
+    std::size_t min_token_bytes = 2;
+    std::size_t max_token_bytes = 40;   // longer tokens become pat:long_token
+    std::size_t max_features = 20000;   // distinct features kept per message
+};
+
+struct Feature {
+    std::string text;
+    std::uint32_t count = 0;
+};
+
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
+class FeatureBag {
+public:
+    void add(std::string_view text, std::uint32_t n = 1);
+    void add(std::string_view prefix, std::string_view text, std::uint32_t n = 1);
+    std::size_t size() const { return counts_.size(); }
+    std::uint32_t count(std::string_view text) const;
+    bool full() const { return full_; }
+    void set_capacity(std::size_t max) { capacity_ = max; }
+    // Features sorted by text, for stable output.
+    std::vector<Feature> sorted() const;
+    const std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>>& map() const { return counts_; }
+
+private:
+    std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> counts_;
+    std::size_t capacity_ = SIZE_MAX;
+    bool full_ = false;
+    std::string scratch_;
+};
+
+FeatureBag extract(const mime::ParsedMessage& message, const Envelope* envelope, const Contacts* contacts,
+                   const Options& options);
+
+// The lower-case addr-spec in a header value such as "Name <User@Example.COM>", or "".
+std::string address_in(std::string_view header_value);
+// The part after '@', or "".
+std::string_view domain_of(std::string_view address);
+// A host's registrable domain by a small heuristic (no public-suffix list):
+// the last two labels, or three under a two-letter country code with a
+// generic second level ("example.co.uk"). IP literals are returned unchanged.
+std::string registrable_domain(std::string_view host);
+
+}  // namespace mailsift::features

@@ -1,0 +1,114 @@
+// mailsift::model — the multinomial naive-Bayes mathematics, as pure functions.
+//
+// Owns: counts -> smoothed log-probabilities, scoring in log space, verdict
+// thresholds, and the per-feature contributions behind a score.
+// Knows nothing about I/O, SQLite, MIME or how features are made: a feature is
+// a 64-bit id with a count.
+//
+// The model (Manning, Raghavan & Schütze, "Introduction to Information
+// Retrieval", §13.2; the seeds' China/Tokyo example):
+//   P(c)    = (N_c + 1) / (N + 2)                     N_c messages learned as c
+//   P(f|c)  = (T_cf + α) / (T_c + α·V)                T_cf count of f in class c,
+//                                                     T_c  all feature counts in c,
+//                                                     V    distinct features known
+//   log-odds(x) = log P(s)/P(h) + Σ_f n_f · [log P(f|s) − log P(f|h)]
+//   P(spam|x)   = 1 / (1 + e^(−log-odds))
+// where n_f is the (possibly capped) count of f in message x. Features the
+// model has never seen are ignored, as in the seeds. The priors use Laplace's
+// rule so that a model with one empty class still gives a finite answer.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+namespace mailsift::model {
+
+using FeatureId = std::uint64_t;
+
+struct Term {
+    FeatureId id = 0;
+    std::uint32_t count = 0;
+};
+
+struct ClassCounts {
+    std::uint64_t spam = 0;
+    std::uint64_t ham = 0;
+    friend bool operator==(const ClassCounts&, const ClassCounts&) = default;
+};
+
+// Everything the scorer needs, held in memory; built from the store.
+struct Counts {
+    ClassCounts messages;                       // N_s, N_h
+    ClassCounts feature_totals;                 // T_s, T_h
+    std::unordered_map<FeatureId, ClassCounts> features;  // T_sf, T_hf
+};
+
+// How a feature's count in one message enters training and scoring. The store
+// keeps both kinds of count, so this can change without retraining.
+enum class TermFrequency : std::uint8_t {
+    raw,      // n_f as counted; T_cf = occurrences of f in class c
+    boolean,  // n_f = 1 when present (Metsis et al. 2006); T_cf = messages of class c containing f
+};
+
+struct Parameters {
+    double alpha = 1.0;                 // Lidstone smoothing α (1 = Laplace)
+    TermFrequency term_frequency = TermFrequency::boolean;
+    double spam_threshold = 0.99;       // P(spam|x) at or above: spam
+    double ham_threshold = 0.10;        // P(spam|x) at or below: ham; between: unsure
+};
+
+// A compiled, immutable model: per-feature weights precomputed, so scoring a
+// message is one hash lookup and one addition per feature.
+class Snapshot {
+public:
+    Snapshot() = default;
+    Snapshot(const Counts& counts, const Parameters& params);
+
+    const Parameters& parameters() const { return params_; }
+    double prior_log_odds() const { return prior_log_odds_; }
+    const ClassCounts& messages() const { return messages_; }
+    std::size_t vocabulary() const { return weights_.size(); }
+
+    // log P(f|s) − log P(f|h), or nullptr when f is unknown.
+    const double* weight(FeatureId id) const;
+    // Counts behind a weight, for explanations; {0,0} when unknown.
+    ClassCounts counts(FeatureId id) const;
+
+private:
+    struct Entry {
+        double weight;
+        ClassCounts counts;
+    };
+    Parameters params_;
+    ClassCounts messages_;
+    double prior_log_odds_ = 0.0;
+    std::unordered_map<FeatureId, Entry> weights_;
+};
+
+enum class Verdict : std::uint8_t { ham, unsure, spam };
+const char* to_string(Verdict v);
+
+struct Contribution {
+    FeatureId id = 0;
+    double log_odds = 0.0;  // n_f · weight
+};
+
+struct Score {
+    double log_odds = 0.0;     // never clamped; higher is spammier
+    double probability = 0.5;  // P(spam|x)
+    Verdict verdict = Verdict::unsure;
+    std::vector<Contribution> toward_spam;  // largest first
+    std::vector<Contribution> toward_ham;   // most negative first
+};
+
+double effective_count(std::uint32_t count, TermFrequency tf);
+double probability_from_log_odds(double log_odds);
+Verdict verdict_for(double probability, const Parameters& params);
+
+// Scores a message's terms. Each id should appear once in `terms`.
+// `reasons` caps the contributions kept in each direction (0 = none).
+Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t reasons = 0);
+
+}  // namespace mailsift::model

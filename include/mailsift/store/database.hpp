@@ -1,0 +1,177 @@
+// mailsift::store — the SQLite database: schema and migrations, feature and
+// class counts, trained-message digests, contacts; loading the in-memory model.
+//
+// Owns every SQL statement in the program. Knows nothing about MIME or milter.
+// Contract:
+//  - One file, WAL mode, schema versioned with PRAGMA user_version. A database
+//    from a newer schema is refused, never modified.
+//  - A TrainingBatch is one write transaction: either every message in it is
+//    learned or none is. Each learned message keeps its exact feature list, so
+//    unlearning or moving it restores the counts exactly (counts never go negative).
+//  - Readers load a Counts snapshot and never query per feature; data_version()
+//    tells them when another connection has committed.
+//  - Environment failures (missing file, locked, read-only, disk full) throw
+//    store::Error naming the path and SQLite's message.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "mailsift/features/extractor.hpp"
+#include "mailsift/model/naive_bayes.hpp"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace mailsift::store {
+
+inline constexpr int schema_version = 1;
+
+class Error : public std::runtime_error {
+public:
+    Error(const std::filesystem::path& path, const std::string& what)
+        : std::runtime_error(path.string() + ": " + what), path_(path) {}
+    const std::filesystem::path& path() const { return path_; }
+
+private:
+    std::filesystem::path path_;
+};
+
+enum class Class : std::uint8_t { ham = 0, spam = 1 };
+const char* to_string(Class c);
+
+// A feature of one message as trained: id, count in the message, and its text
+// (kept so that explanations and statistics can name it).
+struct TrainTerm {
+    model::FeatureId id = 0;
+    std::uint32_t count = 0;
+    std::string_view text;
+};
+
+// 16-byte content digest identifying a trained message.
+using Digest = std::array<std::uint8_t, 16>;
+
+enum class LearnResult : std::uint8_t {
+    learned,          // new message, counted in the class
+    already_learned,  // same digest, same class: nothing changed
+    moved,            // same digest, other class: unlearned there, learned here
+};
+
+enum class UnlearnResult : std::uint8_t { unlearned, not_learned, learned_as_other_class };
+
+struct Contact {
+    std::string address;
+    std::string source;
+    std::int64_t added_at = 0;  // seconds since the epoch
+};
+
+// Contacts held in memory for the features module's lookup.
+class ContactSet final : public features::Contacts {
+public:
+    explicit ContactSet(std::unordered_set<std::string> addresses) : addresses_(std::move(addresses)) {}
+    ContactSet() = default;
+    bool contains(std::string_view address) const override {
+        return addresses_.find(std::string(address)) != addresses_.end();
+    }
+    std::size_t size() const { return addresses_.size(); }
+
+private:
+    std::unordered_set<std::string> addresses_;
+};
+
+struct Statistics {
+    model::ClassCounts messages;
+    model::ClassCounts occurrences;  // feature occurrences learned per class
+    std::uint64_t distinct_features = 0;
+    std::uint64_t contacts = 0;
+    int schema_version = 0;
+    std::uint64_t file_bytes = 0;
+};
+
+class TrainingBatch;
+
+class Database {
+public:
+    enum class Mode : std::uint8_t { read_only, read_write };
+
+    // read_only: the file must exist. read_write: created (with its directory, 0750) when missing.
+    // A locked database is waited for up to `busy_timeout`, then an Error is thrown.
+    Database(std::filesystem::path path, Mode mode, std::chrono::milliseconds busy_timeout = std::chrono::seconds(10));
+    ~Database();
+    Database(const Database&) = delete;
+    Database& operator=(const Database&) = delete;
+
+    const std::filesystem::path& path() const { return path_; }
+    Mode mode() const { return mode_; }
+
+    // Changes whenever another connection commits (PRAGMA data_version).
+    std::uint64_t data_version();
+
+    // All counts for the model, in the columns `tf` trains on.
+    model::Counts load_counts(model::TermFrequency tf);
+    ContactSet load_contacts();
+    Statistics statistics();
+    // Text of a feature id, or "" when unknown.
+    std::string feature_text(model::FeatureId id);
+
+    std::vector<Contact> contacts();
+    bool add_contact(std::string_view address, std::string_view source, std::int64_t now);  // false: already there
+    bool remove_contact(std::string_view address);                                          // false: not there
+
+private:
+    friend class TrainingBatch;
+    struct Statements;
+    void exec(const char* sql);
+    [[noreturn]] void fail(const std::string& what) const;
+    void migrate();
+    int user_version();
+    void check_version(int version) const;
+
+    std::filesystem::path path_;
+    Mode mode_;
+    sqlite3* db_ = nullptr;
+    std::unique_ptr<Statements> st_;
+};
+
+// One write transaction of learn/unlearn operations. Feature-count changes are
+// summed in memory and written once per distinct feature at commit().
+// Destroying an uncommitted batch rolls it back.
+class TrainingBatch {
+public:
+    explicit TrainingBatch(Database& db);
+    ~TrainingBatch();
+    TrainingBatch(const TrainingBatch&) = delete;
+    TrainingBatch& operator=(const TrainingBatch&) = delete;
+
+    LearnResult learn(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now);
+    UnlearnResult unlearn(const Digest& digest, Class c);
+    // Adds a contact inside this transaction (e.g. the sender of a ham message).
+    void add_contact(std::string_view address, std::string_view source, std::int64_t now);
+    void commit();
+
+private:
+    struct Delta {
+        std::int64_t occurrences_spam = 0, occurrences_ham = 0;
+        std::int64_t presence_spam = 0, presence_ham = 0;
+        std::string text;
+    };
+    void count(Class c, model::FeatureId id, std::int64_t n, std::string_view text);
+    void remove_stored(const Digest& digest, Class c, const std::string& blob);
+
+    Database& db_;
+    bool open_ = false;
+    std::unordered_map<model::FeatureId, Delta> deltas_;
+    std::int64_t messages_spam_ = 0, messages_ham_ = 0;
+};
+
+}  // namespace mailsift::store

@@ -1,0 +1,191 @@
+// Message input for the CLI. Plain POSIX reads: one read loop per file, no
+// iostreams on the bulk path.
+#include "message_source.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+namespace mailsift::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Reads up to `max_bytes` from fd into out; returns the total size (reading on
+// past max_bytes only to count), or -1 with errno set.
+long long read_fd(int fd, std::string& out, std::size_t max_bytes) {
+    out.clear();
+    char buf[65536];
+    long long total = 0;
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (n == 0) break;
+        const std::size_t keep = out.size() < max_bytes ? std::min(static_cast<std::size_t>(n), max_bytes - out.size()) : 0;
+        out.append(buf, keep);
+        total += n;
+    }
+    return total;
+}
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+// Drops an mbox "From " envelope line at the very start.
+void drop_from_line(std::string& raw) {
+    if (raw.rfind("From ", 0) == 0) {
+        const std::size_t nl = raw.find('\n');
+        raw.erase(0, nl == std::string::npos ? raw.size() : nl + 1);
+    }
+}
+
+// Splits an mbox into messages at lines starting with "From " (mboxrd/mboxo:
+// ">From " quoting inside bodies is left as is; it does not change the features).
+bool split_mbox(const std::string& path, std::string& data, std::size_t max_bytes,
+                const std::function<bool(InputMessage&)>& sink) {
+    std::vector<std::pair<std::size_t, std::size_t>> spans;  // [begin of From line, end)
+    std::size_t pos = 0;
+    while (pos < data.size()) {
+        std::size_t next = data.find("\nFrom ", pos);
+        const std::size_t end = next == std::string::npos ? data.size() : next + 1;
+        spans.emplace_back(pos, end);
+        pos = end;
+    }
+    const bool single = spans.size() == 1;
+    std::size_t index = 0;
+    for (const auto& [b, e] : spans) {
+        ++index;
+        InputMessage m;
+        m.label = single ? path : path + "#" + std::to_string(index);
+        m.raw.assign(data, b, e - b);
+        drop_from_line(m.raw);
+        m.size_bytes = m.raw.size();
+        if (m.raw.size() > max_bytes) m.raw.resize(max_bytes);
+        if (!sink(m)) return false;
+    }
+    return true;
+}
+
+bool read_file(const std::string& path, std::size_t max_bytes, const std::function<bool(InputMessage&)>& sink) {
+    InputMessage m;
+    m.label = path;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        m.error = "cannot open: " + errno_text(errno);
+        return sink(m);
+    }
+    // Peek for an mbox, which is read whole (it holds many messages).
+    char head[5] = {};
+    const ssize_t got = ::pread(fd, head, sizeof head, 0);
+    const bool mbox = got == 5 && std::memcmp(head, "From ", 5) == 0;
+    std::string data;
+    const long long total = read_fd(fd, data, mbox ? SIZE_MAX : max_bytes + 4096);
+    const int read_errno = errno;
+    ::close(fd);
+    if (total < 0) {
+        m.error = "cannot read: " + errno_text(read_errno);
+        return sink(m);
+    }
+    if (mbox) return split_mbox(path, data, max_bytes, sink);
+    m.size_bytes = static_cast<std::size_t>(total);
+    m.raw = std::move(data);
+    if (m.raw.size() > max_bytes) m.raw.resize(max_bytes);
+    return sink(m);
+}
+
+bool read_directory(const fs::path& dir, std::size_t max_bytes, const std::function<bool(InputMessage&)>& sink) {
+    std::vector<fs::path> folders;
+    std::error_code ec;
+    if (fs::is_directory(dir / "cur", ec) || fs::is_directory(dir / "new", ec)) {
+        folders = {dir / "cur", dir / "new"};
+    } else {
+        folders = {dir};
+    }
+    std::vector<std::string> files;
+    for (const auto& f : folders) {
+        if (!fs::is_directory(f, ec)) continue;
+        for (fs::directory_iterator it(f, ec), end; !ec && it != end; it.increment(ec)) {
+            if (it->is_regular_file(ec)) files.push_back(it->path().string());
+        }
+        if (ec) {
+            InputMessage m;
+            m.label = f.string();
+            m.error = "cannot list directory: " + ec.message();
+            if (!sink(m)) return false;
+            ec.clear();
+        }
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+        if (!read_file(file, max_bytes, sink)) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+bool for_each_message(const std::vector<std::string>& paths, std::size_t max_bytes,
+                      const std::function<bool(InputMessage&)>& sink) {
+    for (const auto& path : paths) {
+        if (path == "-") {
+            InputMessage m;
+            m.label = "-";
+            const long long total = read_fd(STDIN_FILENO, m.raw, max_bytes);
+            if (total < 0) {
+                m.error = "cannot read standard input: " + errno_text(errno);
+            } else {
+                m.size_bytes = static_cast<std::size_t>(total);
+                const std::size_t before = m.raw.size();
+                drop_from_line(m.raw);
+                m.size_bytes -= before - m.raw.size();
+            }
+            if (!sink(m)) return false;
+            continue;
+        }
+        std::error_code ec;
+        const auto status = fs::status(path, ec);
+        if (ec || !fs::exists(status)) {
+            InputMessage m;
+            m.label = path;
+            m.error = "no such file or directory";
+            if (!sink(m)) return false;
+        } else if (fs::is_directory(status)) {
+            if (!read_directory(path, max_bytes, sink)) return false;
+        } else {
+            if (!read_file(path, max_bytes, sink)) return false;
+        }
+    }
+    return true;
+}
+
+std::vector<std::string> read_path_list(const std::string& list) {
+    std::vector<std::string> out;
+    std::string line;
+    auto take = [&](std::istream& in) {
+        while (std::getline(in, line)) {
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+            if (!line.empty()) out.push_back(line);
+        }
+    };
+    if (list == "-") {
+        take(std::cin);
+    } else {
+        std::ifstream in(list);
+        if (!in) throw std::runtime_error(list + ": cannot read path list: " + errno_text(errno));
+        take(in);
+    }
+    return out;
+}
+
+}  // namespace mailsift::cli

@@ -1,0 +1,31 @@
+// Where the CLI's messages come from: files, mbox files, maildirs, flat
+// folders, --files-from lists and stdin. Yields one message at a time.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mailsift::cli {
+
+struct InputMessage {
+    std::string label;        // PATH, PATH#N for the Nth message of an mbox, "-" for stdin
+    std::string raw;          // the message bytes (an mbox "From " line removed), at most max_bytes
+    std::size_t size_bytes = 0;  // full size of the message, even when raw holds only a prefix
+    std::string error;        // non-empty: the message could not be read; raw is empty
+};
+
+// Calls `sink` for every message under `paths` ("-" = stdin). A directory with
+// cur/ or new/ is a maildir; any other directory holds one message per regular
+// file (not recursive). A file whose first line starts with "From " is an mbox.
+// Each message is cut to `max_bytes` (size_bytes still tells the full size).
+// Returns false when `sink` asked to stop.
+bool for_each_message(const std::vector<std::string>& paths, std::size_t max_bytes,
+                      const std::function<bool(InputMessage&)>& sink);
+
+// Reads paths one per line from `list` ("-" = stdin). Throws std::runtime_error when unreadable.
+std::vector<std::string> read_path_list(const std::string& list);
+
+}  // namespace mailsift::cli

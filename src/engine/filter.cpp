@@ -1,0 +1,142 @@
+// Filter: parse, featurize, score against the in-memory model.
+#include "mailsift/engine/filter.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "mailsift/features/feature_hash.hpp"
+#include "mailsift/mime/message.hpp"
+
+namespace mailsift::engine {
+
+const char* describe(MessageProblem p) {
+    switch (p) {
+        case MessageProblem::none: return "ok";
+        case MessageProblem::empty: return "empty input, not a message";
+        case MessageProblem::not_a_message: return "not an RFC 822 message (binary data or no header section)";
+        case MessageProblem::too_large: return "message is larger than limits.max_message_bytes";
+        case MessageProblem::truncated_mime: return "truncated MIME message (a multipart boundary never closes)";
+    }
+    return "unknown problem";
+}
+
+namespace {
+
+// A header field line: a name of printable ASCII without ':' or space, then ':'.
+bool starts_with_header_field(std::string_view raw) {
+    std::size_t i = 0;
+    while (i < raw.size() && i < 998) {
+        const auto c = static_cast<unsigned char>(raw[i]);
+        if (c == ':') return i > 0;
+        if (c <= 32 || c >= 127) return false;
+        ++i;
+    }
+    return false;
+}
+
+}  // namespace
+
+MessageProblem check_message(std::string_view raw, std::size_t size_bytes, const mime::Limits& limits) {
+    if (size_bytes == 0 || raw.empty()) return MessageProblem::empty;
+    // NUL bytes in the first kilobytes mean binary data, not mail.
+    if (std::memchr(raw.data(), '\0', std::min<std::size_t>(raw.size(), 8192)) != nullptr) {
+        return MessageProblem::not_a_message;
+    }
+    if (!starts_with_header_field(raw)) return MessageProblem::not_a_message;
+    if (size_bytes > limits.max_message_bytes) return MessageProblem::too_large;
+    return MessageProblem::none;
+}
+
+store::Digest message_digest(std::string_view raw) {
+    // Hash the message without our own header fields (and their continuation lines).
+    std::string canonical;
+    canonical.reserve(raw.size());
+    std::size_t i = 0;
+    bool in_headers = true, skipping = false;
+    while (i < raw.size()) {
+        std::size_t nl = raw.find('\n', i);
+        const std::size_t end = nl == std::string_view::npos ? raw.size() : nl + 1;
+        std::string_view line = raw.substr(i, end - i);
+        if (in_headers) {
+            if (line == "\n" || line == "\r\n") {
+                in_headers = false;
+            } else if (line.front() == ' ' || line.front() == '\t') {
+                if (skipping) {
+                    i = end;
+                    continue;
+                }
+            } else {
+                skipping = line.size() >= 11 && strncasecmp(line.data(), "x-mailsift-", 11) == 0;
+                if (skipping) {
+                    i = end;
+                    continue;
+                }
+            }
+        }
+        if (!in_headers) {
+            canonical.append(raw.substr(i));
+            break;
+        }
+        canonical.append(line);
+        i = end;
+    }
+    const std::uint64_t a = features::hash64(canonical, 0x9e3779b97f4a7c15ULL);
+    const std::uint64_t b = features::hash64(canonical, 0xc2b2ae3d27d4eb4fULL);
+    store::Digest d{};
+    for (int k = 0; k < 8; ++k) {
+        d[static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(a >> (8 * k));
+        d[static_cast<std::size_t>(8 + k)] = static_cast<std::uint8_t>(b >> (8 * k));
+    }
+    return d;
+}
+
+Filter::Filter(store::Database& db, Settings settings) : db_(db), settings_(std::move(settings)) { refresh(); }
+
+bool Filter::refresh() {
+    const std::uint64_t version = db_.data_version();
+    if (model_ && model_->data_version == version) return false;
+    auto m = std::make_shared<Model>();
+    m->data_version = version;
+    m->snapshot = model::Snapshot(db_.load_counts(settings_.model.term_frequency), settings_.model);
+    m->contacts = db_.load_contacts();
+    model_ = std::move(m);
+    return true;
+}
+
+features::FeatureBag Filter::features_of(std::string_view raw, const features::Envelope* envelope) const {
+    const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
+    return features::extract(parsed, envelope, &model_->contacts, settings_.features);
+}
+
+Classification Filter::classify(std::string_view raw, const features::Envelope* envelope) const {
+    const std::shared_ptr<const Model> m = model_;  // one model for the whole message
+    const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
+    const features::FeatureBag bag = features::extract(parsed, envelope, &m->contacts, settings_.features);
+
+    std::vector<model::Term> terms;
+    std::vector<const std::string*> texts;
+    terms.reserve(bag.size());
+    texts.reserve(bag.size());
+    for (const auto& [text, n] : bag.map()) {
+        terms.push_back({features::feature_id(text), n});
+        texts.push_back(&text);
+    }
+    Classification c;
+    c.prefix_only = !parsed.limits_hit.empty();
+    c.truncated = parsed.truncated;
+    c.score = model::score(terms, m->snapshot, settings_.reasons);
+    if (settings_.reasons > 0) {
+        // Map ids back to the text of this message's features.
+        auto name = [&](model::FeatureId id) -> std::string {
+            for (std::size_t i = 0; i < terms.size(); ++i) {
+                if (terms[i].id == id) return *texts[i];
+            }
+            return {};
+        };
+        for (const auto& x : c.score.toward_spam) c.toward_spam.push_back({name(x.id), x.log_odds, m->snapshot.counts(x.id)});
+        for (const auto& x : c.score.toward_ham) c.toward_ham.push_back({name(x.id), x.log_odds, m->snapshot.counts(x.id)});
+    }
+    return c;
+}
+
+}  // namespace mailsift::engine

@@ -1,0 +1,162 @@
+// Configuration parsing: each key has one typed setter; values are checked
+// for range here so nothing downstream re-validates strings.
+#include "mailsift/engine/settings.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+namespace mailsift::engine {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
+bool parse_bool(std::string_view v, bool& out) {
+    if (v == "true" || v == "yes" || v == "on" || v == "1") return out = true, true;
+    if (v == "false" || v == "no" || v == "off" || v == "0") return out = false, true;
+    return false;
+}
+
+bool parse_size(std::string_view v, std::size_t& out) {
+    std::size_t n = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc{}) return false;
+    std::string_view unit = trim(std::string_view(p, static_cast<std::size_t>(v.data() + v.size() - p)));
+    std::size_t mul = 1;
+    if (unit == "k" || unit == "K" || unit == "KiB") mul = 1024;
+    else if (unit == "M" || unit == "MiB") mul = 1024 * 1024;
+    else if (!unit.empty()) return false;
+    out = n * mul;
+    return true;
+}
+
+bool parse_double(std::string_view v, double& out) {
+    // std::from_chars for double is in g++ 11+.
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    return ec == std::errc{} && p == v.data() + v.size();
+}
+
+using Setter = std::function<bool(Settings&, std::string_view)>;
+
+Setter boolean(bool features::Options::*member) {
+    return [member](Settings& s, std::string_view v) { return parse_bool(v, s.features.*member); };
+}
+
+template <typename Struct>
+Setter size_in(Struct Settings::*group, std::size_t Struct::*member, std::size_t min) {
+    return [group, member, min](Settings& s, std::string_view v) {
+        std::size_t n = 0;
+        if (!parse_size(v, n) || n < min) return false;
+        (s.*group).*member = n;
+        return true;
+    };
+}
+
+Setter probability(double model::Parameters::*member) {
+    return [member](Settings& s, std::string_view v) {
+        double d = 0;
+        if (!parse_double(v, d) || d < 0.0 || d > 1.0) return false;
+        s.model.*member = d;
+        return true;
+    };
+}
+
+const std::map<std::string, Setter, std::less<>>& setters() {
+    static const std::map<std::string, Setter, std::less<>> table{
+        {"database", [](Settings& s, std::string_view v) { return !v.empty() && (s.database = std::string(v), true); }},
+        {"alpha",
+         [](Settings& s, std::string_view v) {
+             double d = 0;
+             return parse_double(v, d) && d > 0.0 && d <= 100.0 && (s.model.alpha = d, true);
+         }},
+        {"term_frequency",
+         [](Settings& s, std::string_view v) {
+             if (v == "raw") return s.model.term_frequency = model::TermFrequency::raw, true;
+             if (v == "boolean") return s.model.term_frequency = model::TermFrequency::boolean, true;
+             return false;
+         }},
+        {"spam_threshold", probability(&model::Parameters::spam_threshold)},
+        {"ham_threshold", probability(&model::Parameters::ham_threshold)},
+        {"reasons",
+         [](Settings& s, std::string_view v) { return parse_size(v, s.reasons) && s.reasons <= 1000; }},
+        {"batch_messages",
+         [](Settings& s, std::string_view v) { return parse_size(v, s.batch_messages) && s.batch_messages >= 1; }},
+        {"features.words", boolean(&features::Options::words)},
+        {"features.subject", boolean(&features::Options::subject)},
+        {"features.headers", boolean(&features::Options::headers)},
+        {"features.patterns", boolean(&features::Options::patterns)},
+        {"features.urls", boolean(&features::Options::urls)},
+        {"features.mime_shape", boolean(&features::Options::mime_shape)},
+        {"features.envelope", boolean(&features::Options::envelope)},
+        {"features.min_token_bytes", size_in(&Settings::features, &features::Options::min_token_bytes, 1)},
+        {"features.max_token_bytes", size_in(&Settings::features, &features::Options::max_token_bytes, 1)},
+        {"features.max_features", size_in(&Settings::features, &features::Options::max_features, 1)},
+        {"limits.max_message_bytes", size_in(&Settings::limits, &mime::Limits::max_message_bytes, 1024)},
+        {"limits.max_depth", size_in(&Settings::limits, &mime::Limits::max_depth, 1)},
+        {"limits.max_parts", size_in(&Settings::limits, &mime::Limits::max_parts, 1)},
+        {"limits.max_headers", size_in(&Settings::limits, &mime::Limits::max_headers, 1)},
+        {"limits.max_header_bytes", size_in(&Settings::limits, &mime::Limits::max_header_bytes, 64)},
+    };
+    return table;
+}
+
+}  // namespace
+
+Settings parse_settings(std::string_view text, const std::string& source) {
+    Settings s;
+    std::size_t line_no = 0;
+    while (!text.empty()) {
+        ++line_no;
+        const std::size_t nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+        if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+        line = trim(line);
+        if (line.empty()) continue;
+        const std::string where = source + ":" + std::to_string(line_no) + ": ";
+        const std::size_t eq = line.find('=');
+        if (eq == std::string_view::npos) throw ConfigError(where + "expected 'key = value'");
+        const std::string_view key = trim(line.substr(0, eq));
+        const std::string_view value = trim(line.substr(eq + 1));
+        const auto it = setters().find(key);
+        if (it == setters().end()) throw ConfigError(where + "unknown setting '" + std::string(key) + "'");
+        if (!it->second(s, value)) {
+            throw ConfigError(where + "invalid value '" + std::string(value) + "' for " + std::string(key));
+        }
+    }
+    if (s.model.ham_threshold > s.model.spam_threshold) {
+        throw ConfigError(source + ": ham_threshold must not exceed spam_threshold");
+    }
+    if (s.features.min_token_bytes > s.features.max_token_bytes) {
+        throw ConfigError(source + ": features.min_token_bytes must not exceed features.max_token_bytes");
+    }
+    return s;
+}
+
+Settings load_settings(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError(path.string() + ": cannot read configuration file");
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    return parse_settings(buf.str(), path.string());
+}
+
+std::filesystem::path default_database_path() {
+    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg != nullptr && *xdg == '/') {
+        return std::filesystem::path(xdg) / "mailsift" / "mailsift.db";
+    }
+    if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') {
+        return std::filesystem::path(home) / ".local" / "share" / "mailsift" / "mailsift.db";
+    }
+    return "mailsift.db";
+}
+
+}  // namespace mailsift::engine

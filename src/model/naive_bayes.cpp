@@ -1,0 +1,103 @@
+// Multinomial naive Bayes: compiles counts into per-feature log-odds weights
+// and sums them. Formulas and symbols are stated in naive_bayes.hpp.
+#include "mailsift/model/naive_bayes.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+namespace mailsift::model {
+
+Snapshot::Snapshot(const Counts& counts, const Parameters& params)
+    : params_(params), messages_(counts.messages) {
+    assert(params.alpha > 0.0 && "smoothing must be positive or unseen-in-one-class features give log 0");
+    const double n_s = static_cast<double>(counts.messages.spam);
+    const double n_h = static_cast<double>(counts.messages.ham);
+    prior_log_odds_ = std::log((n_s + 1.0) / (n_h + 1.0));  // (N_s+1)/(N+2) ÷ (N_h+1)/(N+2)
+
+    const double v = static_cast<double>(counts.features.size());
+    const double a = params.alpha;
+    const double denom_s = static_cast<double>(counts.feature_totals.spam) + a * v;
+    const double denom_h = static_cast<double>(counts.feature_totals.ham) + a * v;
+    const double log_denom_ratio = std::log(denom_h) - std::log(denom_s);
+
+    weights_.reserve(counts.features.size());
+    for (const auto& [id, c] : counts.features) {
+        const double w = std::log((static_cast<double>(c.spam) + a) / (static_cast<double>(c.ham) + a)) +
+                         log_denom_ratio;
+        weights_.emplace(id, Entry{w, c});
+    }
+}
+
+const double* Snapshot::weight(FeatureId id) const {
+    auto it = weights_.find(id);
+    return it == weights_.end() ? nullptr : &it->second.weight;
+}
+
+ClassCounts Snapshot::counts(FeatureId id) const {
+    auto it = weights_.find(id);
+    return it == weights_.end() ? ClassCounts{} : it->second.counts;
+}
+
+const char* to_string(Verdict v) {
+    switch (v) {
+        case Verdict::ham: return "ham";
+        case Verdict::unsure: return "unsure";
+        case Verdict::spam: return "spam";
+    }
+    return "unsure";
+}
+
+double effective_count(std::uint32_t count, TermFrequency tf) {
+    switch (tf) {
+        case TermFrequency::raw: return static_cast<double>(count);
+        case TermFrequency::boolean: return count > 0 ? 1.0 : 0.0;
+    }
+    return static_cast<double>(count);
+}
+
+double probability_from_log_odds(double log_odds) {
+    // Written per sign so that exp never overflows.
+    if (log_odds >= 0) return 1.0 / (1.0 + std::exp(-log_odds));
+    const double e = std::exp(log_odds);
+    return e / (1.0 + e);
+}
+
+Verdict verdict_for(double probability, const Parameters& params) {
+    if (probability >= params.spam_threshold) return Verdict::spam;
+    if (probability <= params.ham_threshold) return Verdict::ham;
+    return Verdict::unsure;
+}
+
+Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t reasons) {
+    Score s;
+    s.log_odds = snapshot.prior_log_odds();
+    const TermFrequency tf = snapshot.parameters().term_frequency;
+    std::vector<Contribution> contributions;
+    if (reasons > 0) contributions.reserve(terms.size());
+    for (const Term& t : terms) {
+        const double* w = snapshot.weight(t.id);
+        if (w == nullptr) continue;  // unknown features carry no evidence
+        const double c = effective_count(t.count, tf) * *w;
+        s.log_odds += c;
+        if (reasons > 0) contributions.push_back({t.id, c});
+    }
+    s.probability = probability_from_log_odds(s.log_odds);
+    s.verdict = verdict_for(s.probability, snapshot.parameters());
+
+    if (reasons > 0) {
+        auto by_spam = [](const Contribution& a, const Contribution& b) { return a.log_odds > b.log_odds; };
+        std::sort(contributions.begin(), contributions.end(), by_spam);
+        for (const auto& c : contributions) {
+            if (c.log_odds <= 0 || s.toward_spam.size() >= reasons) break;
+            s.toward_spam.push_back(c);
+        }
+        for (auto it = contributions.rbegin(); it != contributions.rend(); ++it) {
+            if (it->log_odds >= 0 || s.toward_ham.size() >= reasons) break;
+            s.toward_ham.push_back(*it);
+        }
+    }
+    return s;
+}
+
+}  // namespace mailsift::model

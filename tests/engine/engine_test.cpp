@@ -1,0 +1,193 @@
+// Engine tests: real parsing, real SQLite files, fixture messages from tests/data.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/settings.hpp"
+
+using namespace mailsift;
+
+namespace {
+
+struct TempDir {
+    std::filesystem::path path;
+    TempDir() {
+        char tmpl[] = "/tmp/mailsift-engine-XXXXXX";
+        path = ::mkdtemp(tmpl);
+    }
+    ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+std::string fixture(const std::string& name) {
+    std::ifstream in(std::string(MAILSIFT_TEST_DATA) + "/messages/" + name, std::ios::binary);
+    REQUIRE(in);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+const char* const spam_fixtures[] = {"spam_money_offer.eml", "spam_cheap_pills.eml", "spam_investment.eml"};
+const char* const ham_fixtures[] = {"ham_meeting_notes.eml", "ham_patch_review.eml", "ham_build_report.eml"};
+
+void train_fixtures(store::Database& db, const engine::Settings& s) {
+    engine::Trainer t(db, s);
+    for (auto f : spam_fixtures) t.learn(fixture(f), fixture(f).size(), store::Class::spam, 1000);
+    for (auto f : ham_fixtures) t.learn(fixture(f), fixture(f).size(), store::Class::ham, 1000);
+    t.commit();
+}
+
+const std::string new_spam =
+    "From: Lottery <win@prize-center.example>\nSubject: You WON a FREE prize!!!\n\n"
+    "CONGRATULATIONS! You have WON $250,000. Claim your FREE prize now, limited offer, act now!!!\n";
+const std::string new_ham =
+    "From: Carol <carol@university.example>\nSubject: Re: the seminar\nDate: Thu, 5 Sep 2002 10:00:00 +0000\n"
+    "Message-ID: <c1@university.example>\n\n"
+    "Thanks for the notes. I will review the draft of the paper and the patch before the meeting.\n";
+
+}  // namespace
+
+TEST_CASE("A model trained on fixtures separates new spam from new ham", "[engine]") {
+    TempDir dir;
+    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    engine::Settings s;
+    train_fixtures(db, s);
+    engine::Filter f(db, s);
+    const auto spam = f.classify(new_spam);
+    const auto ham = f.classify(new_ham);
+    REQUIRE(spam.score.log_odds > 0);
+    REQUIRE(ham.score.log_odds < 0);
+    REQUIRE(spam.score.log_odds > ham.score.log_odds + 5);
+    REQUIRE_FALSE(spam.toward_spam.empty());
+    REQUIRE_FALSE(spam.toward_spam[0].feature.empty());
+    REQUIRE(spam.toward_spam[0].log_odds > 0);
+}
+
+TEST_CASE("Learning the same messages twice changes nothing", "[engine]") {
+    TempDir dir;
+    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    engine::Settings s;
+    train_fixtures(db, s);
+    const auto before = db.load_counts(model::TermFrequency::raw);
+    engine::Trainer t(db, s);
+    const std::string m = fixture("spam_cheap_pills.eml");
+    REQUIRE(t.learn(m, m.size(), store::Class::spam, 2000).result == store::LearnResult::already_learned);
+    t.commit();
+    const auto after = db.load_counts(model::TermFrequency::raw);
+    REQUIRE(after.messages.spam == before.messages.spam);
+    REQUIRE(after.feature_totals.spam == before.feature_totals.spam);
+    REQUIRE(after.features == before.features);
+}
+
+TEST_CASE("Senders of ham become contacts and then count as known", "[engine]") {
+    TempDir dir;
+    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    engine::Settings s;
+    train_fixtures(db, s);
+    REQUIRE(db.load_contacts().contains("alice@university.example"));
+    REQUIRE_FALSE(db.load_contacts().contains("winner@lucky-prizes.example"));
+    engine::Filter f(db, s);
+    const auto bag = f.features_of(fixture("ham_meeting_notes.eml"));
+    REQUIRE(bag.count("hdr:sender_in_contacts") == 1);
+}
+
+TEST_CASE("The filter refreshes its model only when the database changed", "[engine]") {
+    TempDir dir;
+    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::Database reader(dir.path / "m.db", store::Database::Mode::read_only);
+    engine::Settings s;
+    engine::Filter f(reader, s);
+    REQUIRE_FALSE(f.refresh());
+    REQUIRE(f.model()->snapshot.vocabulary() == 0);
+    train_fixtures(db, s);
+    REQUIRE(f.refresh());
+    REQUIRE(f.model()->snapshot.vocabulary() > 0);
+    REQUIRE(f.model()->snapshot.messages().spam == 3);
+    REQUIRE_FALSE(f.refresh());
+}
+
+TEST_CASE("The digest ignores our own X-Mailsift headers", "[engine]") {
+    const std::string plain = "From: a@example.org\nSubject: hi\n\nbody\n";
+    const std::string tagged =
+        "From: a@example.org\nX-Mailsift-Status: Yes, score=0.99\n\tcontinued\nSubject: hi\n\nbody\n";
+    REQUIRE(engine::message_digest(plain) == engine::message_digest(tagged));
+    REQUIRE(engine::message_digest(plain) != engine::message_digest(plain + "more\n"));
+}
+
+TEST_CASE("Messages that cannot be learned are recognised", "[engine]") {
+    mime::Limits limits;
+    REQUIRE(engine::check_message("", 0, limits) == engine::MessageProblem::empty);
+    REQUIRE(engine::check_message(std::string("\x7f" "ELF\0\0\0", 7), 7, limits) == engine::MessageProblem::not_a_message);
+    REQUIRE(engine::check_message("just some words\n", 16, limits) == engine::MessageProblem::not_a_message);
+    REQUIRE(engine::check_message("Subject: x\n\nbody", 16, limits) == engine::MessageProblem::none);
+    REQUIRE(engine::check_message("Subject: x\n\nbody", limits.max_message_bytes + 1, limits) ==
+            engine::MessageProblem::too_large);
+}
+
+TEST_CASE("Bad messages are reported and not learned", "[engine]") {
+    TempDir dir;
+    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    engine::Trainer t(db, engine::Settings{});
+    const std::string truncated = fixture("truncated_multipart.eml");
+    REQUIRE(t.learn(truncated, truncated.size(), store::Class::spam, 1).problem == engine::MessageProblem::truncated_mime);
+    REQUIRE(t.learn("", 0, store::Class::spam, 1).problem == engine::MessageProblem::empty);
+    REQUIRE(t.learn("\x01\x02 junk", 7, store::Class::spam, 1).problem == engine::MessageProblem::not_a_message);
+    t.commit();
+    REQUIRE(db.statistics().messages.spam == 0);
+    REQUIRE(db.statistics().distinct_features == 0);
+}
+
+TEST_CASE("Settings are parsed into typed values with line-numbered errors", "[engine]") {
+    const auto s = engine::parse_settings(
+        "# comment\n"
+        "database = /var/lib/mailsift/m.db\n"
+        "alpha = 0.5\n"
+        "term_frequency = raw   # trailing comment\n"
+        "spam_threshold = 0.95\n"
+        "ham_threshold = 0.2\n"
+        "features.urls = off\n"
+        "limits.max_message_bytes = 2M\n",
+        "test.conf");
+    REQUIRE(s.database == "/var/lib/mailsift/m.db");
+    REQUIRE(s.model.alpha == 0.5);
+    REQUIRE(s.model.term_frequency == model::TermFrequency::raw);
+    REQUIRE(s.model.spam_threshold == 0.95);
+    REQUIRE_FALSE(s.features.urls);
+    REQUIRE(s.limits.max_message_bytes == 2 * 1024 * 1024);
+
+    REQUIRE_THROWS_WITH(engine::parse_settings("alpha = 0.5\nbogus = 1\n", "x.conf"),
+                        "x.conf:2: unknown setting 'bogus'");
+    REQUIRE_THROWS_WITH(engine::parse_settings("alpha = -1\n", "x.conf"), Catch::Contains("x.conf:1: invalid value"));
+    REQUIRE_THROWS_WITH(engine::parse_settings("spam_threshold\n", "x.conf"), Catch::Contains("key = value"));
+    REQUIRE_THROWS_WITH(engine::parse_settings("spam_threshold = 0.3\nham_threshold = 0.5\n", "x.conf"),
+                        Catch::Contains("must not exceed"));
+}
+
+TEST_CASE("The shipped example configuration parses with every setting uncommented", "[engine]") {
+    std::ifstream in(std::string(MAILSIFT_TEST_DATA) + "/../../etc/mailsift.conf");
+    REQUIRE(in);
+    std::string text, line;
+    int settings = 0;
+    while (std::getline(in, line)) {
+        // "#key = value" lines are the documented defaults; "# prose" lines stay comments.
+        if (line.size() > 1 && line[0] == '#' && line[1] != ' ' && line.find('=') != std::string::npos) {
+            line.erase(0, 1);
+            ++settings;
+        }
+        text += line + "\n";
+    }
+    REQUIRE(settings >= 20);
+    const auto s = engine::parse_settings(text, "etc/mailsift.conf");
+    const engine::Settings defaults;
+    // The file documents the defaults: uncommenting it changes nothing but the database path.
+    REQUIRE(s.model.alpha == defaults.model.alpha);
+    REQUIRE(s.model.term_frequency == defaults.model.term_frequency);
+    REQUIRE(s.model.spam_threshold == defaults.model.spam_threshold);
+    REQUIRE(s.model.ham_threshold == defaults.model.ham_threshold);
+    REQUIRE(s.features.max_features == defaults.features.max_features);
+    REQUIRE(s.limits.max_message_bytes == defaults.limits.max_message_bytes);
+    REQUIRE(s.limits.max_header_bytes == defaults.limits.max_header_bytes);
+}

@@ -1,0 +1,112 @@
+// Hand-worked numbers: the seeds' China/Tokyo example (IIR §13.2, Laplace α = 1).
+#include "mailsift/model/naive_bayes.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+
+using namespace mailsift::model;
+
+namespace {
+// "spam" plays the seeds' class c = China, "ham" the class not-China.
+constexpr FeatureId chinese = 1, beijing = 2, shanghai = 3, macao = 4, tokyo = 5, japan = 6;
+
+Counts china_counts() {
+    Counts c;
+    c.messages = {3, 1};
+    c.feature_totals = {8, 3};
+    c.features[chinese] = {5, 1};
+    c.features[beijing] = {1, 0};
+    c.features[shanghai] = {1, 0};
+    c.features[macao] = {1, 0};
+    c.features[tokyo] = {0, 1};
+    c.features[japan] = {0, 1};
+    return c;
+}
+
+Parameters laplace_raw() {
+    Parameters p;
+    p.alpha = 1.0;
+    p.term_frequency = TermFrequency::raw;
+    return p;
+}
+}  // namespace
+
+TEST_CASE("The China/Tokyo example gives the seeds' parameter estimates", "[model]") {
+    const Snapshot snap(china_counts(), laplace_raw());
+    // P(Chinese|c) = 6/14, P(Chinese|~c) = 2/9
+    REQUIRE(*snap.weight(chinese) == Approx(std::log((6.0 / 14) / (2.0 / 9))));
+    // P(Tokyo|c) = 1/14, P(Tokyo|~c) = 2/9
+    REQUIRE(*snap.weight(tokyo) == Approx(std::log((1.0 / 14) / (2.0 / 9))));
+    REQUIRE(*snap.weight(japan) == Approx(*snap.weight(tokyo)));
+    REQUIRE(snap.vocabulary() == 6);
+}
+
+TEST_CASE("The China/Tokyo test document is classified as China", "[model]") {
+    const Snapshot snap(china_counts(), laplace_raw());
+    const Term doc[] = {{chinese, 3}, {tokyo, 1}, {japan, 1}};
+    const Score s = score(doc, snap, 3);
+
+    // The seeds use the maximum-likelihood prior 3/4 : 1/4; ours is Laplace's (3+1)/(4+2) : (1+1)/(4+2).
+    const double p_c = 4.0 / 6 * std::pow(3.0 / 7, 3) * (1.0 / 14) * (1.0 / 14);
+    const double p_not = 2.0 / 6 * std::pow(2.0 / 9, 3) * (2.0 / 9) * (2.0 / 9);
+    REQUIRE(s.log_odds == Approx(std::log(p_c / p_not)));
+    REQUIRE(s.probability == Approx(p_c / (p_c + p_not)));
+    REQUIRE(s.log_odds > 0);
+
+    SECTION("the reasons name Chinese toward the class and Tokyo/Japan against it") {
+        REQUIRE(s.toward_spam.size() == 1);
+        REQUIRE(s.toward_spam[0].id == chinese);
+        REQUIRE(s.toward_spam[0].log_odds == Approx(3 * std::log((3.0 / 7) / (2.0 / 9))));
+        REQUIRE(s.toward_ham.size() == 2);
+    }
+}
+
+TEST_CASE("Unknown features carry no evidence", "[model]") {
+    const Snapshot snap(china_counts(), laplace_raw());
+    const Term unknown[] = {{999, 7}};
+    REQUIRE(score(unknown, snap).log_odds == Approx(std::log(4.0 / 2.0)));
+    REQUIRE(snap.weight(999) == nullptr);
+}
+
+TEST_CASE("Boolean term frequency counts each feature once", "[model]") {
+    Parameters p = laplace_raw();
+    p.term_frequency = TermFrequency::boolean;
+    const Snapshot snap(china_counts(), p);
+    const Term doc[] = {{chinese, 3}};
+    REQUIRE(score(doc, snap).log_odds == Approx(std::log(2.0) + std::log((3.0 / 7) / (2.0 / 9))));
+    REQUIRE(effective_count(5, TermFrequency::raw) == 5.0);
+}
+
+TEST_CASE("Lidstone smoothing uses alpha in numerator and alpha times V in the denominator", "[model]") {
+    Parameters p = laplace_raw();
+    p.alpha = 0.5;
+    const Snapshot snap(china_counts(), p);
+    // P(Tokyo|c) = 0.5/(8+3), P(Tokyo|~c) = 1.5/(3+3)
+    REQUIRE(*snap.weight(tokyo) == Approx(std::log((0.5 / 11) / (1.5 / 6))));
+}
+
+TEST_CASE("Verdicts follow the configured thresholds", "[model]") {
+    Parameters p;
+    p.spam_threshold = 0.9;
+    p.ham_threshold = 0.2;
+    REQUIRE(verdict_for(0.95, p) == Verdict::spam);
+    REQUIRE(verdict_for(0.9, p) == Verdict::spam);
+    REQUIRE(verdict_for(0.5, p) == Verdict::unsure);
+    REQUIRE(verdict_for(0.2, p) == Verdict::ham);
+    REQUIRE(std::string(to_string(Verdict::unsure)) == "unsure");
+}
+
+TEST_CASE("Log-odds are never clamped and probabilities never overflow", "[model]") {
+    REQUIRE(probability_from_log_odds(1000.0) == Approx(1.0));
+    REQUIRE(probability_from_log_odds(-1000.0) >= 0.0);
+    REQUIRE(probability_from_log_odds(-1000.0) < 1e-300);
+    REQUIRE(probability_from_log_odds(0.0) == Approx(0.5));
+}
+
+TEST_CASE("An empty model scores every message as even odds", "[model]") {
+    const Snapshot snap(Counts{}, Parameters{});
+    const Term doc[] = {{1, 1}};
+    const Score s = score(doc, snap);
+    REQUIRE(s.log_odds == Approx(0.0));
+    REQUIRE(s.verdict == Verdict::unsure);
+}

@@ -1,0 +1,236 @@
+// Store tests on real SQLite files in a temporary directory.
+#include "mailsift/store/database.hpp"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+using namespace mailsift;
+using store::Class;
+using store::Database;
+
+namespace {
+
+struct TempDir {
+    std::filesystem::path path;
+    TempDir() {
+        char tmpl[] = "/tmp/mailsift-store-XXXXXX";
+        path = ::mkdtemp(tmpl);
+    }
+    ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+store::Digest digest(std::uint8_t n) {
+    store::Digest d{};
+    d[0] = n;
+    return d;
+}
+
+std::vector<store::TrainTerm> terms(std::initializer_list<std::pair<model::FeatureId, std::uint32_t>> list) {
+    std::vector<store::TrainTerm> out;
+    for (auto [id, n] : list) out.push_back({id, n, "f"});
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("A new database is created with the current schema and WAL", "[store]") {
+    TempDir dir;
+    const auto path = dir.path / "sub" / "model.db";
+    {
+        Database db(path, Database::Mode::read_write);
+        REQUIRE(db.statistics().schema_version == store::schema_version);
+    }
+    REQUIRE(std::filesystem::exists(path));
+    struct stat st{};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    REQUIRE((st.st_mode & 0007) == 0);  // no access for others
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(raw, "PRAGMA journal_mode", -1, &s, nullptr);
+    REQUIRE(sqlite3_step(s) == SQLITE_ROW);
+    REQUIRE(std::string(reinterpret_cast<const char*>(sqlite3_column_text(s, 0))) == "wal");
+    sqlite3_finalize(s);
+    sqlite3_close(raw);
+}
+
+TEST_CASE("Learning adds counts, and learning again is idempotent", "[store]") {
+    TempDir dir;
+    Database db(dir.path / "m.db", Database::Mode::read_write);
+    {
+        store::TrainingBatch b(db);
+        REQUIRE(b.learn(digest(1), Class::spam, terms({{10, 3}, {11, 1}}), 100) == store::LearnResult::learned);
+        REQUIRE(b.learn(digest(2), Class::ham, terms({{10, 1}, {12, 2}}), 100) == store::LearnResult::learned);
+        b.commit();
+    }
+    auto check = [&] {
+        const auto raw = db.load_counts(model::TermFrequency::raw);
+        REQUIRE(raw.messages.spam == 1);
+        REQUIRE(raw.messages.ham == 1);
+        REQUIRE(raw.feature_totals.spam == 4);
+        REQUIRE(raw.feature_totals.ham == 3);
+        REQUIRE(raw.features.at(10).spam == 3);
+        REQUIRE(raw.features.at(10).ham == 1);
+        const auto boolean = db.load_counts(model::TermFrequency::boolean);
+        REQUIRE(boolean.features.at(10).spam == 1);
+        REQUIRE(boolean.feature_totals.spam == 2);
+        REQUIRE(boolean.feature_totals.ham == 2);
+    };
+    check();
+    {
+        store::TrainingBatch b(db);
+        REQUIRE(b.learn(digest(1), Class::spam, terms({{10, 3}, {11, 1}}), 200) == store::LearnResult::already_learned);
+        b.commit();
+    }
+    check();
+}
+
+TEST_CASE("Learning a message with the other label moves it exactly", "[store]") {
+    TempDir dir;
+    Database db(dir.path / "m.db", Database::Mode::read_write);
+    {
+        store::TrainingBatch b(db);
+        b.learn(digest(1), Class::spam, terms({{10, 3}, {11, 1}}), 1);
+        b.commit();
+    }
+    {
+        store::TrainingBatch b(db);
+        REQUIRE(b.learn(digest(1), Class::ham, terms({{10, 3}, {11, 1}}), 2) == store::LearnResult::moved);
+        b.commit();
+    }
+    const auto c = db.load_counts(model::TermFrequency::raw);
+    REQUIRE(c.messages.spam == 0);
+    REQUIRE(c.messages.ham == 1);
+    REQUIRE(c.feature_totals.spam == 0);
+    REQUIRE(c.feature_totals.ham == 4);
+    REQUIRE(c.features.at(10).spam == 0);
+    REQUIRE(c.features.at(10).ham == 3);
+}
+
+TEST_CASE("Unlearning restores the counts and removes emptied features", "[store]") {
+    TempDir dir;
+    Database db(dir.path / "m.db", Database::Mode::read_write);
+    {
+        store::TrainingBatch b(db);
+        b.learn(digest(1), Class::spam, terms({{10, 3}, {11, 1}}), 1);
+        b.learn(digest(2), Class::spam, terms({{10, 1}}), 1);
+        b.commit();
+    }
+    {
+        store::TrainingBatch b(db);
+        REQUIRE(b.unlearn(digest(1), Class::ham) == store::UnlearnResult::learned_as_other_class);
+        REQUIRE(b.unlearn(digest(9), Class::spam) == store::UnlearnResult::not_learned);
+        REQUIRE(b.unlearn(digest(1), Class::spam) == store::UnlearnResult::unlearned);
+        b.commit();
+    }
+    const auto c = db.load_counts(model::TermFrequency::raw);
+    REQUIRE(c.messages.spam == 1);
+    REQUIRE(c.features.size() == 1);  // feature 11 is gone
+    REQUIRE(c.features.at(10).spam == 1);
+    REQUIRE(c.feature_totals.spam == 1);
+}
+
+TEST_CASE("An uncommitted batch changes nothing", "[store]") {
+    TempDir dir;
+    Database db(dir.path / "m.db", Database::Mode::read_write);
+    {
+        store::TrainingBatch b(db);
+        b.learn(digest(1), Class::spam, terms({{10, 3}}), 1);
+        // destroyed without commit, as when an exception unwinds
+    }
+    const auto c = db.load_counts(model::TermFrequency::raw);
+    REQUIRE(c.messages.spam == 0);
+    REQUIRE(c.features.empty());
+}
+
+TEST_CASE("data_version changes when another connection commits", "[store]") {
+    TempDir dir;
+    Database writer(dir.path / "m.db", Database::Mode::read_write);
+    Database reader(dir.path / "m.db", Database::Mode::read_only);
+    const auto before = reader.data_version();
+    REQUIRE(reader.data_version() == before);
+    {
+        store::TrainingBatch b(writer);
+        b.learn(digest(1), Class::ham, terms({{1, 1}}), 1);
+        b.commit();
+    }
+    REQUIRE(reader.data_version() != before);
+    REQUIRE(reader.load_counts(model::TermFrequency::raw).messages.ham == 1);
+}
+
+TEST_CASE("Contacts are added, listed and removed", "[store]") {
+    TempDir dir;
+    Database db(dir.path / "m.db", Database::Mode::read_write);
+    REQUIRE(db.add_contact("a@example.org", "manual", 5));
+    REQUIRE_FALSE(db.add_contact("a@example.org", "manual", 6));
+    REQUIRE(db.load_contacts().contains("a@example.org"));
+    REQUIRE(db.contacts().at(0).source == "manual");
+    REQUIRE(db.remove_contact("a@example.org"));
+    REQUIRE_FALSE(db.remove_contact("a@example.org"));
+    REQUIRE_FALSE(db.load_contacts().contains("a@example.org"));
+}
+
+TEST_CASE("Bad databases are refused with a clear error", "[store]") {
+    TempDir dir;
+    SECTION("a missing database opened for reading") {
+        REQUIRE_THROWS_WITH(Database(dir.path / "none.db", Database::Mode::read_only),
+                            Catch::Contains("no such database"));
+    }
+    SECTION("a database from a newer schema is not touched") {
+        const auto path = dir.path / "new.db";
+        { Database db(path, Database::Mode::read_write); }
+        sqlite3* raw = nullptr;
+        sqlite3_open(path.c_str(), &raw);
+        sqlite3_exec(raw, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
+        sqlite3_close(raw);
+        REQUIRE_THROWS_WITH(Database(path, Database::Mode::read_write), Catch::Contains("newer"));
+        REQUIRE_THROWS_WITH(Database(path, Database::Mode::read_only), Catch::Contains("newer"));
+    }
+    SECTION("a file that is not a database") {
+        const auto path = dir.path / "junk.db";
+        std::ofstream(path) << std::string(4096, 'x');
+        REQUIRE_THROWS_WITH(Database(path, Database::Mode::read_write), Catch::Contains("not a"));
+    }
+    SECTION("someone else's SQLite database") {
+        const auto path = dir.path / "other.db";
+        sqlite3* raw = nullptr;
+        sqlite3_open(path.c_str(), &raw);
+        sqlite3_exec(raw, "CREATE TABLE t(x)", nullptr, nullptr, nullptr);
+        sqlite3_close(raw);
+        REQUIRE_THROWS_WITH(Database(path, Database::Mode::read_write), Catch::Contains("not a mailsift database"));
+    }
+    SECTION("training through a read-only connection") {
+        const auto path = dir.path / "ro.db";
+        { Database db(path, Database::Mode::read_write); }
+        Database db(path, Database::Mode::read_only);
+        REQUIRE_THROWS_AS(store::TrainingBatch(db), store::Error);
+    }
+}
+
+TEST_CASE("A locked database makes training fail cleanly, not corrupt", "[store]") {
+    TempDir dir;
+    const auto path = dir.path / "m.db";
+    { Database db(path, Database::Mode::read_write); }
+    sqlite3* locker = nullptr;
+    sqlite3_open(path.c_str(), &locker);
+    REQUIRE(sqlite3_exec(locker, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+    {
+        Database db(path, Database::Mode::read_write, std::chrono::milliseconds(100));
+        REQUIRE_THROWS_WITH(store::TrainingBatch(db), Catch::Contains("locked"));
+        // A reader still loads the model while the writer holds the lock (WAL).
+        REQUIRE(db.load_counts(model::TermFrequency::raw).messages.spam == 0);
+    }
+    sqlite3_exec(locker, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(locker);
+    // Once the lock is gone, training proceeds on an intact database.
+    Database db(path, Database::Mode::read_write);
+    store::TrainingBatch b(db);
+    b.learn(digest(1), Class::ham, terms({{1, 1}}), 1);
+    b.commit();
+    REQUIRE(db.load_counts(model::TermFrequency::raw).messages.ham == 1);
+}
