@@ -114,13 +114,8 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
     const features::FeatureBag bag = features::extract(parsed, envelope, &m->contacts, settings_.features);
 
     std::vector<model::Term> terms;
-    std::vector<const std::string*> texts;
     terms.reserve(bag.size());
-    texts.reserve(bag.size());
-    for (const auto& [text, n] : bag.map()) {
-        terms.push_back({features::feature_id(text), n});
-        texts.push_back(&text);
-    }
+    for (const auto& e : bag.entries()) terms.push_back({e.id, e.count});
     Classification c;
     c.prefix_only = !parsed.limits_hit.empty();
     c.truncated = parsed.truncated;
@@ -128,8 +123,8 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
     if (settings_.reasons > 0) {
         // Map ids back to the text of this message's features.
         auto name = [&](model::FeatureId id) -> std::string {
-            for (std::size_t i = 0; i < terms.size(); ++i) {
-                if (terms[i].id == id) return *texts[i];
+            for (const auto& e : bag.entries()) {
+                if (e.id == id) return std::string(bag.text(e));
             }
             return {};
         };

@@ -35,7 +35,7 @@ Trainer::LearnOutcome Trainer::learn(std::string_view raw, std::size_t size_byte
     const features::FeatureBag bag = features::extract(parsed, nullptr, &contacts_, settings_.features);
     std::vector<store::TrainTerm> terms;
     terms.reserve(bag.size());
-    for (const auto& [text, n] : bag.map()) terms.push_back({features::feature_id(text), n, text});
+    for (const auto& e : bag.entries()) terms.push_back({e.id, e.count, bag.text(e)});
 
     open_batch();
     const store::LearnResult r = batch_->learn(message_digest(raw), c, terms, now);

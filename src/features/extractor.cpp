@@ -11,40 +11,6 @@
 
 namespace mailsift::features {
 
-// ---- FeatureBag ----------------------------------------------------------
-
-void FeatureBag::add(std::string_view text, std::uint32_t n) {
-    auto it = counts_.find(text);
-    if (it != counts_.end()) {
-        it->second += n;
-        return;
-    }
-    if (counts_.size() >= capacity_) {
-        full_ = true;
-        return;
-    }
-    counts_.emplace(std::string(text), n);
-}
-
-void FeatureBag::add(std::string_view prefix, std::string_view text, std::uint32_t n) {
-    scratch_.assign(prefix);
-    scratch_.append(text);
-    add(std::string_view(scratch_), n);
-}
-
-std::uint32_t FeatureBag::count(std::string_view text) const {
-    auto it = counts_.find(text);
-    return it == counts_.end() ? 0 : it->second;
-}
-
-std::vector<Feature> FeatureBag::sorted() const {
-    std::vector<Feature> out;
-    out.reserve(counts_.size());
-    for (const auto& [text, n] : counts_) out.push_back({text, n});
-    std::sort(out.begin(), out.end(), [](const Feature& a, const Feature& b) { return a.text < b.text; });
-    return out;
-}
-
 // ---- addresses and hosts -------------------------------------------------
 
 namespace {
@@ -260,8 +226,17 @@ private:
     void count_caps(std::string_view w) {
         std::size_t letters = 0, upper = 0;
         for (std::size_t i = 0; i < w.size();) {
+            const auto b = static_cast<unsigned char>(w[i]);
+            if (b < 0x80) {  // ASCII without decoding
+                ++i;
+                if (static_cast<unsigned>((b | 0x20) - 'a') < 26u) {
+                    ++letters;
+                    if (b <= 'Z') ++upper;
+                }
+                continue;
+            }
             const char32_t cp = next_code_point(w, i);
-            if (!is_letter(cp) || (cp >= U'0' && cp <= U'9')) continue;
+            if (!is_letter(cp)) continue;
             ++letters;
             if (is_upper(cp)) ++upper;
         }
@@ -362,7 +337,10 @@ void header_facts(const mime::ParsedMessage& m, const Contacts* contacts, Featur
         bag.add("hdr:no_mailer");
     }
 
-    std::string prefix;
+    // One namespace for all header words: list headers repeat the same tokens
+    // (List-Post, List-Help, List-Unsubscribe, ...), and separate namespaces
+    // made naive Bayes count that one fact many times (1-ROCA% 0.27 -> 0.08
+    // at alpha 1, docs/accuracy.md).
     for (const auto& h : m.headers) {
         if (!header_words_wanted(h.name)) continue;
         std::string_view value = h.value;
@@ -370,10 +348,8 @@ void header_facts(const mime::ParsedMessage& m, const Contacts* contacts, Featur
             // "from A by B ...; <timestamp>": keep the hosts, drop the time.
             if (auto semi = value.rfind(';'); semi != std::string_view::npos) value = value.substr(0, semi);
         }
-        prefix.assign("h");
-        prefix.append(lower_ascii(h.name));
-        prefix.push_back(':');
-        ex.words(prefix, value, false, /*skip_numbers=*/true);
+
+        ex.words("h:", value, false, /*skip_numbers=*/true);
     }
 }
 

@@ -1,12 +1,19 @@
 // MurmurHash64A, written for fixed little-endian reads so stored ids are portable.
 #include "mailsift/features/feature_hash.hpp"
 
+#include <bit>
+#include <cstring>
+
 namespace mailsift::features {
 
 namespace {
 std::uint64_t load_le64(const unsigned char* p) {
     std::uint64_t v = 0;
-    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+    if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(&v, p, 8);
+    } else {
+        for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+    }
     return v;
 }
 }  // namespace

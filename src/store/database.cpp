@@ -35,12 +35,14 @@ constexpr const char* migrations[] = {
         ham_presences INTEGER NOT NULL,
         text TEXT NOT NULL
     );
+    -- A rowid table: rows hold kilobyte-sized blobs, which WITHOUT ROWID stores badly,
+    -- and new rows append at the end instead of landing at random digests.
     CREATE TABLE messages (
-        digest BLOB PRIMARY KEY,               -- 16-byte content digest
+        digest BLOB NOT NULL UNIQUE,           -- 16-byte content digest
         class INTEGER NOT NULL CHECK (class IN (0, 1)),
         learned_at INTEGER NOT NULL,
         features BLOB NOT NULL                 -- exact feature list, varint-coded (id delta, count)
-    ) WITHOUT ROWID;
+    );
     CREATE TABLE contacts (
         address TEXT PRIMARY KEY,
         source TEXT NOT NULL,
@@ -374,6 +376,7 @@ TrainingBatch::TrainingBatch(Database& db) : db_(db) {
     if (db_.mode() != Database::Mode::read_write) db_.fail("database was opened read-only");
     db_.exec("BEGIN IMMEDIATE");
     open_ = true;
+    deltas_.reserve(1 << 16);  // a batch of corpus mail touches tens of thousands of features
 }
 
 TrainingBatch::~TrainingBatch() {
@@ -390,7 +393,11 @@ void TrainingBatch::count(Class c, model::FeatureId id, std::int64_t n, std::str
         d.occurrences_ham += n;
         d.presence_ham += presence;
     }
-    if (d.text.empty() && !text.empty()) d.text.assign(text);
+    if (d.text_bytes == 0 && !text.empty()) {
+        d.text_offset = static_cast<std::uint32_t>(texts_.size());
+        d.text_bytes = static_cast<std::uint32_t>(text.size());
+        texts_.append(text);
+    }
 }
 
 void TrainingBatch::remove_stored(const Digest& digest, Class c, const std::string& blob) {
@@ -484,7 +491,7 @@ void TrainingBatch::commit() {
             sqlite3_bind_int64(*s, 3, d.occurrences_ham);
             sqlite3_bind_int64(*s, 4, d.presence_spam);
             sqlite3_bind_int64(*s, 5, d.presence_ham);
-            sqlite3_bind_text(*s, 6, d.text.data(), static_cast<int>(d.text.size()), SQLITE_STATIC);
+            sqlite3_bind_text(*s, 6, texts_.data() + d.text_offset, static_cast<int>(d.text_bytes), SQLITE_STATIC);
             if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot update feature: ") + sqlite3_errmsg(db));
         }
         if (d.occurrences_spam < 0 || d.occurrences_ham < 0) {

@@ -133,15 +133,16 @@ TEST_CASE("Timestamps and our own verdict headers never become features", "[feat
                                       {"Received", "from mx.example.net (mx.example.net [192.0.2.1]) by relay.example; Mon, 2 Sep 2002 10:00:00 +0000"},
                                       {"X-Mailsift-Status", "Yes, score=0.99"}},
                                      "body"));
-    for (const auto& [text, n] : bag.map()) {
+    for (const auto& f : bag.sorted()) {
+        const std::string& text = f.text;
         INFO(text);
         REQUIRE(text.find("2002") == std::string::npos);
         REQUIRE(text.find("sep") == std::string::npos);
-        REQUIRE(text.rfind("hx-mailsift", 0) == std::string::npos);
+        REQUIRE(text.find("mailsift") == std::string::npos);
         REQUIRE(text.find("yes") == std::string::npos);
     }
-    REQUIRE(bag.count("hreceived:mx.example.net") == 2);
-    REQUIRE(bag.count("hreceived:relay.example") == 1);
+    REQUIRE(bag.count("h:mx.example.net") == 2);
+    REQUIRE(bag.count("h:relay.example") == 1);
 }
 
 TEST_CASE("MIME shape facts", "[features]") {

@@ -7,7 +7,8 @@
 //
 // Feature namespaces (the text before the first ':'):
 //   w:   body word                    s:   subject word
-//   h<name>: word of header <name>    hdr: header facts (sender, contacts, Reply-To, missing fields, mailer)
+//   h:   header word (all headers but those below share it)
+//   hdr: header facts (sender, contacts, Reply-To, missing fields, mailer)
 //   pat: text patterns (caps, money, !!!, $$$, phone)
 //   url: URL facts (host, registrable domain, IP host, text/target mismatch)
 //   mime: MIME shape (HTML-only, attachment types, malformed, limits)
@@ -19,9 +20,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "mailsift/features/feature_bag.hpp"
 #include "mailsift/mime/message.hpp"
 
 namespace mailsift::features {
@@ -46,7 +47,7 @@ struct Envelope {
 struct Options {
     bool words = true;      // w:
     bool subject = true;    // s:
-    bool headers = true;    // h<name>: and hdr:
+    bool headers = true;    // h: and hdr:
     bool patterns = true;   // pat:
     bool urls = true;       // url:
     bool mime_shape = true; // mime:
@@ -54,35 +55,6 @@ struct Options {
     std::size_t min_token_bytes = 2;
     std::size_t max_token_bytes = 40;   // longer tokens become pat:long_token
     std::size_t max_features = 20000;   // distinct features kept per message
-};
-
-struct Feature {
-    std::string text;
-    std::uint32_t count = 0;
-};
-
-struct StringHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-};
-
-class FeatureBag {
-public:
-    void add(std::string_view text, std::uint32_t n = 1);
-    void add(std::string_view prefix, std::string_view text, std::uint32_t n = 1);
-    std::size_t size() const { return counts_.size(); }
-    std::uint32_t count(std::string_view text) const;
-    bool full() const { return full_; }
-    void set_capacity(std::size_t max) { capacity_ = max; }
-    // Features sorted by text, for stable output.
-    std::vector<Feature> sorted() const;
-    const std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>>& map() const { return counts_; }
-
-private:
-    std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> counts_;
-    std::size_t capacity_ = SIZE_MAX;
-    bool full_ = false;
-    std::string scratch_;
 };
 
 FeatureBag extract(const mime::ParsedMessage& message, const Envelope* envelope, const Contacts* contacts,

@@ -27,7 +27,14 @@ void for_each_word(std::string_view text, F&& f) {
     std::size_t last_end = 0;  // end of the last word code point
     while (i < text.size()) {
         const std::size_t at = i;
-        const char32_t cp = next_code_point(text, i);
+        const auto byte = static_cast<unsigned char>(text[i]);
+        // ASCII letters and digits are most of any text: no decoding needed.
+        if (static_cast<unsigned>((byte | 0x20) - 'a') < 26u || static_cast<unsigned>(byte - '0') < 10u) {
+            if (start == std::string_view::npos) start = at;
+            last_end = ++i;
+            continue;
+        }
+        const char32_t cp = byte < 0x80 ? (++i, char32_t{byte}) : next_code_point(text, i);
         if (is_word_code_point(cp)) {
             if (start == std::string_view::npos) start = at;
             last_end = i;

@@ -53,7 +53,7 @@ enum class TermFrequency : std::uint8_t {
 };
 
 struct Parameters {
-    double alpha = 1.0;                 // Lidstone smoothing α (1 = Laplace)
+    double alpha = 0.01;                // Lidstone smoothing α (1 = Laplace); 0.01 measured best, docs/accuracy.md
     TermFrequency term_frequency = TermFrequency::boolean;
     double spam_threshold = 0.99;       // P(spam|x) at or above: spam
     double ham_threshold = 0.10;        // P(spam|x) at or below: ham; between: unsure

@@ -163,7 +163,7 @@ private:
     struct Delta {
         std::int64_t occurrences_spam = 0, occurrences_ham = 0;
         std::int64_t presence_spam = 0, presence_ham = 0;
-        std::string text;
+        std::uint32_t text_offset = 0, text_bytes = 0;  // in texts_; 0 bytes = none yet
     };
     void count(Class c, model::FeatureId id, std::int64_t n, std::string_view text);
     void remove_stored(const Digest& digest, Class c, const std::string& blob);
@@ -171,6 +171,7 @@ private:
     Database& db_;
     bool open_ = false;
     std::unordered_map<model::FeatureId, Delta> deltas_;
+    std::string texts_;  // arena for the texts of features new in this batch
     std::int64_t messages_spam_ = 0, messages_ham_ = 0;
 };
 
