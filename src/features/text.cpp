@@ -2,6 +2,8 @@
 // the same bytes give the same tokens on every machine.
 #include "mailsift/features/text.hpp"
 
+#include "mailsift/mime/message.hpp"
+
 namespace mailsift::features {
 
 char32_t next_code_point(std::string_view s, std::size_t& i) {
@@ -30,24 +32,6 @@ char32_t next_code_point(std::string_view s, std::size_t& i) {
     }
     i += static_cast<std::size_t>(len);
     return cp;
-}
-
-void append_utf8(std::string& out, char32_t cp) {
-    if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
 }
 
 bool is_upper(char32_t cp) {
@@ -103,7 +87,7 @@ void fold_into(std::string_view word, std::string& out) {
             ++i;
             continue;
         }
-        append_utf8(out, fold_case(next_code_point(word, i)));
+        mime::append_utf8(out, fold_case(next_code_point(word, i)));
     }
 }
 

@@ -10,7 +10,6 @@ namespace mailsift::mime::detail {
 bool is_valid_utf8(std::string_view bytes);
 
 // Appends the UTF-8 encoding of `cp`; invalid code points become U+FFFD.
-void append_utf8(std::string& out, char32_t cp);
 
 // Lower-cased charset label with quotes, comments and surrounding blanks removed.
 std::string canonical_charset(std::string_view label);

@@ -119,7 +119,7 @@ std::size_t decode_entity(std::string_view s, std::size_t i, std::string& out) {
         if (e.name != name) continue;
         // Without ';' only legacy names count, and not inside "a=1&copy=2"-like text.
         if (!semicolon && (e.cp >= 0x100 || e.cp == 0 || (j < s.size() && s[j] == '='))) break;
-        if (e.cp != 0) detail::append_utf8(out, e.cp);
+        if (e.cp != 0) append_utf8(out, e.cp);
         return semicolon ? j + 1 : j;
     }
     out.push_back('&');

@@ -185,6 +185,16 @@ TEST_CASE("Bad input gets a one-line error, a non-zero exit and no change", "[cl
         REQUIRE(sb.mailsift("stats --json").out == before);
     };
     SECTION("a missing file") { check("missing", sb.dir / "nope.eml", "no such file"); }
+    SECTION("an unreadable file") {
+        // Root reads any file, so drop to an unprivileged user for this one when root.
+        const auto file = sb.dir / "secret.eml";
+        std::ofstream(file) << "From: a@example.org\nSubject: x\n\nbody\n";
+        ::chmod(file.c_str(), 0);
+        const std::string prefix = ::geteuid() == 0 ? "setpriv --reuid=nobody --regid=nogroup --clear-groups " : "";
+        const auto r = sb.run("tokens " + file.string(), prefix);
+        REQUIRE(r.status == 1);
+        REQUIRE(r.err.find(file.string() + ": cannot open: Permission denied") != std::string::npos);
+    }
     SECTION("an empty file") {
         std::ofstream(sb.dir / "empty.eml");
         check("empty", sb.dir / "empty.eml", "empty");

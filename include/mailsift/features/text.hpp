@@ -10,7 +10,6 @@ namespace mailsift::features {
 
 // Decodes one UTF-8 code point at s[i], advancing i; invalid bytes yield U+FFFD and advance one.
 char32_t next_code_point(std::string_view s, std::size_t& i);
-void append_utf8(std::string& out, char32_t cp);
 
 // Simple case folding for Latin, Greek and Cyrillic letters.
 char32_t fold_case(char32_t cp);

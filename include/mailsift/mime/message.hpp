@@ -78,6 +78,9 @@ std::string decode_header_value(std::string_view value);
 // charset is passed through.
 std::string to_utf8(std::string_view bytes, std::string_view charset);
 
+// Appends code point `cp` to `out` as UTF-8 (surrogates and values past U+10FFFF become U+FFFD).
+void append_utf8(std::string& out, char32_t cp);
+
 // Visible text of an HTML document, with its links. Scripts, styles and comments dropped.
 struct HtmlText {
     std::string text;
