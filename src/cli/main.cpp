@@ -153,27 +153,11 @@ struct Context {
 };
 
 Context resolve(const Global& g) {
-    Context ctx;
-    std::optional<std::filesystem::path> config = g.config;
-    if (!config) {
-        if (const char* env = std::getenv("MAILSIFT_CONFIG"); env && *env) config = env;
-        else if (std::filesystem::exists(engine::system_config_path)) config = engine::system_config_path;
-    }
-    if (config) ctx.settings = engine::load_settings(*config);
-    if (g.db) {
-        ctx.db_path = *g.db;
-        ctx.db_source = "--db";
-    } else if (const char* env = std::getenv("MAILSIFT_DB"); env && *env) {
-        ctx.db_path = env;
-        ctx.db_source = "MAILSIFT_DB";
-    } else if (!ctx.settings.database.empty()) {
-        ctx.db_path = ctx.settings.database;
-        ctx.db_source = "configuration file " + config->string();
-    } else {
-        ctx.db_path = engine::default_database_path();
-        ctx.db_source = "default";
-    }
-    return ctx;
+    std::optional<std::filesystem::path> config, db;
+    if (g.config) config = *g.config;
+    if (g.db) db = *g.db;
+    engine::Resolved r = engine::resolve(config, db);
+    return Context{std::move(r.settings), std::move(r.database), std::move(r.database_source)};
 }
 
 // Parses the PATH... / --files-from part shared by learn, unlearn and classify.

@@ -94,22 +94,23 @@ Filter::Filter(store::Database& db, Settings settings) : db_(db), settings_(std:
 
 bool Filter::refresh() {
     const std::uint64_t version = db_.data_version();
-    if (model_ && model_->data_version == version) return false;
+    if (const auto current = model(); current && current->data_version == version) return false;
     auto m = std::make_shared<Model>();
     m->data_version = version;
     m->snapshot = model::Snapshot(db_.load_counts(settings_.model.term_frequency), settings_.model);
     m->contacts = db_.load_contacts();
+    std::lock_guard lock(model_mutex_);
     model_ = std::move(m);
     return true;
 }
 
 features::FeatureBag Filter::features_of(std::string_view raw, const features::Envelope* envelope) const {
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
-    return features::extract(parsed, envelope, &model_->contacts, settings_.features);
+    return features::extract(parsed, envelope, &model()->contacts, settings_.features);
 }
 
 Classification Filter::classify(std::string_view raw, const features::Envelope* envelope) const {
-    const std::shared_ptr<const Model> m = model_;  // one model for the whole message
+    const std::shared_ptr<const Model> m = model();  // one model for the whole message
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
     const features::FeatureBag bag = features::extract(parsed, envelope, &m->contacts, settings_.features);
 

@@ -69,6 +69,26 @@ Setter probability(double model::Parameters::*member) {
     };
 }
 
+Setter seconds(std::chrono::seconds DaemonSettings::*member) {
+    return [member](Settings& s, std::string_view v) {
+        std::size_t n = 0;
+        if (!parse_size(v, n) || n < 1 || n > 86400) return false;
+        s.daemon.*member = std::chrono::seconds(n);
+        return true;
+    };
+}
+
+// A probability, or "off".
+Setter threshold(double DaemonSettings::*member) {
+    return [member](Settings& s, std::string_view v) {
+        if (v == "off") return s.daemon.*member = 2.0, true;
+        double d = 0;
+        if (!parse_double(v, d) || d < 0.0 || d > 1.0) return false;
+        s.daemon.*member = d;
+        return true;
+    };
+}
+
 const std::map<std::string, Setter, std::less<>>& setters() {
     static const std::map<std::string, Setter, std::less<>> table{
         {"database", [](Settings& s, std::string_view v) { return !v.empty() && (s.database = std::string(v), true); }},
@@ -89,6 +109,59 @@ const std::map<std::string, Setter, std::less<>>& setters() {
          [](Settings& s, std::string_view v) { return parse_size(v, s.reasons) && s.reasons <= 1000; }},
         {"batch_messages",
          [](Settings& s, std::string_view v) { return parse_size(v, s.batch_messages) && s.batch_messages >= 1; }},
+        {"listen",
+         [](Settings& s, std::string_view v) {
+             // Postfix notation; the daemon resolves it.
+             const bool ok = (v.starts_with("inet:") && v.rfind(':') > 5) || (v.starts_with("unix:") && v.size() > 5);
+             return ok && (s.daemon.listen = std::string(v), true);
+         }},
+        {"socket_mode",
+         [](Settings& s, std::string_view v) {
+             unsigned mode = 0;
+             auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), mode, 8);
+             return ec == std::errc{} && p == v.data() + v.size() && mode <= 0777 && (s.daemon.socket_mode = mode, true);
+         }},
+        {"socket_group", [](Settings& s, std::string_view v) { return s.daemon.socket_group = std::string(v), true; }},
+        {"threads",
+         [](Settings& s, std::string_view v) {
+             return parse_size(v, s.daemon.threads) && s.daemon.threads >= 1 && s.daemon.threads <= 256;
+         }},
+        {"read_timeout", seconds(&DaemonSettings::read_timeout)},
+        {"drain_timeout", seconds(&DaemonSettings::drain_timeout)},
+        {"refresh_interval",
+         [](Settings& s, std::string_view v) {
+             std::size_t ms = 0;
+             return parse_size(v, ms) && ms >= 10 && (s.daemon.refresh_interval = std::chrono::milliseconds(ms), true);
+         }},
+        {"on_error",
+         [](Settings& s, std::string_view v) {
+             if (v == "accept") return s.daemon.on_error = DaemonSettings::OnError::accept, true;
+             if (v == "tempfail") return s.daemon.on_error = DaemonSettings::OnError::tempfail, true;
+             return false;
+         }},
+        {"oversize",
+         [](Settings& s, std::string_view v) {
+             if (v == "prefix") return s.daemon.oversize = DaemonSettings::Oversize::prefix, true;
+             if (v == "skip") return s.daemon.oversize = DaemonSettings::Oversize::skip, true;
+             return false;
+         }},
+        {"skip_authenticated", [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.skip_authenticated); }},
+        {"add_reasons", [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.add_reasons); }},
+        {"subject_tag",
+         [](Settings& s, std::string_view v) {
+             // A header value: no control characters.
+             for (char c : v) if (static_cast<unsigned char>(c) < 0x20) return false;
+             return s.daemon.subject_tag = std::string(v), true;
+         }},
+        {"reject_threshold", threshold(&DaemonSettings::reject_threshold)},
+        {"quarantine_threshold", threshold(&DaemonSettings::quarantine_threshold)},
+        {"reject_reply",
+         [](Settings& s, std::string_view v) {
+             // "5dd x.y.z text": validated fully by the daemon's milter formatter; here the shape.
+             if (v.size() < 9 || (v[0] != '4' && v[0] != '5') || v[3] != ' ') return false;
+             for (char c : v) if (static_cast<unsigned char>(c) < 0x20) return false;
+             return s.daemon.reject_reply = std::string(v), true;
+         }},
         {"features.words", boolean(&features::Options::words)},
         {"features.subject", boolean(&features::Options::subject)},
         {"features.headers", boolean(&features::Options::headers)},
@@ -147,6 +220,32 @@ Settings load_settings(const std::filesystem::path& path) {
     std::ostringstream buf;
     buf << in.rdbuf();
     return parse_settings(buf.str(), path.string());
+}
+
+Resolved resolve(const std::optional<std::filesystem::path>& config, const std::optional<std::filesystem::path>& database) {
+    Resolved r;
+    if (config) {
+        r.config = *config;
+    } else if (const char* env = std::getenv("MAILSIFT_CONFIG"); env != nullptr && *env != '\0') {
+        r.config = env;
+    } else if (std::filesystem::exists(system_config_path)) {
+        r.config = system_config_path;
+    }
+    if (!r.config.empty()) r.settings = load_settings(r.config);
+    if (database) {
+        r.database = *database;
+        r.database_source = "--db";
+    } else if (const char* env = std::getenv("MAILSIFT_DB"); env != nullptr && *env != '\0') {
+        r.database = env;
+        r.database_source = "MAILSIFT_DB";
+    } else if (!r.settings.database.empty()) {
+        r.database = r.settings.database;
+        r.database_source = "configuration file " + r.config.string();
+    } else {
+        r.database = default_database_path();
+        r.database_source = "default";
+    }
+    return r;
 }
 
 std::filesystem::path default_database_path() {

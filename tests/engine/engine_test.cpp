@@ -190,4 +190,34 @@ TEST_CASE("The shipped example configuration parses with every setting uncomment
     REQUIRE(s.features.max_features == defaults.features.max_features);
     REQUIRE(s.limits.max_message_bytes == defaults.limits.max_message_bytes);
     REQUIRE(s.limits.max_header_bytes == defaults.limits.max_header_bytes);
+    REQUIRE(s.daemon.listen == defaults.daemon.listen);
+    REQUIRE(s.daemon.socket_mode == defaults.daemon.socket_mode);
+    REQUIRE(s.daemon.read_timeout == defaults.daemon.read_timeout);
+    REQUIRE(s.daemon.on_error == defaults.daemon.on_error);
+    REQUIRE(s.daemon.reject_threshold == defaults.daemon.reject_threshold);
+    REQUIRE(s.daemon.reject_reply == defaults.daemon.reject_reply);
+    REQUIRE(s.daemon.skip_authenticated == defaults.daemon.skip_authenticated);
+}
+
+TEST_CASE("Daemon settings are parsed and checked", "[engine]") {
+    const auto s = engine::parse_settings(
+        "listen = unix:/run/mailsift/mailsiftd.sock\n"
+        "socket_mode = 0600\n"
+        "on_error = tempfail\n"
+        "reject_threshold = 0.999\n"
+        "quarantine_threshold = off\n"
+        "subject_tag = [SPAM]\n"
+        "read_timeout = 30\n",
+        "d.conf");
+    REQUIRE(s.daemon.listen == "unix:/run/mailsift/mailsiftd.sock");
+    REQUIRE(s.daemon.socket_mode == 0600);
+    REQUIRE(s.daemon.on_error == engine::DaemonSettings::OnError::tempfail);
+    REQUIRE(s.daemon.reject_threshold == 0.999);
+    REQUIRE(s.daemon.quarantine_threshold > 1.0);
+    REQUIRE(s.daemon.subject_tag == "[SPAM]");
+    REQUIRE(s.daemon.read_timeout == std::chrono::seconds(30));
+    REQUIRE_THROWS_WITH(engine::parse_settings("listen = tcp:1.2.3.4:5\n", "d.conf"), Catch::Contains("d.conf:1"));
+    REQUIRE_THROWS_WITH(engine::parse_settings("socket_mode = 999\n", "d.conf"), Catch::Contains("d.conf:1"));
+    REQUIRE_THROWS_WITH(engine::parse_settings("reject_reply = 250 ok\n", "d.conf"), Catch::Contains("d.conf:1"));
+    REQUIRE_THROWS_WITH(engine::parse_settings("on_error = drop\n", "d.conf"), Catch::Contains("d.conf:1"));
 }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,9 +69,13 @@ public:
     Filter(store::Database& db, Settings settings);
 
     // Reloads the model when another connection has committed since the last load.
-    // Returns true when it reloaded.
+    // Returns true when it reloaded. Call from one thread at a time; classify()
+    // may run concurrently on other threads and keeps the model it started with.
     bool refresh();
-    std::shared_ptr<const Model> model() const { return model_; }
+    std::shared_ptr<const Model> model() const {
+        std::lock_guard lock(model_mutex_);
+        return model_;
+    }
     const Settings& settings() const { return settings_; }
 
     features::FeatureBag features_of(std::string_view raw, const features::Envelope* envelope = nullptr) const;
@@ -79,6 +84,7 @@ public:
 private:
     store::Database& db_;
     Settings settings_;
+    mutable std::mutex model_mutex_;  // guards the pointer only; a Model is immutable
     std::shared_ptr<const Model> model_;
 };
 

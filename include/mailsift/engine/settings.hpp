@@ -4,7 +4,10 @@
 // bad values are errors naming the line. Both programs read the same file.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -15,6 +18,28 @@
 
 namespace mailsift::engine {
 
+// What mailsiftd does with mail; plain values, used only by the daemon.
+struct DaemonSettings {
+    enum class OnError : std::uint8_t { accept, tempfail };     // scoring failed
+    enum class Oversize : std::uint8_t { prefix, skip };        // message over limits.max_message_bytes
+
+    std::string listen = "inet:127.0.0.1:8891";  // Postfix notation: inet:HOST:PORT or unix:PATH
+    unsigned socket_mode = 0660;                  // unix socket permissions
+    std::string socket_group;                     // unix socket group ("" = the daemon's)
+    std::size_t threads = 2;                      // scoring threads
+    std::chrono::seconds read_timeout{300};       // silence from the MTA before the connection is closed
+    std::chrono::milliseconds refresh_interval{1000};  // how often to look for a changed database
+    std::chrono::seconds drain_timeout{30};       // SIGTERM: wait this long for sessions in flight
+    OnError on_error = OnError::accept;
+    Oversize oversize = Oversize::prefix;
+    bool skip_authenticated = true;               // mail from {auth_authen} users is not scored
+    bool add_reasons = false;                     // X-Mailsift-Reasons header
+    std::string subject_tag;                      // prefix for the Subject of spam ("" = off)
+    double reject_threshold = 2.0;                // P(spam) at or above: reject (> 1 = off)
+    std::string reject_reply = "550 5.7.1 Message rejected as spam";
+    double quarantine_threshold = 2.0;            // P(spam) at or above: quarantine (> 1 = off)
+};
+
 struct Settings {
     std::filesystem::path database;  // empty: not set in the file
     model::Parameters model;
@@ -22,6 +47,7 @@ struct Settings {
     mime::Limits limits;
     std::size_t reasons = 5;          // contributions reported in each direction
     std::size_t batch_messages = 1000;  // messages per training transaction
+    DaemonSettings daemon;
 };
 
 class ConfigError : public std::runtime_error {
@@ -35,6 +61,18 @@ Settings load_settings(const std::filesystem::path& path);
 
 // The system-wide configuration file, used when it exists and none is named.
 inline constexpr const char* system_config_path = "/etc/mailsift/mailsift.conf";
+
+// The settings and database both programs use, and where each came from.
+struct Resolved {
+    Settings settings;
+    std::filesystem::path config;     // empty: built-in defaults
+    std::filesystem::path database;
+    std::string database_source;      // "--db", "MAILSIFT_DB", "configuration file PATH", "default"
+};
+// Configuration: `config`, else $MAILSIFT_CONFIG, else system_config_path when it exists.
+// Database: `database`, else $MAILSIFT_DB, else the file's `database`, else default_database_path().
+// Throws ConfigError for an unreadable or invalid file.
+Resolved resolve(const std::optional<std::filesystem::path>& config, const std::optional<std::filesystem::path>& database);
 
 // $XDG_DATA_HOME/mailsift/mailsift.db, else $HOME/.local/share/mailsift/mailsift.db,
 // else ./mailsift.db: a path an unprivileged user can write.

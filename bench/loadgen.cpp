@@ -1,0 +1,315 @@
+// mailsift-loadgen — the MTA side of the milter protocol, as Postfix speaks it,
+// replaying messages over N concurrent connections to measure a milter:
+// messages per second and the latency from end-of-body to the final reply.
+//
+// usage: mailsift-loadgen [--connect HOST:PORT] [--connections N] [--messages M]
+//                         [--files-from LIST | PATH...]
+//
+// A benchmark, not a test: it prints numbers and fails only when the milter
+// misbehaves (a protocol error or a missing reply).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// Command letters and flags, as in libmilter's mfdef.h.
+constexpr std::uint32_t all_actions = 0x1FF;
+constexpr std::uint32_t all_steps = 0x1FFFFF;
+constexpr std::uint32_t nr_conn = 1u << 12, nr_helo = 1u << 13, nr_mail = 1u << 14, nr_rcpt = 1u << 15,
+                        nr_data = 1u << 16, nr_hdr = 1u << 7, nr_eoh = 1u << 18, nr_body = 1u << 19,
+                        leadspc = 1u << 20;
+
+struct Message {
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::string body;  // CRLF line ends
+};
+
+Message split(const std::string& raw) {
+    Message m;
+    std::string s = raw;
+    if (s.rfind("From ", 0) == 0) s.erase(0, s.find('\n') + 1);
+    std::size_t pos = 0;
+    while (pos < s.size()) {
+        std::size_t nl = s.find('\n', pos);
+        if (nl == std::string::npos) nl = s.size();
+        std::string line = s.substr(pos, nl - pos);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        pos = nl + 1;
+        if (line.empty()) break;
+        if ((line[0] == ' ' || line[0] == '\t') && !m.headers.empty()) {
+            m.headers.back().second += "\r\n" + line;
+            continue;
+        }
+        const std::size_t colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        std::string value = line.substr(colon + 1);
+        if (!value.empty() && value[0] == ' ') value.erase(0, 1);
+        m.headers.emplace_back(line.substr(0, colon), value);
+    }
+    for (; pos < s.size(); ++pos) {
+        if (s[pos] == '\n' && (m.body.empty() || m.body.back() != '\r')) m.body.push_back('\r');
+        m.body.push_back(s[pos]);
+    }
+    return m;
+}
+
+void put32(std::string& out, std::uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xFF));
+}
+
+void frame(std::string& out, char letter, std::string_view data) {
+    put32(out, static_cast<std::uint32_t>(data.size() + 1));
+    out.push_back(letter);
+    out.append(data);
+}
+
+std::string z(std::initializer_list<std::string_view> parts) {
+    std::string s;
+    for (auto p : parts) {
+        s.append(p);
+        s.push_back('\0');
+    }
+    return s;
+}
+
+class Client {
+public:
+    explicit Client(const sockaddr_in& addr) {
+        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        if (fd_ < 0 || ::connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+            throw std::runtime_error(std::string("connect: ") + std::strerror(errno));
+        }
+        int one = 1;
+        ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    ~Client() { ::close(fd_); }
+
+    void send(const std::string& bytes) {
+        std::size_t done = 0;
+        while (done < bytes.size()) {
+            const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+            if (n <= 0) throw std::runtime_error("write failed");
+            done += static_cast<std::size_t>(n);
+        }
+    }
+    // Reads one reply frame: letter and data.
+    std::pair<char, std::string> reply() {
+        char len[4];
+        read_exact(len, 4);
+        const std::uint32_t n = (std::uint32_t(std::uint8_t(len[0])) << 24) | (std::uint32_t(std::uint8_t(len[1])) << 16) |
+                                (std::uint32_t(std::uint8_t(len[2])) << 8) | std::uint8_t(len[3]);
+        if (n == 0 || n > (1u << 20)) throw std::runtime_error("bad reply length");
+        std::string data(n, '\0');
+        read_exact(data.data(), n);
+        return {data[0], data.substr(1)};
+    }
+    std::uint32_t steps = 0;
+
+private:
+    void read_exact(char* p, std::size_t n) {
+        while (n > 0) {
+            const ssize_t got = ::read(fd_, p, n);
+            if (got <= 0) throw std::runtime_error("connection closed by the milter");
+            p += got;
+            n -= static_cast<std::size_t>(got);
+        }
+    }
+    int fd_ = -1;
+};
+
+// Sends one command and, unless negotiated as no-reply, expects 'c'.
+void step(Client& c, char letter, std::string_view data, std::uint32_t no_reply_flag) {
+    std::string out;
+    frame(out, letter, data);
+    c.send(out);
+    if ((c.steps & no_reply_flag) == 0) {
+        const auto r = c.reply();
+        if (r.first != 'c') throw std::runtime_error(std::string("expected continue, got '") + r.first + "'");
+    }
+}
+
+struct Results {
+    std::mutex mutex;
+    std::vector<double> latencies_ms;
+    std::atomic<std::size_t> errors{0};
+    std::string first_error;
+};
+
+void run_connection(const sockaddr_in& addr, const std::vector<Message>& messages, std::size_t first,
+                    std::size_t count, Results& results) {
+    std::vector<double> latencies;
+    latencies.reserve(count);
+    try {
+        Client c(addr);
+        std::string out;
+        std::string neg;
+        put32(neg, 6);
+        put32(neg, all_actions);
+        put32(neg, all_steps);
+        frame(out, 'O', neg);
+        c.send(out);
+        auto r = c.reply();
+        if (r.first != 'O' || r.second.size() < 12) throw std::runtime_error("bad negotiation reply");
+        c.steps = (std::uint32_t(std::uint8_t(r.second[8])) << 24) | (std::uint32_t(std::uint8_t(r.second[9])) << 16) |
+                  (std::uint32_t(std::uint8_t(r.second[10])) << 8) | std::uint8_t(r.second[11]);
+
+        out.clear();
+        frame(out, 'D', "C" + z({"j", "mx.loadgen.example", "{daemon_name}", "smtpd", "v", "Postfix 3.7"}));
+        c.send(out);
+        std::string connect = z({"client.example.net"});
+        connect += '4';
+        connect.push_back(static_cast<char>(0x30));
+        connect.push_back(static_cast<char>(0x39));
+        connect += z({"192.0.2.25"});
+        step(c, 'C', connect, nr_conn);
+        step(c, 'H', z({"client.example.net"}), nr_helo);
+
+        for (std::size_t k = 0; k < count; ++k) {
+            const Message& m = messages[(first + k) % messages.size()];
+            out.clear();
+            frame(out, 'D', "M" + z({"i", "4F" + std::to_string(first + k), "{mail_addr}", "sender@example.net"}));
+            c.send(out);
+            step(c, 'M', z({"<sender@example.net>"}), nr_mail);
+            out.clear();
+            frame(out, 'D', "R" + z({"{rcpt_addr}", "user@example.org"}));
+            c.send(out);
+            step(c, 'R', z({"<user@example.org>"}), nr_rcpt);
+            step(c, 'T', "", nr_data);
+            for (const auto& [name, value] : m.headers) {
+                step(c, 'L', z({name, (c.steps & leadspc) ? " " + value : value}), nr_hdr);
+            }
+            step(c, 'N', "", nr_eoh);
+            for (std::size_t off = 0; off < m.body.size(); off += 65535) {
+                step(c, 'B', std::string_view(m.body).substr(off, 65535), nr_body);
+            }
+            out.clear();
+            frame(out, 'E', "");
+            const auto t0 = std::chrono::steady_clock::now();
+            c.send(out);
+            for (;;) {  // header edits, then the final reply
+                r = c.reply();
+                if (r.first == 'c' || r.first == 'a' || r.first == 'r' || r.first == 't' || r.first == 'd' ||
+                    r.first == 'y')
+                    break;
+                if (r.first != 'h' && r.first != 'm' && r.first != 'i' && r.first != 'q' && r.first != 'p') {
+                    throw std::runtime_error(std::string("unexpected reply '") + r.first + "'");
+                }
+            }
+            latencies.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+            out.clear();
+            frame(out, 'A', "");  // as Postfix does after every message
+            c.send(out);
+        }
+        out.clear();
+        frame(out, 'Q', "");
+        c.send(out);
+    } catch (const std::exception& e) {
+        ++results.errors;
+        std::lock_guard lock(results.mutex);
+        if (results.first_error.empty()) results.first_error = e.what();
+    }
+    std::lock_guard lock(results.mutex);
+    results.latencies_ms.insert(results.latencies_ms.end(), latencies.begin(), latencies.end());
+}
+
+double percentile(std::vector<double>& v, double p) {
+    if (v.empty()) return 0;
+    const std::size_t i = std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5));
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(i), v.end());
+    return v[i];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string host = "127.0.0.1";
+    int port = 8891;
+    std::size_t connections = 1, total = 1000;
+    std::vector<std::string> paths;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) {
+                std::cerr << "mailsift-loadgen: " << a << " needs a value\n";
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--connect") {
+            const std::string v = value();
+            const auto colon = v.rfind(':');
+            host = v.substr(0, colon);
+            port = std::stoi(v.substr(colon + 1));
+        } else if (a == "--connections") {
+            connections = std::stoul(value());
+        } else if (a == "--messages") {
+            total = std::stoul(value());
+        } else if (a == "--files-from") {
+            std::ifstream list(value());
+            for (std::string line; std::getline(list, line);) {
+                if (!line.empty()) paths.push_back(line);
+            }
+        } else if (a == "-h" || a == "--help") {
+            std::cout << "usage: mailsift-loadgen [--connect HOST:PORT] [--connections N] [--messages M] "
+                         "[--files-from LIST | PATH...]\n";
+            return 0;
+        } else {
+            paths.push_back(a);
+        }
+    }
+    if (host != "127.0.0.1" && host != "localhost") {
+        std::cerr << "mailsift-loadgen: only loopback targets are allowed\n";
+        return 2;
+    }
+    std::vector<Message> messages;
+    for (const auto& p : paths) {
+        std::ifstream in(p, std::ios::binary);
+        std::ostringstream s;
+        s << in.rdbuf();
+        messages.push_back(split(s.str()));
+    }
+    if (messages.empty()) {
+        std::cerr << "mailsift-loadgen: no messages given\n";
+        return 2;
+    }
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+
+    Results results;
+    std::vector<std::thread> threads;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::size_t c = 0; c < connections; ++c) {
+        const std::size_t share = total / connections + (c < total % connections ? 1 : 0);
+        threads.emplace_back(run_connection, std::cref(addr), std::cref(messages), c * (total / connections + 1), share,
+                             std::ref(results));
+    }
+    for (auto& t : threads) t.join();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto& l = results.latencies_ms;
+    const std::size_t done = l.size();
+    std::printf("connections %zu  messages %zu  errors %zu  seconds %.2f  msgs/s %.0f  "
+                "latency ms p50 %.3f p90 %.3f p99 %.3f max %.3f\n",
+                connections, done, results.errors.load(), seconds, static_cast<double>(done) / seconds,
+                percentile(l, 0.50), percentile(l, 0.90), percentile(l, 0.99), percentile(l, 1.0));
+    if (!results.first_error.empty()) std::fprintf(stderr, "first error: %s\n", results.first_error.c_str());
+    return results.errors.load() == 0 ? 0 : 1;
+}

@@ -1,0 +1,95 @@
+// mailsift::milter::Session — the per-connection state machine.
+//
+// Commands in, replies out, and at the end of each message a Transaction for
+// the owner to judge. Pure: no sockets, no clocks, no knowledge of spam.
+// Rules it keeps:
+//  - negotiation answers version min(offered, 6), and actions and steps that are
+//    the AND of what the MTA offered with what the owner wants;
+//  - never a reply to Macros, Abort, Quit or QuitNewConnection, nor to a step
+//    negotiated as no-reply; EndOfBody's replies are the owner's verdict (judge);
+//    every other command gets exactly one reply (Continue);
+//  - several messages per connection; Abort resets the message in any state;
+//  - message edits (headers, quarantine) go out only after EndOfBody;
+//  - a command before negotiation, or an offer older than version 2, gets no
+//    reply and sets Outcome::close;
+//  - QuitNewConnection forgets the client, HELO, macros and message but keeps
+//    the negotiated actions and steps; Negotiate starts a connection afresh.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mailsift/milter/protocol.hpp"
+
+namespace mailsift::milter {
+
+struct SessionOptions {
+    // Actions the owner may take; AND-ed with the MTA's offer.
+    std::uint32_t actions = action::add_headers | action::change_headers | action::quarantine;
+    // Steps the owner wants skipped or unanswered; AND-ed with the MTA's offer.
+    std::uint32_t steps = step::no_unknown | step::no_reply_connect | step::no_reply_helo | step::no_reply_mail |
+                          step::no_reply_rcpt | step::no_reply_data | step::no_reply_unknown |
+                          step::no_reply_header | step::no_reply_end_of_headers | step::no_reply_body |
+                          step::header_leading_space;
+    // Message bytes kept (headers as "Name: value\r\n" plus body); the rest is counted, not kept.
+    std::size_t max_message_bytes = 4 * 1024 * 1024;
+};
+
+// One message as the MTA described it.
+struct Transaction {
+    std::string client_name;     // from Connect
+    std::string client_address;
+    char client_family = 'U';
+    std::uint16_t client_port = 0;
+    std::string helo;
+    std::string sender;                       // MAIL FROM argument, as sent (usually "<...>")
+    std::vector<std::string> recipients;      // RCPT TO arguments
+    // All macros seen so far, names as the MTA sent them (Postfix: "i", "j", "{auth_authen}").
+    // Those of stages 'C' and 'H' last for the connection; all others only for the message.
+    std::map<std::string, std::string> macros;
+    // As received, in order, kept only while their "Name: value\r\n" lines fit
+    // max_message_bytes. Names keep the sender's case: compare them
+    // case-insensitively. Values are exactly as sent: when
+    // step::header_leading_space was negotiated (see Session::steps()) they keep
+    // the space after the colon; folded values hold "\n" between lines.
+    std::vector<Header> headers;
+    std::string message;                      // headers + blank line + body, CRLF line ends, up to the cap
+    std::size_t message_bytes = 0;            // full size, even past the cap
+    bool truncated = false;                   // message holds only a prefix
+};
+
+class Session {
+public:
+    explicit Session(SessionOptions options = {}) : options_(options) {}
+
+    struct Outcome {
+        std::vector<Reply> replies;  // to send now, in order
+        bool judge = false;          // EndOfBody: call transaction(), then send the verdict's replies
+        bool close = false;          // Quit: close the connection after sending replies
+    };
+    Outcome handle(const Command& command);
+
+    // The message completed by the last EndOfBody (valid until the next command).
+    const Transaction& transaction() const { return transaction_; }
+    // The negotiated actions and steps (0 before negotiation).
+    std::uint32_t actions() const { return actions_; }
+    std::uint32_t steps() const { return steps_; }
+    bool negotiated() const { return negotiated_; }
+
+private:
+    struct Handler;  // one handler per command (session.cpp)
+
+    SessionOptions options_;
+    Transaction transaction_;
+    bool negotiated_ = false;
+    bool judged_ = false;  // the last message was handed out; reset before the next one
+    std::uint32_t actions_ = 0;
+    std::uint32_t steps_ = 0;
+    bool headers_done_ = false;
+    std::map<std::string, std::string> connection_macros_;  // stages 'C' and 'H': survive Abort
+};
+
+}  // namespace mailsift::milter

@@ -1,0 +1,213 @@
+// mailsiftd — the milter daemon. Reads the configuration, listens, serves MTA
+// connections, reloads the model when the database changes; SIGHUP reloads the
+// configuration, SIGTERM/SIGINT stop accepting and let sessions in flight finish.
+//
+// Exit status: 0 clean stop (or --check-config ok), 2 usage, 3 configuration
+// or listen error.
+#include <unistd.h>
+
+#include <utility>  // Boost 1.74 Asio uses std::exchange without including it
+#include <boost/asio.hpp>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "log.hpp"
+#include "mailsift/engine/settings.hpp"
+#include "notify.hpp"
+#include "scorer.hpp"
+#include "server.hpp"
+
+namespace {
+
+using namespace mailsift;
+namespace asio = boost::asio;
+
+const char* const help = R"(usage: mailsiftd [--config FILE] [--listen inet:HOST:PORT|unix:PATH] [--db PATH]
+                 [--foreground] [--check-config]
+
+The mailsift milter daemon: Postfix and Sendmail call it to score each message
+with the naive-Bayes model trained by mailsift(1).
+
+options:
+  --config FILE    configuration file (else $MAILSIFT_CONFIG, else
+                   /etc/mailsift/mailsift.conf when it exists)
+  --listen SPEC    where to listen, overriding 'listen' (default inet:127.0.0.1:8891)
+  --db PATH        model database, overriding $MAILSIFT_DB and 'database'
+  --foreground     stay in the foreground (as under systemd); otherwise detach
+  --check-config   check the configuration and the listen address, then exit
+  -h, --help       show this help
+  --version        show the version
+
+signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop accepting,
+finish the sessions in flight and exit. See mailsiftd(8) and mailsift.conf(5).
+)";
+
+[[noreturn]] void usage(const std::string& msg) {
+    std::cerr << "mailsiftd: " << msg << "\n(try 'mailsiftd --help')\n";
+    std::exit(2);
+}
+
+struct Options {
+    std::optional<std::filesystem::path> config, db;
+    std::optional<std::string> listen;
+    bool foreground = false;
+    bool check_config = false;
+};
+
+Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&](const char* name) -> std::string {
+            if (i + 1 >= argc) usage(std::string(name) + " needs a value");
+            return argv[++i];
+        };
+        if (a == "-h" || a == "--help") {
+            std::cout << help;
+            std::exit(0);
+        } else if (a == "--version") {
+            std::cout << "mailsiftd 0.1.0\n";
+            std::exit(0);
+        } else if (a == "--config") {
+            o.config = value("--config");
+        } else if (a == "--db") {
+            o.db = value("--db");
+        } else if (a == "--listen") {
+            o.listen = value("--listen");
+        } else if (a == "--foreground" || a == "-f") {
+            o.foreground = true;
+        } else if (a == "--check-config") {
+            o.check_config = true;
+        } else {
+            usage("unknown argument '" + a + "'");
+        }
+    }
+    return o;
+}
+
+engine::Resolved load(const Options& o) {
+    engine::Resolved r = engine::resolve(o.config, o.db);
+    if (o.listen) r.settings.daemon.listen = *o.listen;
+    return r;
+}
+
+void detach() {
+    // Classic double fork is unnecessary: one fork and setsid detach from the
+    // terminal; standard error stays where it was so the log is not lost.
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork");
+    if (pid > 0) std::_Exit(0);
+    ::setsid();
+    if (std::freopen("/dev/null", "r", stdin) == nullptr) { /* stdin is unused */ }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Options options = parse(argc, argv);
+    engine::Resolved resolved;
+    try {
+        resolved = load(options);
+        daemon::resolve_listen(resolved.settings.daemon.listen);
+    } catch (const std::exception& e) {
+        std::cerr << "mailsiftd: " << e.what() << "\n";
+        return 3;
+    }
+    if (options.check_config) {
+        std::cout << "configuration ok: " << (resolved.config.empty() ? "built-in defaults" : resolved.config.string())
+                  << ", listen " << resolved.settings.daemon.listen << ", database " << resolved.database.string()
+                  << " (from " << resolved.database_source << ")\n";
+        return 0;
+    }
+
+    try {
+        asio::io_context io(1);
+        daemon::Scorer scorer(resolved.database, resolved.settings);
+        daemon::Server server(io, scorer, resolved.settings);
+        server.listen(resolved.settings.daemon.listen);
+        if (!options.foreground) detach();
+
+        // Loading and reloading the model run on their own thread, so a large
+        // model never stalls I/O: until the first load completes, the MTA gets
+        // the configured default action rather than a connection that hangs.
+        std::atomic<bool> stopping{false};
+        std::mutex refresh_mutex;
+        std::condition_variable refresh_cv;
+        std::thread refresher([&] {
+            std::unique_lock lock(refresh_mutex);
+            while (!stopping) {
+                const std::string line = scorer.refresh();
+                if (!line.empty()) daemon::log_info(line);
+                refresh_cv.wait_for(lock, resolved.settings.daemon.refresh_interval);
+            }
+        });
+
+        asio::signal_set signals(io, SIGTERM, SIGINT, SIGHUP);
+        asio::steady_timer drain_timer(io);
+        std::function<void()> wait_signal;
+        wait_signal = [&] {
+            signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+                if (ec) return;
+                if (sig == SIGHUP) {
+                    daemon::notify_systemd("RELOADING=1");
+                    try {
+                        engine::Resolved fresh = load(options);
+                        if (fresh.settings.daemon.listen != resolved.settings.daemon.listen) {
+                            daemon::log_warning("listen changed in the configuration; restart mailsiftd to apply it");
+                        }
+                        {
+                            std::lock_guard lock(refresh_mutex);
+                            scorer.reconfigure(fresh.settings);
+                        }
+                        server.reconfigure(fresh.settings);
+                        daemon::log_info("configuration reloaded");
+                    } catch (const std::exception& e) {
+                        daemon::log_error(std::string("configuration not reloaded, keeping the old one: ") + e.what());
+                    }
+                    daemon::notify_systemd("READY=1");
+                    wait_signal();
+                    return;
+                }
+                daemon::notify_systemd("STOPPING=1");
+                daemon::log_info("stopping: finishing " + std::to_string(server.active_connections()) +
+                                 " connection(s)");
+                signals.cancel();
+                server.drain([&] { io.stop(); });
+                drain_timer.expires_after(resolved.settings.daemon.drain_timeout);
+                drain_timer.async_wait([&](const boost::system::error_code& e) {
+                    if (e) return;
+                    daemon::log_warning("drain timeout: closing the remaining connections");
+                    server.close_all();
+                    io.stop();
+                });
+            });
+        };
+        wait_signal();
+
+        daemon::log_info("listening on " + resolved.settings.daemon.listen + ", database " + resolved.database.string());
+        daemon::notify_systemd("READY=1");
+        io.run();
+
+        {
+            std::lock_guard lock(refresh_mutex);
+            stopping = true;
+        }
+        refresh_cv.notify_all();
+        refresher.join();
+        const auto& c = server.counters();
+        daemon::log_info("stopped after " + std::to_string(c.messages.load()) + " messages (" +
+                         std::to_string(c.spam.load()) + " spam, " + std::to_string(c.ham.load()) + " ham, " +
+                         std::to_string(c.unsure.load()) + " unsure, " + std::to_string(c.skipped.load()) +
+                         " skipped, " + std::to_string(c.errors.load()) + " errors)");
+        return 0;
+    } catch (const std::exception& e) {
+        daemon::log_error(e.what());
+        return 3;
+    }
+}

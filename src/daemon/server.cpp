@@ -1,0 +1,328 @@
+// Acceptor and connections. Each connection reads frames, feeds its Session,
+// writes replies in order, and hands finished messages to the scoring pool;
+// while a message is being judged it does not read (the MTA waits for us).
+#include "server.hpp"
+
+#include <grp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include "log.hpp"
+#include "mailsift/milter/protocol.hpp"
+#include "mailsift/milter/session.hpp"
+#include "policy.hpp"
+
+namespace mailsift::daemon {
+
+namespace asio = boost::asio;
+using generic_stream = asio::generic::stream_protocol;
+
+ListenAddress resolve_listen(const std::string& spec) {
+    ListenAddress out;
+    if (spec.rfind("unix:", 0) == 0) {
+        out.unix_path = spec.substr(5);
+        if (out.unix_path.empty() || out.unix_path.size() >= sizeof(sockaddr_un::sun_path)) {
+            throw std::runtime_error("listen " + spec + ": unix socket path is empty or too long");
+        }
+        out.endpoint = generic_stream::endpoint(asio::local::stream_protocol::endpoint(out.unix_path));
+        return out;
+    }
+    if (spec.rfind("inet:", 0) == 0) {
+        const std::string rest = spec.substr(5);
+        const std::size_t colon = rest.rfind(':');
+        if (colon == std::string::npos) throw std::runtime_error("listen " + spec + ": expected inet:HOST:PORT");
+        std::string host = rest.substr(0, colon);
+        if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+        const std::string port = rest.substr(colon + 1);
+        unsigned long n = 0;
+        try {
+            std::size_t used = 0;
+            n = std::stoul(port, &used);
+            if (used != port.size() || n == 0 || n > 65535) throw std::out_of_range("port");
+        } catch (const std::exception&) {
+            throw std::runtime_error("listen " + spec + ": bad port '" + port + "'");
+        }
+        boost::system::error_code ec;
+        const auto address = asio::ip::make_address(host.empty() ? "127.0.0.1" : host, ec);
+        if (ec) throw std::runtime_error("listen " + spec + ": '" + host + "' is not an IP address");
+        out.endpoint = generic_stream::endpoint(asio::ip::tcp::endpoint(address, static_cast<unsigned short>(n)));
+        return out;
+    }
+    throw std::runtime_error("listen " + spec + ": expected inet:HOST:PORT or unix:PATH");
+}
+
+// ---- Connection ----
+
+class Server::Connection : public std::enable_shared_from_this<Connection> {
+public:
+    Connection(Server& server, generic_stream::socket socket)
+        : server_(server),
+          socket_(std::move(socket)),
+          timer_(server.io_),
+          settings_(server.settings_),
+          decoder_(1024 * 1024),
+          session_(session_options(*settings_)) {}
+
+    void start() {
+        arm_timer();
+        read();
+    }
+
+    void close() {
+        if (closed_) return;
+        closed_ = true;
+        boost::system::error_code ignored;
+        timer_.cancel();
+        socket_.shutdown(generic_stream::socket::shutdown_both, ignored);
+        socket_.close(ignored);
+    }
+
+    ~Connection() { server_.connection_closed(); }
+
+private:
+    static milter::SessionOptions session_options(const engine::Settings& s) {
+        milter::SessionOptions o;
+        o.max_message_bytes = s.limits.max_message_bytes;
+        return o;
+    }
+
+    void arm_timer() {
+        timer_.expires_after(settings_->daemon.read_timeout);
+        timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+            if (ec || self->closed_ || self->judging_) return;
+            log_warning("connection timed out after " + std::to_string(self->settings_->daemon.read_timeout.count()) +
+                        " s of silence; closing it");
+            self->close();
+        });
+    }
+
+    void read() {
+        socket_.async_read_some(asio::buffer(buffer_), [self = shared_from_this()](const boost::system::error_code& ec,
+                                                                                   std::size_t n) {
+            if (ec) {
+                self->close();
+                return;
+            }
+            self->decoder_.feed(std::string_view(self->buffer_.data(), n));
+            self->arm_timer();
+            self->process();
+        });
+    }
+
+    // Runs every complete command; stops at a message to judge.
+    void process() {
+        milter::Command command;
+        for (;;) {
+            const auto status = decoder_.next(command);
+            if (status == milter::Decoder::Status::need_more) break;
+            if (status == milter::Decoder::Status::error) {
+                ++server_.counters_.protocol_errors;
+                log_warning(std::string("milter protocol error, closing the connection: ") +
+                            milter::describe(decoder_.error()));
+                flush_then_close();
+                return;
+            }
+            auto outcome = session_.handle(command);
+            for (const auto& r : outcome.replies) milter::encode(r, out_);
+            if (outcome.close) {
+                flush_then_close();
+                return;
+            }
+            if (outcome.judge) {
+                judge();
+                return;
+            }
+        }
+        flush();
+        read();
+    }
+
+    void judge() {
+        judging_ = true;
+        timer_.cancel();
+        auto self = shared_from_this();
+        asio::post(server_.pool_, [self] {
+            const auto& t = self->session_.transaction();
+            const auto& s = *self->settings_;
+            const auto started = std::chrono::steady_clock::now();
+            Answer answer;
+            std::string verdict = "-";
+            if (const std::string why = skip_reason(t, s.daemon, s.limits.max_message_bytes); !why.empty()) {
+                answer = answer_skipped(t, self->session_.actions(), why);
+                ++self->server_.counters_.skipped;
+            } else {
+                try {
+                    const auto c = self->server_.scorer_.classify(t.message, envelope_of(t));
+                    const auto digest = engine::message_digest(t.message);
+                    std::string signature;
+                    static const char hex[] = "0123456789abcdef";
+                    for (auto b : digest) {
+                        signature.push_back(hex[b >> 4]);
+                        signature.push_back(hex[b & 15]);
+                    }
+                    answer = answer_scored(t, self->session_.actions(), c, s.daemon, signature);
+                    verdict = std::string(model::to_string(c.score.verdict)) + " p=" +
+                              std::to_string(c.score.probability) + " log-odds=" + std::to_string(c.score.log_odds);
+                    auto& counter = c.score.verdict == model::Verdict::spam   ? self->server_.counters_.spam
+                                    : c.score.verdict == model::Verdict::ham ? self->server_.counters_.ham
+                                                                             : self->server_.counters_.unsure;
+                    ++counter;
+                } catch (const std::exception& e) {
+                    ++self->server_.counters_.errors;
+                    log_warning(std::string("scoring failed, applying on_error: ") + e.what());
+                    answer = answer_failed(t, self->session_.actions(), s.daemon, "scoring failed");
+                }
+            }
+            ++self->server_.counters_.messages;
+            const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+            auto id = t.macros.find("i");
+            log_info("message " + (id == t.macros.end() ? std::string("-") : id->second) + ": " + verdict + " " +
+                     to_string(answer.action) + " " + std::to_string(t.message_bytes) + " bytes " +
+                     std::to_string(ms) + " ms");
+            asio::post(self->server_.io_, [self, answer = std::move(answer)] {
+                for (const auto& r : answer.replies) milter::encode(r, self->out_);
+                self->judging_ = false;
+                if (self->closed_) return;
+                self->arm_timer();
+                self->process();  // commands that arrived meanwhile, then read on
+            });
+        });
+    }
+
+    void flush() {
+        if (out_.empty() || writing_ || closed_) return;
+        writing_ = true;
+        pending_.swap(out_);
+        out_.clear();
+        asio::async_write(socket_, asio::buffer(pending_),
+                          [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                              self->writing_ = false;
+                              self->pending_.clear();
+                              if (ec) {
+                                  self->close();
+                                  return;
+                              }
+                              if (self->close_after_write_ && self->out_.empty()) {
+                                  self->close();
+                                  return;
+                              }
+                              self->flush();
+                          });
+    }
+
+    void flush_then_close() {
+        close_after_write_ = true;
+        if (out_.empty() && !writing_) {
+            close();
+            return;
+        }
+        flush();
+    }
+
+    Server& server_;
+    generic_stream::socket socket_;
+    asio::steady_timer timer_;
+    std::shared_ptr<const engine::Settings> settings_;
+    milter::Decoder decoder_;
+    milter::Session session_;
+    std::array<char, 65536> buffer_{};
+    std::string out_, pending_;
+    bool writing_ = false, judging_ = false, closed_ = false, close_after_write_ = false;
+};
+
+// ---- Server ----
+
+Server::Server(asio::io_context& io, Scorer& scorer, const engine::Settings& settings)
+    : io_(io),
+      scorer_(scorer),
+      settings_(std::make_shared<const engine::Settings>(settings)),
+      pool_(settings.daemon.threads),
+      acceptor_(io) {}
+
+Server::~Server() {
+    pool_.join();
+    if (!unix_path_.empty()) ::unlink(unix_path_.c_str());
+}
+
+void Server::listen(const std::string& spec) {
+    const ListenAddress where = resolve_listen(spec);
+    if (!where.unix_path.empty()) {
+        // A socket file left by an earlier run would make bind fail.
+        struct stat st{};
+        if (::lstat(where.unix_path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(where.unix_path.c_str());
+    }
+    boost::system::error_code ec;
+    acceptor_.open(where.endpoint.protocol(), ec);
+    if (!ec && where.unix_path.empty()) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(where.endpoint, ec);
+    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) throw std::system_error(ec, "cannot listen on " + spec);
+    if (!where.unix_path.empty()) {
+        unix_path_ = where.unix_path;
+        const auto& d = settings_->daemon;
+        if (::chmod(unix_path_.c_str(), d.socket_mode) != 0) {
+            throw std::system_error(errno, std::generic_category(), "cannot set mode of " + unix_path_);
+        }
+        if (!d.socket_group.empty()) {
+            const struct group* g = ::getgrnam(d.socket_group.c_str());
+            if (g == nullptr) throw std::runtime_error("socket_group " + d.socket_group + ": no such group");
+            if (::chown(unix_path_.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0) {
+                throw std::system_error(errno, std::generic_category(), "cannot set group of " + unix_path_);
+            }
+        }
+    }
+    accept();
+}
+
+void Server::reconfigure(const engine::Settings& settings) {
+    settings_ = std::make_shared<const engine::Settings>(settings);
+}
+
+void Server::accept() {
+    acceptor_.async_accept([this](const boost::system::error_code& ec, generic_stream::socket socket) {
+        if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+        if (!ec) {
+            ++active_;
+            ++counters_.connections;
+            auto c = std::make_shared<Connection>(*this, std::move(socket));
+            connections_.push_back(c);
+            c->start();
+        } else {
+            log_warning("accept failed: " + ec.message());
+        }
+        accept();
+    });
+}
+
+void Server::connection_closed() {
+    --active_;
+    if (active_ == 0 && drained_) {
+        auto done = std::move(drained_);
+        drained_ = nullptr;
+        asio::post(io_, done);
+    }
+    // Forget connections that are gone, now and then.
+    if (connections_.size() > 64 && connections_.size() > 2 * active_) {
+        std::erase_if(connections_, [](const std::weak_ptr<Connection>& w) { return w.expired(); });
+    }
+}
+
+void Server::drain(std::function<void()> done) {
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    if (active_ == 0) {
+        asio::post(io_, std::move(done));
+        return;
+    }
+    drained_ = std::move(done);
+}
+
+void Server::close_all() {
+    for (auto& w : connections_) {
+        if (auto c = w.lock()) c->close();
+    }
+}
+
+}  // namespace mailsift::daemon

@@ -1,0 +1,69 @@
+// The daemon's network side: one acceptor (inet or unix socket), one
+// connection object per MTA connection, scoring on a thread pool so the I/O
+// thread never waits for a verdict. The only file that sees both a socket and
+// a milter::Session.
+#pragma once
+
+#include <utility>  // Boost 1.74 Asio uses std::exchange without including it
+#include <boost/asio.hpp>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "mailsift/engine/settings.hpp"
+#include "scorer.hpp"
+
+namespace mailsift::daemon {
+
+// Counters for the log (and, later, statistics).
+struct Counters {
+    std::atomic<std::uint64_t> connections{0};
+    std::atomic<std::uint64_t> messages{0};
+    std::atomic<std::uint64_t> spam{0}, ham{0}, unsure{0};
+    std::atomic<std::uint64_t> skipped{0}, errors{0}, protocol_errors{0};
+};
+
+// A listen address in Postfix notation, resolved.
+struct ListenAddress {
+    boost::asio::generic::stream_protocol::endpoint endpoint;
+    std::string unix_path;  // non-empty for unix sockets
+};
+// Throws std::runtime_error with a clear message for a bad address.
+ListenAddress resolve_listen(const std::string& spec);
+
+class Server {
+public:
+    Server(boost::asio::io_context& io, Scorer& scorer, const engine::Settings& settings);
+    ~Server();
+
+    // Binds and listens; throws std::system_error naming the address on failure.
+    void listen(const std::string& spec);
+    // SIGHUP: new settings for new messages.
+    void reconfigure(const engine::Settings& settings);
+    // SIGTERM: stop accepting; `done` runs once every connection has closed.
+    void drain(std::function<void()> done);
+    std::size_t active_connections() const { return active_; }
+    const Counters& counters() const { return counters_; }
+    // Closes every connection now (drain timeout).
+    void close_all();
+
+private:
+    class Connection;
+    void accept();
+    void connection_closed();
+
+    boost::asio::io_context& io_;
+    Scorer& scorer_;
+    std::shared_ptr<const engine::Settings> settings_;
+    boost::asio::thread_pool pool_;
+    boost::asio::basic_socket_acceptor<boost::asio::generic::stream_protocol> acceptor_;
+    std::string unix_path_;
+    std::size_t active_ = 0;
+    std::function<void()> drained_;
+    Counters counters_;
+    std::vector<std::weak_ptr<Connection>> connections_;
+};
+
+}  // namespace mailsift::daemon
