@@ -181,6 +181,7 @@ private:
             log_info("message " + (id == t.macros.end() ? std::string("-") : id->second) + ": " + verdict + " " +
                      to_string(answer.action) + " " + std::to_string(t.message_bytes) + " bytes " +
                      std::to_string(ms) + " ms");
+            self->session_.prepare(answer.replies);
             asio::post(self->server_.io_, [self, answer = std::move(answer)] {
                 for (const auto& r : answer.replies) milter::encode(r, self->out_);
                 self->judging_ = false;

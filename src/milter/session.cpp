@@ -177,4 +177,16 @@ Session::Outcome Session::handle(const Command& command) {
     return std::visit(Handler{*this}, command);
 }
 
+void Session::prepare(std::vector<Reply>& replies) const {
+    if ((steps_ & step::header_leading_space) == 0) return;
+    auto space = [](std::string& value) {
+        if (!value.empty() && value.front() != ' ' && value.front() != '\t') value.insert(0, 1, ' ');
+    };
+    for (auto& r : replies) {
+        if (auto* a = std::get_if<AddHeader>(&r)) space(a->value);
+        else if (auto* i = std::get_if<InsertHeader>(&r)) space(i->value);
+        else if (auto* c = std::get_if<ChangeHeader>(&r)) space(c->value);  // "" still deletes
+    }
+}
+
 }  // namespace mailsift::milter

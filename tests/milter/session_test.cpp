@@ -410,3 +410,24 @@ TEST_CASE("A Postfix conversation decodes, runs and encodes end to end", "[milte
     REQUIRE(s.transaction().client_port == 25);
     REQUIRE(s.transaction().message == "Subject:\r\n\r\nhi\n");
 }
+
+// Regression: with header_leading_space negotiated, Postfix delivered our
+// headers as "X-Mailsift-Status:Yes" (found by tests/integration/postfix_test.sh).
+TEST_CASE("Header values get their leading space when the MTA expects it", "[milter][session]") {
+    std::vector<Reply> replies{AddHeader{"X-Mailsift-Status", "Yes"}, ChangeHeader{1, "X-Mailsift-Status", ""},
+                               ChangeHeader{1, "Subject", "[SPAM] hi"}, InsertHeader{0, "X-A", " already"}, Continue{}};
+    SECTION("negotiated: non-empty values gain one space, deletions stay empty") {
+        const Session s = negotiated();
+        REQUIRE((s.steps() & step::header_leading_space) != 0);
+        s.prepare(replies);
+        REQUIRE(std::get<AddHeader>(replies[0]).value == " Yes");
+        REQUIRE(std::get<ChangeHeader>(replies[1]).value.empty());
+        REQUIRE(std::get<ChangeHeader>(replies[2]).value == " [SPAM] hi");
+        REQUIRE(std::get<InsertHeader>(replies[3]).value == " already");
+    }
+    SECTION("not negotiated: values are left as they are") {
+        const Session s = negotiated({}, all_steps & ~step::header_leading_space);
+        s.prepare(replies);
+        REQUIRE(std::get<AddHeader>(replies[0]).value == "Yes");
+    }
+}

@@ -79,6 +79,11 @@ public:
     std::uint32_t steps() const { return steps_; }
     bool negotiated() const { return negotiated_; }
 
+    // Applies the negotiated options to the owner's end-of-body replies before
+    // they are encoded: with header_leading_space the MTA inserts header values
+    // verbatim after the colon, so non-empty values get their leading space here.
+    void prepare(std::vector<Reply>& replies) const;
+
 private:
     struct Handler;  // one handler per command (session.cpp)
 

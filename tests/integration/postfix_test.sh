@@ -1,0 +1,498 @@
+#!/usr/bin/env bash
+# Real-MTA integration test: a private Postfix instance calls mailsiftd as its
+# smtpd milter; messages go in over SMTP and are checked where Postfix delivers
+# them (a small SMTP sink), or at the SMTP reply when they must not arrive.
+#
+# usage: postfix_test.sh MAILSIFTD MAILSIFT
+#
+# Everything runs on 127.0.0.1, on free high ports, under one mktemp -d
+# directory; the system's own Postfix (/etc/postfix, port 25) is never touched.
+# Prints "ok - ..." / "not ok - ..." per check and "N passed, M failed" last;
+# exit status 0 only when nothing failed, 1 when something did, 77 (skipped)
+# when not run as root. Set MAILSIFT_IT_KEEP=1 to keep the temporary directory
+# (logs, queue, delivered mail) for inspection.
+set -euo pipefail
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 MAILSIFTD MAILSIFT" >&2
+    exit 2
+fi
+MAILSIFTD=$(realpath "$1")
+MAILSIFT=$(realpath "$2")
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+MESSAGES=$(cd "$HERE/../data/messages" && pwd)
+export PATH="$PATH:/usr/sbin:/sbin"
+START_TIME=$SECONDS
+
+PASSED=0
+FAILED=0
+WORK=""
+DPID=""
+SINKPID=""
+PF_STARTED=""
+PFETC=""
+
+ok() { echo "ok - $*"; PASSED=$((PASSED + 1)); }
+not_ok() { echo "not ok - $*"; FAILED=$((FAILED + 1)); }
+note() { echo "# $*"; }
+
+show_logs() {
+    [ -n "$WORK" ] || return 0
+    local f
+    for f in "$WORK/mailsiftd.log" "$WORK/postfix.log" "$WORK/sink.log"; do
+        [ -s "$f" ] || continue
+        note "---- last lines of $(basename "$f") ----"
+        tail -n 40 "$f" | sed 's/^/#   /'
+    done
+}
+
+summary_and_exit() {
+    [ "$FAILED" -eq 0 ] || show_logs
+    note "run time $((SECONDS - START_TIME))s"
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" -eq 0 ] && exit 0 || exit 1
+}
+
+# A setup step failed: nothing after it can run.
+bail() {
+    not_ok "$*"
+    summary_and_exit
+}
+
+cleanup() {
+    set +e
+    if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then
+        kill -TERM "$DPID" 2>/dev/null
+        for _ in $(seq 50); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$DPID" 2>/dev/null
+    fi
+    if [ -n "$PF_STARTED" ]; then
+        # "postfix stop" signals this instance's master (its own pid file) and waits for it.
+        timeout 20 postfix -c "$PFETC" stop >>"$WORK/postfix-cmd.log" 2>&1
+        # Still there? Only a master whose working directory is this queue is ours.
+        local master
+        master=$(sed -n 1p "$WORK/queue/pid/master.pid" 2>/dev/null | tr -d ' ')
+        if [ -n "$master" ] && [ "$(readlink "/proc/$master/cwd" 2>/dev/null)" = "$(realpath "$WORK/queue")" ]; then
+            kill -KILL "$master" 2>/dev/null
+        fi
+    fi
+    if [ -n "$SINKPID" ] && kill -0 "$SINKPID" 2>/dev/null; then
+        kill -TERM "$SINKPID" 2>/dev/null
+        for _ in $(seq 50); do kill -0 "$SINKPID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$SINKPID" 2>/dev/null
+    fi
+    wait 2>/dev/null
+    if [ -n "$WORK" ] && [ -d "$WORK" ]; then
+        if [ -n "${MAILSIFT_IT_KEEP:-}" ]; then
+            echo "# kept $WORK" >&2
+        else
+            rm -rf "$WORK"
+        fi
+    fi
+}
+trap cleanup EXIT
+trap 'echo "# interrupted"; exit 130' INT TERM
+
+# ---------------------------------------------------------------- prerequisites
+[ -x "$MAILSIFTD" ] || bail "mailsiftd is executable ($MAILSIFTD)"
+[ -x "$MAILSIFT" ] || bail "mailsift is executable ($MAILSIFT)"
+if [ "$(id -u)" -ne 0 ]; then
+    echo "# SKIP: $0: a private Postfix instance (postfix start, chown) needs root"
+    exit 77
+fi
+
+missing=()
+command -v postfix >/dev/null 2>&1 || missing+=(postfix)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "# SKIP: $0: ${missing[*]} not installed, and installing needs root"
+        exit 77
+    fi
+    note "installing ${missing[*]}"
+    # No configuration: the package must not set up or start the system instance.
+    printf '%s\n' "postfix postfix/main_mailer_type select No configuration" \
+        "postfix postfix/mailname string localhost.localdomain" | debconf-set-selections
+    apt_install() {
+        DEBIAN_FRONTEND=noninteractive timeout 600 apt-get -o DPkg::Lock::Timeout=120 \
+            install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1
+    }
+    apt_install || { timeout 300 apt-get update >/dev/null 2>&1 && apt_install; } ||
+        bail "apt-get install ${missing[*]}"
+fi
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# True once 127.0.0.1:$1 accepts a TCP connection.
+port_open() {
+    timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
+}
+
+# wait_for SECONDS COMMAND...: polls every 0.2 s until COMMAND succeeds.
+wait_for() {
+    local deadline=$((SECONDS + $1))
+    shift
+    while ! "$@"; do
+        [ "$SECONDS" -lt "$deadline" ] || return 1
+        sleep 0.2
+    done
+}
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/mailsift-postfix.XXXXXX")
+chmod 755 "$WORK"   # Postfix daemons run as user postfix below it
+SMTP_PORT=$(free_port)
+MILTER_PORT=$(free_port)
+SINK_PORT=$(free_port)
+while [ "$MILTER_PORT" = "$SMTP_PORT" ]; do MILTER_PORT=$(free_port); done
+while [ "$SINK_PORT" = "$SMTP_PORT" ] || [ "$SINK_PORT" = "$MILTER_PORT" ]; do SINK_PORT=$(free_port); done
+note "work directory $WORK; smtpd 127.0.0.1:$SMTP_PORT, mailsiftd 127.0.0.1:$MILTER_PORT, sink 127.0.0.1:$SINK_PORT"
+
+# ---------------------------------------------------------------- model
+DB="$WORK/model.db"
+if "$MAILSIFT" --db "$DB" learn --spam "$MESSAGES"/spam_*.eml >"$WORK/learn.log" 2>&1 &&
+    "$MAILSIFT" --db "$DB" learn --ham "$MESSAGES"/ham_*.eml >>"$WORK/learn.log" 2>&1; then
+    ok "trained a model on 3 spam and 3 ham fixtures"
+else
+    sed 's/^/#   /' "$WORK/learn.log"
+    bail "trained a model on 3 spam and 3 ham fixtures"
+fi
+
+# ---------------------------------------------------------------- mailsiftd
+CONF="$WORK/mailsift.conf"
+write_conf() {  # write_conf REJECT_THRESHOLD
+    cat >"$CONF" <<EOF
+# mailsiftd configuration for postfix_test.sh
+listen = inet:127.0.0.1:$MILTER_PORT
+database = $DB
+reject_threshold = $1
+reject_reply = 550 5.7.1 Message rejected as spam
+EOF
+}
+
+# Ready: listening, and the model loaded (mailsiftd loads it on a thread of its own
+# after it starts listening, answering with the default action until then).
+LOG_MARK=0
+daemon_ready() {
+    kill -0 "$DPID" 2>/dev/null && port_open "$MILTER_PORT" || return 1
+    local fresh
+    fresh=$(tail -n "+$((LOG_MARK + 1))" "$WORK/mailsiftd.log")
+    grep -q 'listening on' <<<"$fresh" && grep -q 'loaded model' <<<"$fresh"
+}
+
+start_daemon() {
+    LOG_MARK=$(wc -l 2>/dev/null <"$WORK/mailsiftd.log" || echo 0)
+    "$MAILSIFTD" --foreground --config "$CONF" >>"$WORK/mailsiftd.log" 2>&1 &
+    DPID=$!
+    local deadline=$((SECONDS + 15)) rc=0
+    until daemon_ready; do
+        if ! kill -0 "$DPID" 2>/dev/null; then
+            wait "$DPID" || rc=$?
+            note "mailsiftd exited with status $rc"
+            DPID=""
+            return 1
+        fi
+        [ "$SECONDS" -lt "$deadline" ] || return 1
+        sleep 0.2
+    done
+}
+
+write_conf off
+if start_daemon; then
+    ok "mailsiftd started (pid $DPID) and listens on 127.0.0.1:$MILTER_PORT"
+else
+    bail "mailsiftd started and listens on 127.0.0.1:$MILTER_PORT"
+fi
+
+# ---------------------------------------------------------------- SMTP sink
+SINK="$WORK/sink"
+mkdir "$SINK"
+python3 "$HERE/smtp_sink.py" "$SINK_PORT" "$SINK" >"$WORK/sink.log" 2>&1 &
+SINKPID=$!
+wait_for 10 port_open "$SINK_PORT" || bail "SMTP sink listens on 127.0.0.1:$SINK_PORT"
+
+# ---------------------------------------------------------------- private Postfix
+PFETC="$WORK/etc"
+mkdir -p "$PFETC" "$WORK/queue" "$WORK/data"
+chown postfix "$WORK/data"
+touch "$WORK/postfix.log"
+
+dns_setting="smtp_dns_support_level = disabled"
+postconf -d smtp_dns_support_level >/dev/null 2>&1 || dns_setting="disable_dns_lookups = yes"
+
+cat >"$PFETC/main.cf" <<EOF
+# Private Postfix instance for postfix_test.sh: nothing here refers to /etc/postfix.
+compatibility_level = 3.6
+queue_directory = $WORK/queue
+data_directory = $WORK/data
+mail_owner = postfix
+setgid_group = postdrop
+myhostname = localhost.localdomain
+mydomain = localdomain
+myorigin = \$myhostname
+mydestination =
+relay_domains =
+local_recipient_maps =
+alias_maps =
+alias_database =
+inet_interfaces = 127.0.0.1
+inet_protocols = ipv4
+mynetworks = 127.0.0.0/8
+smtpd_relay_restrictions = permit_mynetworks, reject
+smtpd_recipient_restrictions = permit_mynetworks, reject
+smtpd_peername_lookup = no
+smtpd_error_sleep_time = 0
+smtpd_banner = \$myhostname ESMTP mailsift-test
+relayhost = [127.0.0.1]:$SINK_PORT
+default_transport = smtp
+smtp_host_lookup = native
+lmtp_host_lookup = native
+$dns_setting
+smtp_connect_timeout = 2s
+smtp_helo_timeout = 10s
+smtp_tls_security_level = none
+smtpd_tls_security_level = none
+smtputf8_enable = no
+queue_run_delay = 1s
+minimal_backoff_time = 1s
+maximal_backoff_time = 2s
+in_flow_delay = 0
+delay_warning_time = 0
+biff = no
+smtpd_milters = inet:127.0.0.1:$MILTER_PORT
+non_smtpd_milters =
+milter_default_action = tempfail
+milter_protocol = 6
+milter_connect_timeout = 5s
+milter_command_timeout = 10s
+milter_content_timeout = 15s
+maillog_file = $WORK/postfix.log
+maillog_file_prefixes = $WORK
+EOF
+
+# Only the services this test needs; no chroot (the queue directory holds no copy of /etc).
+cat >"$PFETC/master.cf" <<EOF
+127.0.0.1:$SMTP_PORT inet n - n - - smtpd
+pickup     unix  n - n 60 1 pickup
+cleanup    unix  n - n -  0 cleanup
+qmgr       unix  n - n 300 1 qmgr
+rewrite    unix  - - n -  - trivial-rewrite
+bounce     unix  - - n -  0 bounce
+defer      unix  - - n -  0 bounce
+trace      unix  - - n -  0 bounce
+verify     unix  - - n -  1 verify
+flush      unix  n - n 1000? 0 flush
+proxymap   unix  - - n -  - proxymap
+proxywrite unix  - - n -  1 proxymap
+smtp       unix  - - n -  - smtp
+relay      unix  - - n -  - smtp
+showq      unix  n - n -  - showq
+error      unix  - - n -  - error
+retry      unix  - - n -  - error
+discard    unix  - - n -  - discard
+anvil      unix  - - n -  1 anvil
+scache     unix  - - n -  1 scache
+postlog    unix-dgram n - n - 1 postlogd
+EOF
+
+smtpd_greets() {
+    local line
+    exec 4<>"/dev/tcp/127.0.0.1/$SMTP_PORT" || return 1
+    IFS= read -r -t 5 line <&4 || line=""
+    printf 'QUIT\r\n' >&4 2>/dev/null || true
+    exec 4<&- 4>&-
+    [[ "$line" == 220* ]]
+}
+
+# "postfix check" creates the queue directories with the right owners; "start"
+# runs the same integrity check again and starts this instance's master.
+if timeout 60 postfix -c "$PFETC" check >>"$WORK/postfix-cmd.log" 2>&1 &&
+    PF_STARTED=1 && timeout 60 postfix -c "$PFETC" start >>"$WORK/postfix-cmd.log" 2>&1 &&
+    wait_for 20 smtpd_greets; then
+    ok "private Postfix $(postconf -d -h mail_version 2>/dev/null) started, smtpd on 127.0.0.1:$SMTP_PORT with milter inet:127.0.0.1:$MILTER_PORT"
+else
+    sed 's/^/#   /' "$WORK/postfix-cmd.log"
+    bail "private Postfix started (postfix -c $PFETC start)"
+fi
+
+# ---------------------------------------------------------------- helpers
+SEND_OUT=""
+SEND_RC=0
+# send CASE FILE [HEADER...]: SMTP to the private Postfix, recipient CASE@example.test.
+send() {
+    local case=$1 file=$2
+    shift 2
+    SEND_RC=0
+    SEND_OUT=$(timeout 60 python3 "$HERE/smtp_send.py" 127.0.0.1 "$SMTP_PORT" \
+        sender@example.org "$case@example.test" "$file" "$@" 2>&1) || SEND_RC=$?
+}
+
+delivered_file() {  # prints the sink file of CASE, if any
+    local f
+    for f in "$SINK"/*-"$1@example.test.eml"; do
+        [ -e "$f" ] && { echo "$f"; return 0; }
+    done
+    return 1
+}
+
+# Values of header NAME (case-insensitive, unfolded) in the header block of FILE, one per line.
+header_values() {
+    awk -v want="$(printf '%s' "$2" | tr '[:upper:]' '[:lower:]')" '
+        function flush(   n, name, v) {
+            if (cur != "") {
+                n = index(cur, ":")
+                name = tolower(substr(cur, 1, n - 1))
+                if (n > 0 && name == want) { v = substr(cur, n + 1); sub(/^[ \t]+/, "", v); print v }
+            }
+            cur = ""
+        }
+        /^\r?$/ { flush(); exit }
+        /^[ \t]/ { cur = cur " " $0; next }
+        { flush(); cur = $0 }
+        END { flush() }' "$1"
+}
+
+# The physical first line of each header NAME (case-insensitive) in the header block of FILE.
+header_lines() {
+    awk -v want="$(printf '%s' "$2" | tr '[:upper:]' '[:lower:]')" '
+        /^\r?$/ { exit }
+        { n = index($0, ":"); if (n > 0 && tolower(substr($0, 1, n - 1)) == want) print }' "$1"
+}
+
+STATUS_RE='^(Yes|No|Unsure), score=[01]\.[0-9]{4}, log-odds=-?[0-9]+\.[0-9]{2}'
+
+# expect_delivered CASE VERDICT DESCRIPTION: the last send was accepted, the copy arrives
+# with exactly one well-formed X-Mailsift-Status naming VERDICT and one X-Mailsift-Signature.
+expect_delivered() {
+    local case=$1 verdict=$2 what=$3 file statuses nstatus sigs nsig lines
+    if [ "$SEND_RC" -ne 0 ]; then
+        not_ok "$what: accepted by Postfix (got: $SEND_OUT)"
+        return
+    fi
+    ok "$what: accepted by Postfix ($SEND_OUT)"
+    if ! wait_for 20 delivered_file "$case" >/dev/null; then
+        not_ok "$what: delivered to the sink within 20 s"
+        return
+    fi
+    file=$(delivered_file "$case")
+    statuses=$(header_values "$file" X-Mailsift-Status)
+    nstatus=$(printf '%s' "$statuses" | grep -c . || true)
+    if [ "$nstatus" -eq 1 ] && [[ "$statuses" =~ $STATUS_RE ]] && [[ "$statuses" == "$verdict,"* ]]; then
+        ok "$what: delivered with X-Mailsift-Status: $statuses"
+    else
+        not_ok "$what: delivered with exactly one X-Mailsift-Status saying $verdict (got $nstatus: $(printf '%s' "$statuses" | tr '\n' '|'))"
+    fi
+    # RFC 5322 allows "Name:value", but every MTA and filter writes "Name: value"; a
+    # missing space means the milter and the MTA disagree on SMFIP_HDR_LEADSPC.
+    lines=$(header_lines "$file" X-Mailsift-Status; header_lines "$file" X-Mailsift-Signature)
+    if [ -n "$lines" ] && ! grep -qv '^X-Mailsift-[A-Za-z]*: [^ ]' <<<"$lines"; then
+        ok "$what: X-Mailsift-* header lines read 'Name: value'"
+    else
+        not_ok "$what: X-Mailsift-* header lines read 'Name: value' (got: $(tr '\n' '|' <<<"$lines"))"
+    fi
+    sigs=$(header_values "$file" X-Mailsift-Signature)
+    nsig=$(printf '%s' "$sigs" | grep -c . || true)
+    if [ "$nsig" -eq 1 ] && [[ "$sigs" =~ ^[0-9a-fA-F]+$ ]]; then
+        ok "$what: delivered with X-Mailsift-Signature: $sigs"
+    else
+        not_ok "$what: delivered with one hex X-Mailsift-Signature (got $nsig: $(printf '%s' "$sigs" | tr '\n' '|'))"
+    fi
+}
+
+# ---------------------------------------------------------------- scoring and headers
+send ham1 "$MESSAGES/ham_meeting_notes.eml"
+expect_delivered ham1 No "ham fixture ham_meeting_notes.eml"
+
+send spam1 "$MESSAGES/spam_cheap_pills.eml"
+expect_delivered spam1 Yes "spam fixture spam_cheap_pills.eml"
+
+send forged1 "$MESSAGES/spam_money_offer.eml" "X-Mailsift-Status: No, score=0.0000, log-odds=-99.00"
+expect_delivered forged1 Yes "spam_money_offer.eml with a forged 'X-Mailsift-Status: No'"
+if file=$(delivered_file forged1) && grep -q 'log-odds=-99.00' "$file"; then
+    not_ok "forged X-Mailsift-Status value is gone from the delivered copy"
+elif [ -n "${file:-}" ]; then
+    ok "forged X-Mailsift-Status value is gone from the delivered copy"
+fi
+
+# Several forged headers, one in another case, one a forged signature, on ham: deleting
+# more than one instance depends on the indexes mailsiftd sends and Postfix applies.
+send forged2 "$MESSAGES/ham_meeting_notes.eml" "X-Mailsift-Status: Yes, score=1.0000, log-odds=99.00" \
+    "x-mailsift-status: Yes, forged in lower case" "X-Mailsift-Signature: 0000forged"
+expect_delivered forged2 No "ham_meeting_notes.eml with two forged statuses and a forged signature"
+forged2_re='log-odds=99\.00|forged in lower case|0000forged'
+if file=$(delivered_file forged2) && grep -qE "$forged2_re" "$file"; then
+    not_ok "forged X-Mailsift-* values are gone from the delivered copy ($(grep -E "$forged2_re" "$file" | tr '\n' '|'))"
+elif [ -n "${file:-}" ]; then
+    ok "forged X-Mailsift-* values are gone from the delivered copy"
+fi
+
+# ---------------------------------------------------------------- reject threshold (SIGHUP reload)
+write_conf 0.5
+reloads_before=$(grep -c 'configuration reloaded' "$WORK/mailsiftd.log" || true)
+kill -HUP "$DPID"
+reloaded() { [ "$(grep -c 'configuration reloaded' "$WORK/mailsiftd.log" || true)" -gt "$reloads_before" ]; }
+if wait_for 10 reloaded; then
+    ok "mailsiftd reloaded its configuration on SIGHUP (reject_threshold = 0.5)"
+else
+    not_ok "mailsiftd reloaded its configuration on SIGHUP within 10 s"
+fi
+
+send reject1 "$MESSAGES/spam_investment.eml"
+if [ "$SEND_RC" -eq 5 ] && [[ "$SEND_OUT" == 550\ * ]]; then
+    ok "spam fixture spam_investment.eml rejected at SMTP level ($SEND_OUT)"
+else
+    not_ok "spam fixture spam_investment.eml rejected with 550 (got: $SEND_OUT)"
+fi
+
+send ham2 "$MESSAGES/ham_patch_review.eml"
+expect_delivered ham2 No "ham fixture ham_patch_review.eml with reject_threshold = 0.5"
+
+# ---------------------------------------------------------------- daemon down: tempfail
+{ kill -KILL "$DPID" && wait "$DPID"; } 2>/dev/null || true
+if kill -0 "$DPID" 2>/dev/null; then
+    not_ok "mailsiftd (pid $DPID) killed with SIGKILL"
+else
+    ok "mailsiftd (pid $DPID) killed with SIGKILL"
+fi
+DPID=""
+
+send tempfail1 "$MESSAGES/ham_build_report.eml"
+if [ "$SEND_RC" -eq 4 ] && [[ "$SEND_OUT" =~ ^4[0-9][0-9]\  ]]; then
+    ok "with mailsiftd down, ham_build_report.eml gets a temporary failure ($SEND_OUT)"
+else
+    not_ok "with mailsiftd down, ham_build_report.eml gets a 4xx (got: $SEND_OUT)"
+fi
+
+# ---------------------------------------------------------------- restart, resend
+if start_daemon; then
+    ok "mailsiftd restarted (pid $DPID)"
+    send resend1 "$MESSAGES/ham_build_report.eml"
+    expect_delivered resend1 No "resent ham_build_report.eml after the restart"
+else
+    not_ok "mailsiftd restarted and listens again"
+fi
+
+# ---------------------------------------------------------------- nothing else arrived
+queue_empty() { postqueue -c "$PFETC" -p 2>/dev/null | grep -q 'Mail queue is empty'; }
+if wait_for 20 queue_empty; then
+    ok "Postfix queue is empty (every accepted message was delivered)"
+else
+    not_ok "Postfix queue is empty within 20 s"
+    postqueue -c "$PFETC" -p 2>&1 | sed 's/^/#   /'
+fi
+for case in reject1 tempfail1; do
+    if delivered_file "$case" >/dev/null; then
+        not_ok "no copy of $case was delivered"
+    else
+        ok "no copy of $case was delivered"
+    fi
+done
+count=$(find "$SINK" -name '*.eml' | wc -l)
+if [ "$count" -eq 6 ]; then
+    ok "the sink holds exactly the 6 accepted messages"
+else
+    not_ok "the sink holds exactly the 6 accepted messages (holds $count: $(find "$SINK" -name '*.eml' -printf '%f ')))"
+fi
+
+summary_and_exit
