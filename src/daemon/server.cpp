@@ -62,7 +62,7 @@ public:
           socket_(std::move(socket)),
           timer_(server.io_),
           settings_(server.settings_),
-          decoder_(1024 * 1024),
+          decoder_(settings_->daemon.max_frame_bytes),
           session_(session_options(*settings_)) {}
 
     void start() {

@@ -126,6 +126,11 @@ const std::map<std::string, Setter, std::less<>>& setters() {
          [](Settings& s, std::string_view v) {
              return parse_size(v, s.daemon.threads) && s.daemon.threads >= 1 && s.daemon.threads <= 256;
          }},
+        {"max_frame_bytes",
+         [](Settings& s, std::string_view v) {
+             return parse_size(v, s.daemon.max_frame_bytes) && s.daemon.max_frame_bytes >= 65536 &&
+                    s.daemon.max_frame_bytes <= 256u * 1024 * 1024;
+         }},
         {"read_timeout", seconds(&DaemonSettings::read_timeout)},
         {"drain_timeout", seconds(&DaemonSettings::drain_timeout)},
         {"refresh_interval",

@@ -167,7 +167,7 @@ TEST_CASE("Settings are parsed into typed values with line-numbered errors", "[e
 }
 
 TEST_CASE("The shipped example configuration parses with every setting uncommented", "[engine]") {
-    std::ifstream in(std::string(MAILSIFT_TEST_DATA) + "/../../etc/mailsift.conf");
+    std::ifstream in(std::string(MAILSIFT_TEST_DATA) + "/../../etc/mailsift/mailsift.conf");
     REQUIRE(in);
     std::string text, line;
     int settings = 0;
@@ -180,7 +180,7 @@ TEST_CASE("The shipped example configuration parses with every setting uncomment
         text += line + "\n";
     }
     REQUIRE(settings >= 20);
-    const auto s = engine::parse_settings(text, "etc/mailsift.conf");
+    const auto s = engine::parse_settings(text, "etc/mailsift/mailsift.conf");
     const engine::Settings defaults;
     // The file documents the defaults: uncommenting it changes nothing but the database path.
     REQUIRE(s.model.alpha == defaults.model.alpha);

@@ -1,0 +1,271 @@
+// The real mailsiftd binary on a real unix socket and a real SQLite file:
+// broken frames, a missing database, retraining while running, read timeouts,
+// socket permissions and SIGTERM. The MTA side is written here byte by byte.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string daemon_binary = MAILSIFTD;
+const std::string cli = MAILSIFT_CLI;
+const std::string data = std::string(MAILSIFT_TEST_DATA) + "/messages";
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Waits up to `limit` for `done()`; the limit only bounds the test, it is no speed claim.
+template <typename F>
+bool eventually(F done, std::chrono::milliseconds limit = 10s) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+        if (done()) return true;
+        std::this_thread::sleep_for(20ms);
+    }
+    return done();
+}
+
+struct Daemon {
+    fs::path dir;
+    fs::path socket;
+    pid_t pid = -1;
+
+    explicit Daemon(const std::string& extra_config = "") {
+        char tmpl[] = "/tmp/mailsiftd-test-XXXXXX";
+        dir = ::mkdtemp(tmpl);
+        socket = dir / "milter.sock";
+        std::ofstream(dir / "mailsift.conf") << "listen = unix:" << socket.string() << "\n"
+                                             << "database = " << (dir / "model.db").string() << "\n"
+                                             << "refresh_interval = 50\n"
+                                             << extra_config;
+    }
+    ~Daemon() {
+        stop(SIGKILL);
+        fs::remove_all(dir);
+    }
+    void start() {
+        pid = ::fork();
+        if (pid == 0) {
+            const std::string log = (dir / "daemon.log").string();
+            std::freopen(log.c_str(), "a", stderr);
+            const std::string config = (dir / "mailsift.conf").string();
+            ::execl(daemon_binary.c_str(), "mailsiftd", "--foreground", "--config", config.c_str(), nullptr);
+            std::_Exit(127);
+        }
+        REQUIRE(eventually([&] { return fs::exists(socket); }));
+    }
+    // Sends a signal and reaps the process; returns its exit status, if it exited.
+    std::optional<int> stop(int sig) {
+        if (pid <= 0) return std::nullopt;
+        ::kill(pid, sig);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        pid = -1;
+        if (WIFEXITED(status)) return WEXITSTATUS(status);
+        return std::nullopt;
+    }
+    std::string log() const { return slurp(dir / "daemon.log"); }
+    void train() const {
+        const std::string db = (dir / "model.db").string();
+        REQUIRE(std::system((cli + " --db " + db + " learn --spam " + data + "/spam_money_offer.eml " + data +
+                             "/spam_cheap_pills.eml " + data + "/spam_investment.eml >/dev/null")
+                                .c_str()) == 0);
+        REQUIRE(std::system((cli + " --db " + db + " learn --ham " + data + "/ham_meeting_notes.eml " + data +
+                             "/ham_patch_review.eml " + data + "/ham_build_report.eml >/dev/null")
+                                .c_str()) == 0);
+    }
+};
+
+void put32(std::string& s, std::uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) s.push_back(static_cast<char>((v >> shift) & 0xFF));
+}
+
+std::string frame(char letter, const std::string& payload) {
+    std::string f;
+    put32(f, static_cast<std::uint32_t>(payload.size() + 1));
+    f.push_back(letter);
+    return f + payload;
+}
+
+std::string z(const std::string& s) { return s + std::string(1, '\0'); }
+
+struct Client {
+    int fd = -1;
+    explicit Client(const fs::path& path) {
+        fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+        REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+        timeval tv{10, 0};  // bounds the test if the daemon never answers
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    }
+    ~Client() { ::close(fd); }
+    void send(const std::string& bytes) const { REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size())); }
+    // One reply (letter, data), or nothing when the daemon closed the connection.
+    std::optional<std::pair<char, std::string>> reply() const {
+        std::string head(4, '\0');
+        if (!read_all(head)) return std::nullopt;
+        std::uint32_t n = 0;
+        for (char c : head) n = (n << 8) | static_cast<unsigned char>(c);
+        std::string body(n, '\0');
+        if (n == 0 || !read_all(body)) return std::nullopt;
+        return std::make_pair(body[0], body.substr(1));
+    }
+    bool read_all(std::string& buf) const {
+        std::size_t got = 0;
+        while (got < buf.size()) {
+            const ssize_t n = ::read(fd, buf.data() + got, buf.size() - got);
+            if (n <= 0) return false;
+            got += static_cast<std::size_t>(n);
+        }
+        return true;
+    }
+    // Negotiates asking for replies to nothing but end of body.
+    std::uint32_t negotiate() const {
+        std::string o;
+        put32(o, 6);
+        put32(o, 0x1FF);
+        put32(o, 0x1FFFFF);
+        send(frame('O', o));
+        const auto r = reply();
+        REQUIRE(r);
+        REQUIRE(r->first == 'O');
+        return 0;
+    }
+    // Sends one message (no-reply steps negotiated) and returns every reply up to the final one.
+    std::vector<std::pair<char, std::string>> message(const std::string& headers_and_body) const {
+        const auto split = headers_and_body.find("\n\n");
+        std::istringstream hs(headers_and_body.substr(0, split));
+        send(frame('M', z("<sender@example.net>")));
+        send(frame('R', z("<user@example.org>")));
+        for (std::string line; std::getline(hs, line);) {
+            const auto colon = line.find(':');
+            send(frame('L', z(line.substr(0, colon)) + z(line.substr(colon + 1))));
+        }
+        send(frame('N', ""));
+        send(frame('B', headers_and_body.substr(split + 2)));
+        send(frame('E', ""));
+        std::vector<std::pair<char, std::string>> out;
+        for (;;) {
+            const auto r = reply();
+            REQUIRE(r);
+            out.push_back(*r);
+            if (std::string("catrdy").find(r->first) != std::string::npos) break;
+        }
+        send(frame('A', ""));
+        return out;
+    }
+};
+
+std::string added_status(const std::vector<std::pair<char, std::string>>& replies) {
+    for (const auto& [letter, payload] : replies) {
+        if (letter == 'h' && payload.rfind("X-Mailsift-Status", 0) == 0) return payload.substr(payload.find('\0') + 1);
+    }
+    return {};
+}
+
+const std::string spam = "From: Lottery <win@prize.example>\nSubject: You WON a FREE prize!!!\n\n"
+                         "CONGRATULATIONS! You have WON $250,000. Claim your FREE prize now, act now!!!\n";
+
+}  // namespace
+
+TEST_CASE("Without a database every message gets the default action, and training takes effect live", "[mailsiftd]") {
+    Daemon d;
+    d.start();
+    Client c(d.socket);
+    c.negotiate();
+    const auto before = c.message(spam);
+    REQUIRE(before.back().first == 'c');  // on_error = accept: delivered, never lost
+    REQUIRE(added_status(before).find("Error") != std::string::npos);
+
+    d.train();
+    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+    const auto after = c.message(spam);
+    REQUIRE(added_status(after).find("Yes, score=") != std::string::npos);
+}
+
+TEST_CASE("on_error = tempfail answers tempfail when nothing can be scored", "[mailsiftd]") {
+    Daemon d("on_error = tempfail\n");
+    d.start();
+    Client c(d.socket);
+    c.negotiate();
+    const auto r = c.message(spam);
+    REQUIRE(r.size() == 1);
+    REQUIRE(r[0].first == 't');
+}
+
+TEST_CASE("A broken frame closes that connection only", "[mailsiftd]") {
+    Daemon d;
+    d.train();
+    d.start();
+    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+    {
+        Client bad(d.socket);
+        bad.negotiate();
+        std::string huge;
+        put32(huge, 0xFFFFFFFFu);  // announces 4 GB
+        huge.push_back('B');
+        bad.send(huge);
+        REQUIRE_FALSE(bad.reply());  // closed, without reading 4 GB
+    }
+    {
+        Client unknown(d.socket);
+        unknown.negotiate();
+        unknown.send(frame('Z', "junk"));
+        REQUIRE_FALSE(unknown.reply());
+    }
+    Client good(d.socket);
+    good.negotiate();
+    REQUIRE(added_status(good.message(spam)).find("Yes, score=") != std::string::npos);
+    REQUIRE(d.log().find("milter protocol error") != std::string::npos);
+}
+
+TEST_CASE("A silent MTA connection is closed after read_timeout", "[mailsiftd]") {
+    Daemon d("read_timeout = 1\n");
+    d.start();
+    Client idle(d.socket);
+    idle.negotiate();
+    REQUIRE_FALSE(idle.reply());  // the daemon hangs up; SO_RCVTIMEO (10 s) bounds the wait
+    REQUIRE(d.log().find("timed out") != std::string::npos);
+}
+
+TEST_CASE("The unix socket gets the configured mode and SIGTERM stops cleanly", "[mailsiftd]") {
+    Daemon d("socket_mode = 0600\n");
+    d.start();
+    struct stat st{};
+    REQUIRE(::stat(d.socket.c_str(), &st) == 0);
+    REQUIRE((st.st_mode & 0777) == 0600);
+    REQUIRE(d.stop(SIGTERM) == std::optional<int>(0));
+    REQUIRE(d.log().find("stopped after") != std::string::npos);
+    REQUIRE_FALSE(fs::exists(d.socket));
+}
+
+TEST_CASE("--check-config reports a bad configuration and exits 3", "[mailsiftd]") {
+    Daemon d("alpha = banana\n");
+    const std::string cmd = daemon_binary + " --check-config --config " + (d.dir / "mailsift.conf").string() + " 2>/dev/null";
+    const int rc = std::system(cmd.c_str());
+    REQUIRE(WIFEXITED(rc));
+    REQUIRE(WEXITSTATUS(rc) == 3);
+}
