@@ -262,7 +262,7 @@ TEST_CASE("The unix socket gets the configured mode and SIGTERM stops cleanly", 
     REQUIRE_FALSE(fs::exists(d.socket));
 }
 
-TEST_CASE("--check-config reports a bad configuration and exits 3", "[mailsiftd]") {
+TEST_CASE("Checking a bad configuration reports it and exits 3", "[mailsiftd]") {
     Daemon d("alpha = banana\n");
     const std::string cmd = daemon_binary + " --check-config --config " + (d.dir / "mailsift.conf").string() + " 2>/dev/null";
     const int rc = std::system(cmd.c_str());
