@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages mailsift needs to build and test, when missing.
+# Installs the Debian 12 packages mailsift needs, when missing.
+#   scripts/deps.sh          what building and running need
+#   scripts/deps.sh --test   also what the test suite drives for real: a Postfix
+#                            (left unconfigured and stopped), miltertest, the man-page
+#                            linters and systemd-analyze. Installing them here, once,
+#                            keeps parallel tests from racing for the dpkg lock.
 set -euo pipefail
 packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev catch2 util-linux python3)
+if [ "${1:-}" = "--test" ]; then
+  packages+=(postfix miltertest mandoc groff-base systemd)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -10,6 +18,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  # Postfix must not ask questions or configure the system's own instance.
+  echo "postfix postfix/main_mailer_type select No configuration" | $SUDO debconf-set-selections
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    -o DPkg::Lock::Timeout=300 "${missing[@]}"
 fi
