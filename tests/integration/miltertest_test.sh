@@ -15,147 +15,21 @@
 # miltertest is missing and cannot be installed (not root).
 # MAILSIFT_IT_KEEP=1 keeps the temporary directory.
 set -euo pipefail
-
-if [ $# -ne 2 ]; then
-    echo "usage: $0 MAILSIFTD MAILSIFT" >&2
-    exit 2
-fi
-MAILSIFTD=$(realpath "$1")
-MAILSIFT=$(realpath "$2")
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-MESSAGES=$(cd "$HERE/../data/messages" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LUA="$HERE/mailsift.lua"
-export PATH="$PATH:/usr/sbin:/sbin"
-START_TIME=$SECONDS
-
-PASSED=0
-FAILED=0
-WORK=""
-DPID=""
-
-ok() { echo "ok - $*"; PASSED=$((PASSED + 1)); }
-not_ok() { echo "not ok - $*"; FAILED=$((FAILED + 1)); }
-note() { echo "# $*"; }
-
-summary_and_exit() {
-    if [ "$FAILED" -ne 0 ] && [ -n "$WORK" ] && [ -s "$WORK/mailsiftd.log" ]; then
-        note "---- last lines of mailsiftd.log ----"
-        tail -n 40 "$WORK/mailsiftd.log" | sed 's/^/#   /'
-    fi
-    note "run time $((SECONDS - START_TIME))s"
-    echo "$PASSED passed, $FAILED failed"
-    [ "$FAILED" -eq 0 ] && exit 0 || exit 1
-}
-
-bail() {
-    not_ok "$*"
-    summary_and_exit
-}
-
-cleanup() {
-    set +e
-    if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then
-        kill -TERM "$DPID" 2>/dev/null
-        for _ in $(seq 50); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$DPID" 2>/dev/null
-    fi
-    wait 2>/dev/null
-    if [ -n "$WORK" ] && [ -d "$WORK" ]; then
-        if [ -n "${MAILSIFT_IT_KEEP:-}" ]; then
-            echo "# kept $WORK" >&2
-        else
-            rm -rf "$WORK"
-        fi
-    fi
-}
-trap cleanup EXIT
-trap 'echo "# interrupted"; exit 130' INT TERM
 
 # ---------------------------------------------------------------- prerequisites
-[ -x "$MAILSIFTD" ] || bail "mailsiftd is executable ($MAILSIFTD)"
-[ -x "$MAILSIFT" ] || bail "mailsift is executable ($MAILSIFT)"
+read_args "$@"
+need_commands miltertest python3
 
-missing=()
-command -v miltertest >/dev/null 2>&1 || missing+=(miltertest)
-command -v python3 >/dev/null 2>&1 || missing+=(python3)
-if [ ${#missing[@]} -gt 0 ]; then
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "# SKIP: $0: ${missing[*]} not installed, and installing needs root"
-        exit 77
-    fi
-    note "installing ${missing[*]}"
-    apt_install() {
-        DEBIAN_FRONTEND=noninteractive timeout 600 apt-get -o DPkg::Lock::Timeout=120 \
-            install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1
-    }
-    apt_install || { timeout 300 apt-get update >/dev/null 2>&1 && apt_install; } ||
-        bail "apt-get install ${missing[*]}"
-fi
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-port_open() {
-    timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
-}
-
-wait_for() {  # wait_for SECONDS COMMAND...
-    local deadline=$((SECONDS + $1))
-    shift
-    while ! "$@"; do
-        [ "$SECONDS" -lt "$deadline" ] || return 1
-        sleep 0.2
-    done
-}
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/mailsift-miltertest.XXXXXX")
+make_workdir miltertest
 MILTER_PORT=$(free_port)
 note "work directory $WORK; mailsiftd 127.0.0.1:$MILTER_PORT; $(miltertest -V 2>&1 | head -n 1)"
 
 # ---------------------------------------------------------------- model and daemon
-DB="$WORK/model.db"
-if "$MAILSIFT" --db "$DB" learn --spam "$MESSAGES"/spam_*.eml >"$WORK/learn.log" 2>&1 &&
-    "$MAILSIFT" --db "$DB" learn --ham "$MESSAGES"/ham_*.eml >>"$WORK/learn.log" 2>&1; then
-    ok "trained a model on 3 spam and 3 ham fixtures"
-else
-    sed 's/^/#   /' "$WORK/learn.log"
-    bail "trained a model on 3 spam and 3 ham fixtures"
-fi
-
-CONF="$WORK/mailsift.conf"
-write_conf() {  # write_conf REJECT_THRESHOLD
-    cat >"$CONF" <<EOF
-# mailsiftd configuration for miltertest_test.sh
-listen = inet:127.0.0.1:$MILTER_PORT
-database = $DB
-reject_threshold = $1
-reject_reply = 550 5.7.1 Message rejected as spam
-EOF
-}
-
-# Ready: listening, and the model loaded (mailsiftd loads it on a thread of its own
-# after it starts listening, answering with the default action until then).
-daemon_ready() {
-    kill -0 "$DPID" 2>/dev/null && port_open "$MILTER_PORT" &&
-        grep -q 'listening on' "$WORK/mailsiftd.log" && grep -q 'loaded model' "$WORK/mailsiftd.log"
-}
-
-write_conf off
-"$MAILSIFTD" --foreground --config "$CONF" >"$WORK/mailsiftd.log" 2>&1 &
-DPID=$!
-daemon_up_or_gone() { daemon_ready || ! kill -0 "$DPID" 2>/dev/null; }
-if wait_for 15 daemon_up_or_gone && daemon_ready; then
-    ok "mailsiftd started (pid $DPID) and listens on 127.0.0.1:$MILTER_PORT"
-else
-    if ! kill -0 "$DPID" 2>/dev/null; then
-        rc=0
-        wait "$DPID" || rc=$?
-        note "mailsiftd exited with status $rc"
-        DPID=""
-    fi
-    bail "mailsiftd started and listens on 127.0.0.1:$MILTER_PORT"
-fi
+train_model
+launch_daemon
 
 # ---------------------------------------------------------------- miltertest runs
 # run_lua SCENARIO SPAM HAM: runs mailsift.lua, relays its ok/not ok lines into this
@@ -181,15 +55,9 @@ run_lua() {
 
 run_lua score "$MESSAGES/spam_money_offer.eml" "$MESSAGES/ham_meeting_notes.eml"
 
-write_conf 0.5
-reloads_before=$(grep -c 'configuration reloaded' "$WORK/mailsiftd.log" || true)
-kill -HUP "$DPID"
-reloaded() { [ "$(grep -c 'configuration reloaded' "$WORK/mailsiftd.log" || true)" -gt "$reloads_before" ]; }
-if wait_for 10 reloaded; then
-    ok "mailsiftd reloaded its configuration on SIGHUP (reject_threshold = 0.5)"
+reload_config 0.5
+if [ -n "$RELOADED" ]; then
     run_lua reject "$MESSAGES/spam_cheap_pills.eml" "$MESSAGES/ham_patch_review.eml"
-else
-    not_ok "mailsiftd reloaded its configuration on SIGHUP within 10 s"
 fi
 
 # ---------------------------------------------------------------- clean stop

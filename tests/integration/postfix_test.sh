@@ -12,135 +12,43 @@
 # when not run as root. Set MAILSIFT_IT_KEEP=1 to keep the temporary directory
 # (logs, queue, delivered mail) for inspection.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-if [ $# -ne 2 ]; then
-    echo "usage: $0 MAILSIFTD MAILSIFT" >&2
-    exit 2
-fi
-MAILSIFTD=$(realpath "$1")
-MAILSIFT=$(realpath "$2")
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-MESSAGES=$(cd "$HERE/../data/messages" && pwd)
-export PATH="$PATH:/usr/sbin:/sbin"
-START_TIME=$SECONDS
-
-PASSED=0
-FAILED=0
-WORK=""
-DPID=""
 SINKPID=""
 PF_STARTED=""
 PFETC=""
+LOGS+=(postfix.log sink.log)
 
-ok() { echo "ok - $*"; PASSED=$((PASSED + 1)); }
-not_ok() { echo "not ok - $*"; FAILED=$((FAILED + 1)); }
-note() { echo "# $*"; }
-
-show_logs() {
-    [ -n "$WORK" ] || return 0
-    local f
-    for f in "$WORK/mailsiftd.log" "$WORK/postfix.log" "$WORK/sink.log"; do
-        [ -s "$f" ] || continue
-        note "---- last lines of $(basename "$f") ----"
-        tail -n 40 "$f" | sed 's/^/#   /'
-    done
-}
-
-summary_and_exit() {
-    [ "$FAILED" -eq 0 ] || show_logs
-    note "run time $((SECONDS - START_TIME))s"
-    echo "$PASSED passed, $FAILED failed"
-    [ "$FAILED" -eq 0 ] && exit 0 || exit 1
-}
-
-# A setup step failed: nothing after it can run.
-bail() {
-    not_ok "$*"
-    summary_and_exit
-}
-
-cleanup() {
-    set +e
-    if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then
-        kill -TERM "$DPID" 2>/dev/null
-        for _ in $(seq 50); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$DPID" 2>/dev/null
-    fi
-    if [ -n "$PF_STARTED" ]; then
-        # "postfix stop" signals this instance's master (its own pid file) and waits for it.
-        timeout 20 postfix -c "$PFETC" stop >>"$WORK/postfix-cmd.log" 2>&1
-        # Still there? Only a master whose working directory is this queue is ours.
-        local master
-        master=$(sed -n 1p "$WORK/queue/pid/master.pid" 2>/dev/null | tr -d ' ')
-        if [ -n "$master" ] && [ "$(readlink "/proc/$master/cwd" 2>/dev/null)" = "$(realpath "$WORK/queue")" ]; then
-            kill -KILL "$master" 2>/dev/null
-        fi
-    fi
-    if [ -n "$SINKPID" ] && kill -0 "$SINKPID" 2>/dev/null; then
-        kill -TERM "$SINKPID" 2>/dev/null
-        for _ in $(seq 50); do kill -0 "$SINKPID" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$SINKPID" 2>/dev/null
-    fi
-    wait 2>/dev/null
-    if [ -n "$WORK" ] && [ -d "$WORK" ]; then
-        if [ -n "${MAILSIFT_IT_KEEP:-}" ]; then
-            echo "# kept $WORK" >&2
-        else
-            rm -rf "$WORK"
-        fi
+stop_postfix() {
+    [ -n "$PF_STARTED" ] || return 0
+    # "postfix stop" signals this instance's master (its own pid file) and waits for it.
+    timeout 20 postfix -c "$PFETC" stop >>"$WORK/postfix-cmd.log" 2>&1
+    # Still there? Only a master whose working directory is this queue is ours.
+    local master
+    master=$(sed -n 1p "$WORK/queue/pid/master.pid" 2>/dev/null | tr -d ' ')
+    if [ -n "$master" ] && [ "$(readlink "/proc/$master/cwd" 2>/dev/null)" = "$(realpath "$WORK/queue")" ]; then
+        kill -KILL "$master" 2>/dev/null
     fi
 }
-trap cleanup EXIT
-trap 'echo "# interrupted"; exit 130' INT TERM
+stop_sink() { stop_pid "$SINKPID"; }
+CLEANUP_STEPS+=(stop_postfix stop_sink)   # after mailsiftd, in this order
 
 # ---------------------------------------------------------------- prerequisites
-[ -x "$MAILSIFTD" ] || bail "mailsiftd is executable ($MAILSIFTD)"
-[ -x "$MAILSIFT" ] || bail "mailsift is executable ($MAILSIFT)"
+read_args "$@"
 if [ "$(id -u)" -ne 0 ]; then
     echo "# SKIP: $0: a private Postfix instance (postfix start, chown) needs root"
     exit 77
 fi
 
-missing=()
-command -v postfix >/dev/null 2>&1 || missing+=(postfix)
-command -v python3 >/dev/null 2>&1 || missing+=(python3)
-if [ ${#missing[@]} -gt 0 ]; then
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "# SKIP: $0: ${missing[*]} not installed, and installing needs root"
-        exit 77
-    fi
-    note "installing ${missing[*]}"
-    # No configuration: the package must not set up or start the system instance.
+# No configuration: the package must not set up or start the system instance.
+preseed_postfix() {
     printf '%s\n' "postfix postfix/main_mailer_type select No configuration" \
         "postfix postfix/mailname string localhost.localdomain" | debconf-set-selections
-    apt_install() {
-        DEBIAN_FRONTEND=noninteractive timeout 600 apt-get -o DPkg::Lock::Timeout=120 \
-            install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1
-    }
-    apt_install || { timeout 300 apt-get update >/dev/null 2>&1 && apt_install; } ||
-        bail "apt-get install ${missing[*]}"
-fi
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+need_commands --before-install preseed_postfix postfix python3
 
-# True once 127.0.0.1:$1 accepts a TCP connection.
-port_open() {
-    timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
-}
-
-# wait_for SECONDS COMMAND...: polls every 0.2 s until COMMAND succeeds.
-wait_for() {
-    local deadline=$((SECONDS + $1))
-    shift
-    while ! "$@"; do
-        [ "$SECONDS" -lt "$deadline" ] || return 1
-        sleep 0.2
-    done
-}
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/mailsift-postfix.XXXXXX")
+make_workdir postfix
 chmod 755 "$WORK"   # Postfix daemons run as user postfix below it
 SMTP_PORT=$(free_port)
 MILTER_PORT=$(free_port)
@@ -149,61 +57,9 @@ while [ "$MILTER_PORT" = "$SMTP_PORT" ]; do MILTER_PORT=$(free_port); done
 while [ "$SINK_PORT" = "$SMTP_PORT" ] || [ "$SINK_PORT" = "$MILTER_PORT" ]; do SINK_PORT=$(free_port); done
 note "work directory $WORK; smtpd 127.0.0.1:$SMTP_PORT, mailsiftd 127.0.0.1:$MILTER_PORT, sink 127.0.0.1:$SINK_PORT"
 
-# ---------------------------------------------------------------- model
-DB="$WORK/model.db"
-if "$MAILSIFT" --db "$DB" learn --spam "$MESSAGES"/spam_*.eml >"$WORK/learn.log" 2>&1 &&
-    "$MAILSIFT" --db "$DB" learn --ham "$MESSAGES"/ham_*.eml >>"$WORK/learn.log" 2>&1; then
-    ok "trained a model on 3 spam and 3 ham fixtures"
-else
-    sed 's/^/#   /' "$WORK/learn.log"
-    bail "trained a model on 3 spam and 3 ham fixtures"
-fi
-
-# ---------------------------------------------------------------- mailsiftd
-CONF="$WORK/mailsift.conf"
-write_conf() {  # write_conf REJECT_THRESHOLD
-    cat >"$CONF" <<EOF
-# mailsiftd configuration for postfix_test.sh
-listen = inet:127.0.0.1:$MILTER_PORT
-database = $DB
-reject_threshold = $1
-reject_reply = 550 5.7.1 Message rejected as spam
-EOF
-}
-
-# Ready: listening, and the model loaded (mailsiftd loads it on a thread of its own
-# after it starts listening, answering with the default action until then).
-LOG_MARK=0
-daemon_ready() {
-    kill -0 "$DPID" 2>/dev/null && port_open "$MILTER_PORT" || return 1
-    local fresh
-    fresh=$(tail -n "+$((LOG_MARK + 1))" "$WORK/mailsiftd.log")
-    grep -q 'listening on' <<<"$fresh" && grep -q 'loaded model' <<<"$fresh"
-}
-
-start_daemon() {
-    LOG_MARK=$(wc -l 2>/dev/null <"$WORK/mailsiftd.log" || echo 0)
-    "$MAILSIFTD" --foreground --config "$CONF" >>"$WORK/mailsiftd.log" 2>&1 &
-    DPID=$!
-    local deadline=$((SECONDS + 15)) rc=0
-    until daemon_ready; do
-        if ! kill -0 "$DPID" 2>/dev/null; then
-            wait "$DPID" || rc=$?
-            note "mailsiftd exited with status $rc"
-            DPID=""
-            return 1
-        fi
-        [ "$SECONDS" -lt "$deadline" ] || return 1
-        sleep 0.2
-    done
-}
-
-write_conf off
-if start_daemon; then
-    ok "mailsiftd started (pid $DPID) and listens on 127.0.0.1:$MILTER_PORT"
-else
-    bail "mailsiftd started and listens on 127.0.0.1:$MILTER_PORT"
-fi
+# ---------------------------------------------------------------- model and mailsiftd
+train_model
+launch_daemon
 
 # ---------------------------------------------------------------- SMTP sink
 SINK="$WORK/sink"
@@ -428,15 +284,7 @@ elif [ -n "${file:-}" ]; then
 fi
 
 # ---------------------------------------------------------------- reject threshold (SIGHUP reload)
-write_conf 0.5
-reloads_before=$(grep -c 'configuration reloaded' "$WORK/mailsiftd.log" || true)
-kill -HUP "$DPID"
-reloaded() { [ "$(grep -c 'configuration reloaded' "$WORK/mailsiftd.log" || true)" -gt "$reloads_before" ]; }
-if wait_for 10 reloaded; then
-    ok "mailsiftd reloaded its configuration on SIGHUP (reject_threshold = 0.5)"
-else
-    not_ok "mailsiftd reloaded its configuration on SIGHUP within 10 s"
-fi
+reload_config 0.5
 
 send reject1 "$MESSAGES/spam_investment.eml"
 if [ "$SEND_RC" -eq 5 ] && [[ "$SEND_OUT" == 550\ * ]]; then
