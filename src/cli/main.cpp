@@ -7,6 +7,7 @@
 //   1 some input could not be read or used; the rest was processed
 //   2 usage error
 //   3 database or configuration error; the failing batch changed nothing
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -35,6 +36,7 @@ Train and run the mailsift naive-Bayes spam filter.
 commands:
   learn    (--spam|--ham) [--files-from LIST] [PATH...]  learn messages as spam or ham
   unlearn  (--spam|--ham) [--files-from LIST] [PATH...]  forget messages learned as spam or ham
+  correct  (--spam|--ham) [--signature ID]... [PATH...]   correct mailsiftd's verdict on messages
   classify [--json] [--files-from LIST] [PATH...]         print a verdict per message
   explain  PATH                                           show why a message scores as it does
   tokens   PATH                                           print the features of one message
@@ -73,6 +75,18 @@ batches (batch_messages, default 1000): an error rolls back only its batch.
 
 Forget messages previously learned with that label. A message that was not
 learned so is reported and left alone (success).
+)"},
+    {"correct", R"(usage: mailsift correct (--spam|--ham) [--signature ID]... [--files-from LIST] [PATH...]
+
+Correct mailsiftd's verdict. A message carrying an X-Mailsift-Signature that
+the database knows is trained on exactly the features mailsiftd scored (so
+headers added later by delivery or the mail client do not matter), and the
+correction counts toward the error rates in 'mailsift stats'; any other
+message is learned as it is. A message already learned in the other class is
+moved; one already in the requested class is a success with a note.
+--signature ID corrects a scan without the message (repeatable). With neither
+PATH nor --signature, one message is read from standard input, as a Dovecot
+IMAPSieve or sieve-pipe rule sends it.
 )"},
     {"classify", R"(usage: mailsift classify [--json] [--files-from LIST] [PATH...]
 
@@ -255,6 +269,71 @@ int cmd_train(const Context& ctx, const std::string& command, const std::vector<
     return status;
 }
 
+int cmd_correct(const Context& ctx, const std::vector<std::string>& rest) {
+    // --signature is ours; everything else is the shared message syntax.
+    std::vector<std::string> message_args;
+    std::vector<std::string> signatures;
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+        if (rest[i] == "--signature") {
+            if (i + 1 >= rest.size()) usage_error("correct: --signature needs an id");
+            signatures.push_back(rest[++i]);
+        } else {
+            message_args.push_back(rest[i]);
+        }
+    }
+    MessageArgs args = parse_message_args("correct", message_args, true, false);
+    const bool only_signatures = !signatures.empty() && args.paths == std::vector<std::string>{"-"} &&
+                                 std::find(message_args.begin(), message_args.end(), "-") == message_args.end();
+    if (only_signatures) args.paths.clear();
+    const store::Class to = *args.label;
+    store::Database db(ctx.db_path, store::Database::Mode::read_write);
+    engine::Trainer trainer(db, ctx.settings);
+    const std::int64_t now = std::time(nullptr);
+    int status = exit_ok;
+    std::size_t by_signature = 0, as_message = 0;
+    auto note_result = [&](const std::string& label, store::LearnResult r) {
+        if (r == store::LearnResult::already_learned) report(label, std::string("already learned as ") + store::to_string(to));
+    };
+    for (const auto& text : signatures) {
+        const auto id = engine::parse_signature(text);
+        if (!id) {
+            report(text, "not a signature (32 hexadecimal digits)");
+            status = exit_input;
+            continue;
+        }
+        const auto r = trainer.correct_signature(*id, to, now);
+        if (!r) {
+            report(text, "unknown signature (expired, pruned, or scanned by another database)");
+            status = exit_input;
+            continue;
+        }
+        ++by_signature;
+        note_result(text, *r);
+    }
+    cli::for_each_message(args.paths, ctx.settings.limits.max_message_bytes, [&](cli::InputMessage& m) {
+        if (!m.error.empty()) {
+            report(m.label, m.error);
+            status = exit_input;
+            return true;
+        }
+        const auto o = trainer.correct(m.raw, m.size_bytes, to, now);
+        if (o.problem != engine::MessageProblem::none) {
+            report(m.label, std::string(engine::describe(o.problem)) + "; not learned");
+            status = exit_input;
+            return true;
+        }
+        ++(o.by_signature ? by_signature : as_message);
+        note_result(m.label, o.result);
+        return true;
+    });
+    trainer.commit();
+    const auto& c = trainer.counts();
+    std::cout << "corrected to " << store::to_string(to) << ": " << by_signature << " by signature, " << as_message
+              << " as the message; " << c.learned << " learned, " << c.moved << " moved, " << c.already_learned
+              << " already " << store::to_string(to) << "\n";
+    return status;
+}
+
 void print_reasons_json(std::ostream& out, const char* key, const std::vector<engine::Reason>& reasons) {
     out << ",\"" << key << "\":[";
     for (std::size_t i = 0; i < reasons.size(); ++i) {
@@ -411,27 +490,66 @@ int cmd_stats(const Context& ctx, const std::vector<std::string>& rest) {
     store::Database db(ctx.db_path, store::Database::Mode::read_only);
     const auto st = db.statistics();
     const std::string path = std::filesystem::absolute(ctx.db_path).string();
+    const std::int64_t now = std::time(nullptr);
+    const struct {
+        const char* name;
+        store::CorrectionCounts counts;
+    } periods[] = {{"day", db.corrections_since(now - 86400)},
+                   {"week", db.corrections_since(now - 7 * 86400)},
+                   {"all", db.corrections_since(0)}};
+    const auto counters = db.counters();
+    auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
     if (json) {
-        std::printf(
-            "{\"database\":\"%s\",\"database_from\":\"%s\",\"file_bytes\":%llu,\"schema_version\":%d,"
-            "\"messages\":{\"spam\":%llu,\"ham\":%llu},\"feature_occurrences\":{\"spam\":%llu,\"ham\":%llu},"
-            "\"distinct_features\":%llu,\"contacts\":%llu}\n",
-            json_escape(path).c_str(), json_escape(ctx.db_source).c_str(),
-            static_cast<unsigned long long>(st.file_bytes), st.schema_version,
-            static_cast<unsigned long long>(st.messages.spam), static_cast<unsigned long long>(st.messages.ham),
-            static_cast<unsigned long long>(st.occurrences.spam), static_cast<unsigned long long>(st.occurrences.ham),
-            static_cast<unsigned long long>(st.distinct_features), static_cast<unsigned long long>(st.contacts));
+        std::ostringstream out;
+        out << "{\"database\":\"" << json_escape(path) << "\",\"database_from\":\"" << json_escape(ctx.db_source)
+            << "\",\"file_bytes\":" << st.file_bytes << ",\"schema_version\":" << st.schema_version
+            << ",\"messages\":{\"spam\":" << st.messages.spam << ",\"ham\":" << st.messages.ham << "}"
+            << ",\"feature_occurrences\":{\"spam\":" << st.occurrences.spam << ",\"ham\":" << st.occurrences.ham << "}"
+            << ",\"distinct_features\":" << st.distinct_features << ",\"contacts\":" << st.contacts
+            << ",\"signatures\":" << st.signatures << ",\"corrections\":{";
+        for (std::size_t i = 0; i < std::size(periods); ++i) {
+            const auto& c = periods[i].counts;
+            out << (i ? "," : "") << "\"" << periods[i].name << "\":{\"false_positives\":" << c.false_positives
+                << ",\"false_negatives\":" << c.false_negatives << ",\"unsure_to_spam\":" << c.unsure_to_spam
+                << ",\"unsure_to_ham\":" << c.unsure_to_ham << "}";
+        }
+        out << "},\"daemon\":{";
+        for (std::size_t i = 0; i < counters.size(); ++i) {
+            out << (i ? "," : "") << "\"" << json_escape(counters[i].first) << "\":" << counters[i].second;
+        }
+        out << "}}\n";
+        std::cout << out.str();
         return exit_ok;
     }
     std::printf("database:          %s (from %s)\n", path.c_str(), ctx.db_source.c_str());
-    std::printf("file size:         %llu bytes\n", static_cast<unsigned long long>(st.file_bytes));
+    std::printf("file size:         %llu bytes\n", u(st.file_bytes));
     std::printf("schema version:    %d\n", st.schema_version);
-    std::printf("messages learned:  %llu spam, %llu ham\n", static_cast<unsigned long long>(st.messages.spam),
-                static_cast<unsigned long long>(st.messages.ham));
-    std::printf("features learned:  %llu spam, %llu ham (occurrences)\n",
-                static_cast<unsigned long long>(st.occurrences.spam), static_cast<unsigned long long>(st.occurrences.ham));
-    std::printf("distinct features: %llu\n", static_cast<unsigned long long>(st.distinct_features));
-    std::printf("contacts:          %llu\n", static_cast<unsigned long long>(st.contacts));
+    std::printf("messages learned:  %llu spam, %llu ham\n", u(st.messages.spam), u(st.messages.ham));
+    std::printf("features learned:  %llu spam, %llu ham (occurrences)\n", u(st.occurrences.spam), u(st.occurrences.ham));
+    std::printf("distinct features: %llu\n", u(st.distinct_features));
+    std::printf("contacts:          %llu\n", u(st.contacts));
+    std::printf("signatures kept:   %llu\n", u(st.signatures));
+    std::printf("\ncorrections of mailsiftd's verdicts:\n  %-6s %16s %16s %14s %14s\n", "", "false positives",
+                "false negatives", "unsure->spam", "unsure->ham");
+    for (const auto& p : periods) {
+        std::printf("  %-6s %16llu %16llu %14llu %14llu\n", p.name, u(p.counts.false_positives),
+                    u(p.counts.false_negatives), u(p.counts.unsure_to_spam), u(p.counts.unsure_to_ham));
+    }
+    std::int64_t scored = 0;
+    for (const auto& [name, value] : counters) {
+        if (name == "messages") scored = value;
+    }
+    std::printf("\nmailsiftd counters (all time):\n");
+    if (counters.empty()) std::printf("  (none yet)\n");
+    for (const auto& [name, value] : counters) std::printf("  %-22s %lld\n", name.c_str(), static_cast<long long>(value));
+    if (scored > 0) {
+        // Error rates among scored messages, as corrections revealed them.
+        const auto& all = periods[2].counts;
+        std::printf("\nobserved error rates (all time): false positives %.3f%%, false negatives %.3f%% of %lld scored\n",
+                    100.0 * static_cast<double>(all.false_positives) / static_cast<double>(scored),
+                    100.0 * static_cast<double>(all.false_negatives) / static_cast<double>(scored),
+                    static_cast<long long>(scored));
+    }
     return exit_ok;
 }
 
@@ -515,6 +633,7 @@ int main(int argc, char** argv) {
     try {
         const Context ctx = resolve(g);
         if (a.command == "learn" || a.command == "unlearn") return cmd_train(ctx, a.command, a.rest);
+        if (a.command == "correct") return cmd_correct(ctx, a.rest);
         if (a.command == "classify") return cmd_classify(ctx, a.rest);
         if (a.command == "explain") return cmd_explain(ctx, a.rest);
         if (a.command == "tokens") return cmd_tokens(ctx, a.rest);

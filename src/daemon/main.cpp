@@ -129,7 +129,9 @@ int main(int argc, char** argv) {
     try {
         asio::io_context io(1);
         daemon::Scorer scorer(resolved.database, resolved.settings);
-        daemon::Server server(io, scorer, resolved.settings);
+        daemon::Recorder recorder({resolved.database, resolved.settings.daemon.stats_interval, 20000,
+                                   resolved.settings.daemon.signature_keep});
+        daemon::Server server(io, scorer, recorder, resolved.settings);
         server.listen(resolved.settings.daemon.listen);
         if (!options.foreground) detach();
 
@@ -200,7 +202,7 @@ int main(int argc, char** argv) {
         }
         refresh_cv.notify_all();
         refresher.join();
-        const auto& c = server.counters();
+        const auto& c = server.totals();
         daemon::log_info("stopped after " + std::to_string(c.messages.load()) + " messages (" +
                          std::to_string(c.spam.load()) + " spam, " + std::to_string(c.ham.load()) + " ham, " +
                          std::to_string(c.unsure.load()) + " unsure, " + std::to_string(c.skipped.load()) +

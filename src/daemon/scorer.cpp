@@ -50,14 +50,15 @@ std::string Scorer::refresh() {
     }
 }
 
-engine::Classification Scorer::classify(std::string_view raw, const features::Envelope& envelope) const {
+engine::Classification Scorer::classify(std::string_view raw, const features::Envelope& envelope,
+                                        bool record_features) const {
     std::shared_ptr<const State> state;
     {
         std::lock_guard lock(mutex_);
         state = published_;
     }
     if (!state) throw std::runtime_error("no model loaded (database " + database_.string() + " unavailable)");
-    return state->filter->classify(raw, &envelope);
+    return state->filter->classify(raw, &envelope, record_features);
 }
 
 }  // namespace mailsift::daemon

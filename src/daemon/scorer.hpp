@@ -25,7 +25,8 @@ public:
     std::string refresh();
 
     // Throws std::runtime_error when no model is loaded.
-    engine::Classification classify(std::string_view raw, const features::Envelope& envelope) const;
+    engine::Classification classify(std::string_view raw, const features::Envelope& envelope,
+                                    bool record_features = false) const;
 
     // New settings (SIGHUP): takes effect with the next reload.
     void reconfigure(engine::Settings settings);

@@ -14,7 +14,7 @@
 #include "log.hpp"
 #include "mailsift/milter/protocol.hpp"
 #include "mailsift/milter/session.hpp"
-#include "policy.hpp"
+#include "judge.hpp"
 
 namespace mailsift::daemon {
 
@@ -140,7 +140,7 @@ private:
             const auto status = decoder_.next(command);
             if (status == milter::Decoder::Status::need_more) break;
             if (status == milter::Decoder::Status::error) {
-                ++server_.counters_.protocol_errors;
+                server_.recorder_.count("protocol_errors");
                 log_warning(std::string("milter protocol error, closing the connection: ") +
                             milter::describe(decoder_.error()));
                 flush_then_close();
@@ -166,43 +166,8 @@ private:
         timer_.cancel();
         auto self = shared_from_this();
         asio::post(server_.pool_, [self] {
-            const auto& t = self->session_.transaction();
-            const auto& s = *self->settings_;
-            const auto started = std::chrono::steady_clock::now();
-            Answer answer;
-            std::string verdict = "-";
-            if (const std::string why = skip_reason(t, s.daemon, s.limits.max_message_bytes); !why.empty()) {
-                answer = answer_skipped(t, self->session_.actions(), why);
-                ++self->server_.counters_.skipped;
-            } else {
-                try {
-                    const auto c = self->server_.scorer_.classify(t.message, envelope_of(t));
-                    const auto digest = engine::message_digest(t.message);
-                    std::string signature;
-                    static const char hex[] = "0123456789abcdef";
-                    for (auto b : digest) {
-                        signature.push_back(hex[b >> 4]);
-                        signature.push_back(hex[b & 15]);
-                    }
-                    answer = answer_scored(t, self->session_.actions(), c, s.daemon, signature);
-                    verdict = std::string(model::to_string(c.score.verdict)) + " p=" +
-                              std::to_string(c.score.probability) + " log-odds=" + std::to_string(c.score.log_odds);
-                    auto& counter = c.score.verdict == model::Verdict::spam   ? self->server_.counters_.spam
-                                    : c.score.verdict == model::Verdict::ham ? self->server_.counters_.ham
-                                                                             : self->server_.counters_.unsure;
-                    ++counter;
-                } catch (const std::exception& e) {
-                    ++self->server_.counters_.errors;
-                    log_warning(std::string("scoring failed, applying on_error: ") + e.what());
-                    answer = answer_failed(t, self->session_.actions(), s.daemon, "scoring failed");
-                }
-            }
-            ++self->server_.counters_.messages;
-            const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-            auto id = t.macros.find("i");
-            log_info("message " + (id == t.macros.end() ? std::string("-") : id->second) + ": " + verdict + " " +
-                     to_string(answer.action) + " " + std::to_string(t.message_bytes) + " bytes " +
-                     std::to_string(ms) + " ms");
+            Answer answer = daemon::judge(self->session_.transaction(), self->session_.actions(), *self->settings_,
+                                          self->server_.scorer_, self->server_.recorder_, self->server_.totals_);
             self->session_.prepare(answer.replies);
             asio::post(self->server_.io_, [self, answer = std::move(answer)] {
                 for (const auto& r : answer.replies) milter::encode(r, self->out_);
@@ -258,9 +223,10 @@ private:
 
 // ---- Server ----
 
-Server::Server(asio::io_context& io, Scorer& scorer, const engine::Settings& settings)
+Server::Server(asio::io_context& io, Scorer& scorer, Recorder& recorder, const engine::Settings& settings)
     : io_(io),
       scorer_(scorer),
+      recorder_(recorder),
       settings_(std::make_shared<const engine::Settings>(settings)),
       pool_(settings.daemon.threads),
       acceptor_(io) {}
@@ -309,7 +275,7 @@ void Server::accept() {
         if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
         if (!ec) {
             ++active_;
-            ++counters_.connections;
+            recorder_.count("connections");
             auto c = std::make_shared<Connection>(*this, std::move(socket));
             connections_.push_back(c);
             c->start();

@@ -13,17 +13,11 @@
 #include <string>
 
 #include "mailsift/engine/settings.hpp"
+#include "judge.hpp"
+#include "recorder.hpp"
 #include "scorer.hpp"
 
 namespace mailsift::daemon {
-
-// Counters for the log (and, later, statistics).
-struct Counters {
-    std::atomic<std::uint64_t> connections{0};
-    std::atomic<std::uint64_t> messages{0};
-    std::atomic<std::uint64_t> spam{0}, ham{0}, unsure{0};
-    std::atomic<std::uint64_t> skipped{0}, errors{0}, protocol_errors{0};
-};
 
 // A listen address in Postfix notation, resolved.
 struct ListenAddress {
@@ -35,7 +29,7 @@ ListenAddress resolve_listen(const std::string& spec);
 
 class Server {
 public:
-    Server(boost::asio::io_context& io, Scorer& scorer, const engine::Settings& settings);
+    Server(boost::asio::io_context& io, Scorer& scorer, Recorder& recorder, const engine::Settings& settings);
     ~Server();
 
     // Binds and listens; throws std::system_error naming the address on failure.
@@ -45,7 +39,7 @@ public:
     // SIGTERM: stop accepting; `done` runs once every connection has closed.
     void drain(std::function<void()> done);
     std::size_t active_connections() const { return active_; }
-    const Counters& counters() const { return counters_; }
+    const Totals& totals() const { return totals_; }
     // Closes every connection now (drain timeout).
     void close_all();
 
@@ -56,13 +50,14 @@ private:
 
     boost::asio::io_context& io_;
     Scorer& scorer_;
+    Recorder& recorder_;
     std::shared_ptr<const engine::Settings> settings_;
     boost::asio::thread_pool pool_;
     boost::asio::basic_socket_acceptor<boost::asio::generic::stream_protocol> acceptor_;
     std::string unix_path_;
     std::size_t active_ = 0;
     std::function<void()> drained_;
-    Counters counters_;
+    Totals totals_;
     std::vector<std::weak_ptr<Connection>> connections_;
 };
 

@@ -90,6 +90,69 @@ store::Digest message_digest(std::string_view raw) {
     return d;
 }
 
+std::string signature_text(const store::Digest& d) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(d.size() * 2);
+    for (const auto b : d) {
+        out.push_back(hex[b >> 4]);
+        out.push_back(hex[b & 15]);
+    }
+    return out;
+}
+
+std::optional<store::Digest> parse_signature(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
+    store::Digest d{};
+    if (text.size() != d.size() * 2) return std::nullopt;
+    auto nibble = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    for (std::size_t i = 0; i < d.size(); ++i) {
+        const int hi = nibble(text[2 * i]), lo = nibble(text[2 * i + 1]);
+        if (hi < 0 || lo < 0) return std::nullopt;
+        d[i] = static_cast<std::uint8_t>(hi * 16 + lo);
+    }
+    return d;
+}
+
+std::string feature_lines(const features::FeatureBag& bag) {
+    std::string out;
+    out.reserve(bag.size() * 16);
+    for (const auto& e : bag.entries()) {
+        out.append(bag.text(e));
+        out.push_back('\t');
+        out.append(std::to_string(e.count));
+        out.push_back('\n');
+    }
+    return out;
+}
+
+std::vector<std::pair<std::string, std::uint32_t>> parse_feature_lines(std::string_view lines) {
+    std::vector<std::pair<std::string, std::uint32_t>> out;
+    while (!lines.empty()) {
+        const std::size_t nl = lines.find('\n');
+        const std::string_view line = lines.substr(0, nl);
+        lines.remove_prefix(nl == std::string_view::npos ? lines.size() : nl + 1);
+        const std::size_t tab = line.rfind('\t');
+        if (tab == std::string_view::npos || tab == 0) continue;
+        std::uint32_t n = 0;
+        for (char c : line.substr(tab + 1)) {
+            if (c < '0' || c > '9') {
+                n = 0;
+                break;
+            }
+            n = n * 10 + static_cast<std::uint32_t>(c - '0');
+        }
+        if (n > 0) out.emplace_back(std::string(line.substr(0, tab)), n);
+    }
+    return out;
+}
+
 Filter::Filter(store::Database& db, Settings settings) : db_(db), settings_(std::move(settings)) { refresh(); }
 
 bool Filter::refresh() {
@@ -109,7 +172,7 @@ features::FeatureBag Filter::features_of(std::string_view raw, const features::E
     return features::extract(parsed, envelope, &model()->contacts, settings_.features);
 }
 
-Classification Filter::classify(std::string_view raw, const features::Envelope* envelope) const {
+Classification Filter::classify(std::string_view raw, const features::Envelope* envelope, bool record_features) const {
     const std::shared_ptr<const Model> m = model();  // one model for the whole message
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
     const features::FeatureBag bag = features::extract(parsed, envelope, &m->contacts, settings_.features);
@@ -120,6 +183,7 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
     Classification c;
     c.prefix_only = !parsed.limits_hit.empty();
     c.truncated = parsed.truncated;
+    if (record_features) c.features = feature_lines(bag);
     c.score = model::score(terms, m->snapshot, settings_.reasons);
     if (settings_.reasons > 0) {
         // Map ids back to the text of this message's features.

@@ -158,6 +158,15 @@ const std::map<std::string, Setter, std::less<>>& setters() {
              for (char c : v) if (static_cast<unsigned char>(c) < 0x20) return false;
              return s.daemon.subject_tag = std::string(v), true;
          }},
+        {"record_signatures", [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.record_signatures); }},
+        {"signature_days",
+         [](Settings& s, std::string_view v) {
+             std::size_t days = 0;
+             return parse_size(v, days) && days >= 1 && days <= 3650 &&
+                    (s.daemon.signature_keep = std::chrono::seconds(days * 86400), true);
+         }},
+        {"learn_contacts", [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.learn_contacts); }},
+        {"stats_interval", seconds(&DaemonSettings::stats_interval)},
         {"reject_threshold", threshold(&DaemonSettings::reject_threshold)},
         {"quarantine_threshold", threshold(&DaemonSettings::quarantine_threshold)},
         {"reject_reply",

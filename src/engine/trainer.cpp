@@ -27,6 +27,23 @@ void Trainer::commit() {
     }
 }
 
+store::LearnResult Trainer::learn_terms(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
+                                       std::string_view from_address, store::Class c, std::int64_t now) {
+    open_batch();
+    const store::LearnResult r = batch_->learn(digest, c, terms, now);
+    if (r != store::LearnResult::already_learned && c == store::Class::ham && !from_address.empty()) {
+        // "Have you corresponded before?": senders of good mail become contacts.
+        batch_->add_contact(from_address, "learned-ham", now);
+    }
+    switch (r) {
+        case store::LearnResult::learned: ++counts_.learned; break;
+        case store::LearnResult::already_learned: ++counts_.already_learned; break;
+        case store::LearnResult::moved: ++counts_.moved; break;
+    }
+    if (++in_batch_ >= settings_.batch_messages) commit();
+    return r;
+}
+
 Trainer::LearnOutcome Trainer::learn(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now) {
     if (const auto p = check_message(raw, size_bytes, settings_.limits); p != MessageProblem::none) return {p, {}};
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
@@ -36,23 +53,42 @@ Trainer::LearnOutcome Trainer::learn(std::string_view raw, std::size_t size_byte
     std::vector<store::TrainTerm> terms;
     terms.reserve(bag.size());
     for (const auto& e : bag.entries()) terms.push_back({e.id, e.count, bag.text(e)});
+    const auto* from = parsed.find("From");
+    const std::string address = from != nullptr ? features::address_in(from->value) : std::string();
+    return {MessageProblem::none, learn_terms(message_digest(raw), terms, address, c, now)};
+}
 
-    open_batch();
-    const store::LearnResult r = batch_->learn(message_digest(raw), c, terms, now);
-    if (r != store::LearnResult::already_learned && c == store::Class::ham) {
-        // "Have you corresponded before?": senders of good mail become contacts.
-        if (const auto* from = parsed.find("From")) {
-            const std::string address = features::address_in(from->value);
-            if (!address.empty()) batch_->add_contact(address, "learned-ham", now);
+store::LearnResult Trainer::learn_scan(const store::Scan& scan, store::Class c, std::int64_t now) {
+    const auto lines = parse_feature_lines(scan.features);
+    std::vector<store::TrainTerm> terms;
+    terms.reserve(lines.size());
+    std::string from;
+    for (const auto& [text, n] : lines) {
+        terms.push_back({features::feature_id(text), n, text});
+        if (text.rfind("hdr:from:", 0) == 0) from = text.substr(9);
+    }
+    // Keyed by the signature: correcting the same scan again is a no-op, the other way moves it.
+    const store::LearnResult r = learn_terms(scan.id, terms, from, c, now);
+    if (r != store::LearnResult::already_learned) batch_->record_correction(scan.verdict, c, now);
+    return r;
+}
+
+Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now) {
+    if (const auto p = check_message(raw, size_bytes, settings_.limits); p != MessageProblem::none) return {p, {}, false};
+    const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
+    if (const auto* h = parsed.find("X-Mailsift-Signature")) {
+        if (const auto id = parse_signature(h->value)) {
+            if (const auto scan = db_.find_scan(*id)) return {MessageProblem::none, learn_scan(*scan, c, now), true};
         }
     }
-    switch (r) {
-        case store::LearnResult::learned: ++counts_.learned; break;
-        case store::LearnResult::already_learned: ++counts_.already_learned; break;
-        case store::LearnResult::moved: ++counts_.moved; break;
-    }
-    if (++in_batch_ >= settings_.batch_messages) commit();
-    return {MessageProblem::none, r};
+    const LearnOutcome o = learn(raw, size_bytes, c, now);
+    return {o.problem, o.result, false};
+}
+
+std::optional<store::LearnResult> Trainer::correct_signature(const store::Digest& id, store::Class c, std::int64_t now) {
+    const auto scan = db_.find_scan(id);
+    if (!scan) return std::nullopt;
+    return learn_scan(*scan, c, now);
 }
 
 store::UnlearnResult Trainer::unlearn(std::string_view raw, store::Class c) {

@@ -49,6 +49,30 @@ constexpr const char* migrations[] = {
         added_at INTEGER NOT NULL
     ) WITHOUT ROWID;
     )sql",
+    // 1 -> 2: the feedback loop
+    R"sql(
+    -- What mailsiftd scored, under the id it put in X-Mailsift-Signature, so a
+    -- correction trains exactly those features. Pruned after signature_days.
+    CREATE TABLE signatures (
+        id BLOB NOT NULL UNIQUE,               -- 16 bytes
+        scanned_at INTEGER NOT NULL,
+        verdict INTEGER NOT NULL CHECK (verdict IN (0, 1, 2)),  -- ham, unsure, spam
+        features TEXT NOT NULL                 -- "feature<TAB>count" lines
+    );
+    CREATE INDEX signatures_scanned_at ON signatures (scanned_at);
+    -- Every correction of a scanned message, kept for error rates.
+    CREATE TABLE corrections (
+        at INTEGER NOT NULL,
+        verdict INTEGER NOT NULL CHECK (verdict IN (0, 1, 2)),  -- what mailsiftd said
+        corrected_to INTEGER NOT NULL CHECK (corrected_to IN (0, 1))  -- ham, spam
+    );
+    CREATE INDEX corrections_at ON corrections (at);
+    -- mailsiftd's counters, added to every few seconds.
+    CREATE TABLE counters (
+        name TEXT PRIMARY KEY,
+        value INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    )sql",
 };
 static_assert(std::size(migrations) == schema_version);
 
@@ -142,10 +166,22 @@ struct Database::Statements {
           insert_contact(db, "INSERT OR IGNORE INTO contacts (address, source, added_at) VALUES (?1, ?2, ?3)", p),
           delete_contact(db, "DELETE FROM contacts WHERE address = ?1", p),
           feature_text(db, "SELECT text FROM features WHERE id = ?1", p),
-          data_version(db, "PRAGMA data_version", p) {}
+          data_version(db, "PRAGMA data_version", p),
+          find_signature(db, "SELECT scanned_at, verdict, features FROM signatures WHERE id = ?1", p),
+          upsert_signature(db,
+                           "INSERT INTO signatures (id, scanned_at, verdict, features) VALUES (?1, ?2, ?3, ?4)"
+                           " ON CONFLICT (id) DO UPDATE SET scanned_at = excluded.scanned_at,"
+                           " verdict = excluded.verdict, features = excluded.features",
+                           p),
+          insert_correction(db, "INSERT INTO corrections (at, verdict, corrected_to) VALUES (?1, ?2, ?3)", p),
+          add_counter(db,
+                      "INSERT INTO counters (name, value) VALUES (?1, ?2)"
+                      " ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
+                      p) {}
 
     Statement find_message, insert_message, delete_message, upsert_feature, delete_empty_feature, update_class,
-        insert_contact, delete_contact, feature_text, data_version;
+        insert_contact, delete_contact, feature_text, data_version, find_signature, upsert_signature,
+        insert_correction, add_counter;
 };
 
 // ---- Database ----
@@ -189,8 +225,14 @@ Database::Database(std::filesystem::path path, Mode mode, std::chrono::milliseco
             const int version = user_version();
             check_version(version);
             if (version < schema_version) {
-                fail("database schema version " + std::to_string(version) + " is older than this mailsift's (" +
-                     std::to_string(schema_version) + "); run 'mailsift learn' or 'mailsift stats' once to upgrade it");
+                // An older database is upgraded in place once, through a short-lived
+                // writer; a reader that may not write says so.
+                try {
+                    Database upgrade(path_, Mode::read_write, busy_timeout);
+                } catch (const Error& e) {
+                    fail("database schema version " + std::to_string(version) + " is older than this mailsift's (" +
+                         std::to_string(schema_version) + ") and could not be upgraded: " + e.what());
+                }
             }
         }
         st_ = std::make_unique<Statements>(db_, path_);
@@ -311,6 +353,84 @@ ContactSet Database::load_contacts() {
     return ContactSet(std::move(set));
 }
 
+namespace {
+void bind_digest(sqlite3_stmt* s, int index, const Digest& d) {
+    sqlite3_bind_blob(s, index, d.data(), static_cast<int>(d.size()), SQLITE_STATIC);
+}
+}  // namespace
+
+std::optional<Scan> Database::find_scan(const Digest& id) {
+    Use s(st_->find_signature);
+    bind_digest(*s, 1, id);
+    const int rc = sqlite3_step(*s);
+    if (rc == SQLITE_DONE) return std::nullopt;
+    if (rc != SQLITE_ROW) fail(std::string("cannot look up signature: ") + sqlite3_errmsg(db_));
+    Scan scan;
+    scan.id = id;
+    scan.scanned_at = sqlite3_column_int64(*s, 0);
+    scan.verdict = static_cast<model::Verdict>(sqlite3_column_int(*s, 1));
+    scan.features.assign(reinterpret_cast<const char*>(sqlite3_column_text(*s, 2)),
+                         static_cast<std::size_t>(sqlite3_column_bytes(*s, 2)));
+    return scan;
+}
+
+void Database::record(const Recording& r) {
+    if (mode_ != Mode::read_write) fail("database was opened read-only");
+    exec("BEGIN IMMEDIATE");
+    try {
+        for (const auto& scan : r.scans) {
+            Use s(st_->upsert_signature);
+            bind_digest(*s, 1, scan.id);
+            sqlite3_bind_int64(*s, 2, scan.scanned_at);
+            sqlite3_bind_int(*s, 3, static_cast<int>(scan.verdict));
+            sqlite3_bind_text(*s, 4, scan.features.data(), static_cast<int>(scan.features.size()), SQLITE_STATIC);
+            if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot record signature: ") + sqlite3_errmsg(db_));
+        }
+        for (const auto& c : r.contacts) add_contact(c.address, c.source, c.added_at);
+        for (const auto& [name, n] : r.counter_increments) {
+            Use s(st_->add_counter);
+            sqlite3_bind_text(*s, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
+            sqlite3_bind_int64(*s, 2, n);
+            if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot update counter: ") + sqlite3_errmsg(db_));
+        }
+        exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+}
+
+std::size_t Database::prune_scans(std::int64_t before) {
+    Statement q(db_, "DELETE FROM signatures WHERE scanned_at < ?1", path_);
+    sqlite3_bind_int64(q.get(), 1, before);
+    if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune signatures: ") + sqlite3_errmsg(db_));
+    return static_cast<std::size_t>(sqlite3_changes(db_));
+}
+
+CorrectionCounts Database::corrections_since(std::int64_t since) {
+    CorrectionCounts c;
+    Statement q(db_, "SELECT verdict, corrected_to, count(*) FROM corrections WHERE at >= ?1 GROUP BY 1, 2", path_);
+    sqlite3_bind_int64(q.get(), 1, since);
+    while (sqlite3_step(q.get()) == SQLITE_ROW) {
+        const auto verdict = static_cast<model::Verdict>(sqlite3_column_int(q.get(), 0));
+        const bool to_spam = sqlite3_column_int(q.get(), 1) == 1;
+        const auto n = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 2));
+        if (verdict == model::Verdict::spam && !to_spam) c.false_positives += n;
+        else if (verdict == model::Verdict::ham && to_spam) c.false_negatives += n;
+        else if (verdict == model::Verdict::unsure) (to_spam ? c.unsure_to_spam : c.unsure_to_ham) += n;
+    }
+    return c;
+}
+
+std::vector<std::pair<std::string, std::int64_t>> Database::counters() {
+    std::vector<std::pair<std::string, std::int64_t>> out;
+    Statement q(db_, "SELECT name, value FROM counters ORDER BY name", path_);
+    while (sqlite3_step(q.get()) == SQLITE_ROW) {
+        out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(q.get(), 0)), sqlite3_column_int64(q.get(), 1));
+    }
+    return out;
+}
+
 std::vector<Contact> Database::contacts() {
     std::vector<Contact> out;
     Statement q(db_, "SELECT address, source, added_at FROM contacts ORDER BY address", path_);
@@ -363,6 +483,10 @@ Statistics Database::statistics() {
     {
         Statement q(db_, "SELECT count(*) FROM contacts", path_);
         if (sqlite3_step(q.get()) == SQLITE_ROW) st.contacts = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 0));
+    }
+    {
+        Statement q(db_, "SELECT count(*) FROM signatures", path_);
+        if (sqlite3_step(q.get()) == SQLITE_ROW) st.signatures = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 0));
     }
     std::error_code ec;
     const auto size = std::filesystem::file_size(path_, ec);
@@ -472,6 +596,14 @@ UnlearnResult TrainingBatch::unlearn(const Digest& digest, Class c) {
 
 void TrainingBatch::add_contact(std::string_view address, std::string_view source, std::int64_t now) {
     db_.add_contact(address, source, now);
+}
+
+void TrainingBatch::record_correction(model::Verdict verdict, Class to, std::int64_t now) {
+    Use s(db_.st_->insert_correction);
+    sqlite3_bind_int64(*s, 1, now);
+    sqlite3_bind_int(*s, 2, static_cast<int>(verdict));
+    sqlite3_bind_int(*s, 3, to == Class::spam ? 1 : 0);
+    if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot record correction: ") + sqlite3_errmsg(db_.db_));
 }
 
 void TrainingBatch::commit() {

@@ -269,3 +269,70 @@ TEST_CASE("Checking a bad configuration reports it and exits 3", "[mailsiftd]") 
     REQUIRE(WIFEXITED(rc));
     REQUIRE(WEXITSTATUS(rc) == 3);
 }
+
+namespace {
+std::string run(const std::string& cmd) {
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    ::pclose(p);
+    return out;
+}
+std::string header_value(const std::vector<std::pair<char, std::string>>& replies, const std::string& name) {
+    for (const auto& [letter, payload] : replies) {
+        if (letter == 'h' && payload.rfind(name + std::string(1, '\0'), 0) == 0) {
+            std::string v = payload.substr(name.size() + 1);
+            v = v.substr(0, v.find('\0'));
+            while (!v.empty() && v.front() == ' ') v.erase(0, 1);
+            return v;
+        }
+    }
+    return {};
+}
+}  // namespace
+
+TEST_CASE("A scanned message can be corrected by its signature, and stats count it", "[mailsiftd]") {
+    Daemon d("stats_interval = 1\n");
+    d.train();
+    d.start();
+    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+    Client c(d.socket);
+    c.negotiate();
+    const auto replies = c.message(spam);
+    const std::string signature = header_value(replies, "X-Mailsift-Signature");
+    REQUIRE(signature.size() == 32);
+    REQUIRE(header_value(replies, "X-Mailsift-Status").rfind("Yes", 0) == 0);
+
+    const std::string db = (d.dir / "model.db").string();
+    const std::string stats = cli + " --db " + db + " stats --json";
+    REQUIRE(eventually([&] { return run(stats).find("\"signatures\":1") != std::string::npos; }));
+
+    // As delivered: our headers on top, more added by the delivery path.
+    std::ofstream(d.dir / "delivered.eml") << "Received: from mx by mailbox\nX-Mailsift-Status: Yes\nX-Mailsift-Signature: "
+                                           << signature << "\n" << spam << "\nSigned, the mail client\n";
+    const std::string corrected = run(cli + " --db " + db + " correct --ham " + (d.dir / "delivered.eml").string());
+    REQUIRE(corrected.find("1 by signature") != std::string::npos);
+    REQUIRE(corrected.find("1 learned") != std::string::npos);
+    REQUIRE(run(cli + " --db " + db + " correct --ham " + (d.dir / "delivered.eml").string() + " 2>&1")
+                .find("already learned as ham") != std::string::npos);
+    const std::string after = run(stats);
+    REQUIRE(after.find("\"all\":{\"false_positives\":1") != std::string::npos);
+    REQUIRE(after.find("\"messages\":1") != std::string::npos);  // the daemon's counter
+    REQUIRE(after.find("\"messages\":{\"spam\":3,\"ham\":4}") != std::string::npos);
+}
+
+TEST_CASE("Recipients of authenticated senders become contacts", "[mailsiftd]") {
+    Daemon d("stats_interval = 1\n");
+    d.train();
+    d.start();
+    Client c(d.socket);
+    c.negotiate();
+    // The MTA sends {auth_authen} with MAIL FROM when the client authenticated.
+    c.send(frame('D', "M" + z("{auth_authen}") + z("alice")));
+    const auto replies = c.message("From: alice@example.org\nSubject: lunch\n\nsee you at noon\n");
+    REQUIRE(header_value(replies, "X-Mailsift-Status").rfind("Skipped", 0) == 0);
+    const std::string list = (cli + " --db " + (d.dir / "model.db").string() + " contacts list");
+    REQUIRE(eventually([&] { return run(list).find("user@example.org\tsent by alice\t") != std::string::npos; }));
+}

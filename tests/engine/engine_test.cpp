@@ -8,6 +8,7 @@
 
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/engine/settings.hpp"
+#include "mailsift/features/feature_hash.hpp"
 
 using namespace mailsift;
 
@@ -220,4 +221,63 @@ TEST_CASE("Daemon settings are parsed and checked", "[engine]") {
     REQUIRE_THROWS_WITH(engine::parse_settings("socket_mode = 999\n", "d.conf"), Catch::Contains("d.conf:1"));
     REQUIRE_THROWS_WITH(engine::parse_settings("reject_reply = 250 ok\n", "d.conf"), Catch::Contains("d.conf:1"));
     REQUIRE_THROWS_WITH(engine::parse_settings("on_error = drop\n", "d.conf"), Catch::Contains("d.conf:1"));
+}
+
+TEST_CASE("A correction by signature trains what was scanned and moves on a second opinion", "[engine]") {
+    TempDir dir;
+    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    const store::Digest id = engine::message_digest("any bytes: the daemon's digest of what it scanned");
+    store::Recording rec;
+    rec.scans.push_back({id, 1000, model::Verdict::spam, "w:scanned\t2\nhdr:from:friend@example.org\t1\n"});
+    db.record(rec);
+    REQUIRE(db.find_scan(id).has_value());
+
+    // The delivered copy gained headers on the way; only the signature matters.
+    const std::string delivered = "Received: from somewhere\nX-Mailsift-Status: Yes, score=0.9990\n"
+                                  "X-Mailsift-Signature: " + engine::signature_text(id) +
+                                  "\nFrom: friend@example.org\nSubject: hi\n\ncompletely different body\n";
+    engine::Trainer t(db, engine::Settings{});
+    auto o = t.correct(delivered, delivered.size(), store::Class::ham, 2000);
+    REQUIRE(o.by_signature);
+    REQUIRE(o.result == store::LearnResult::learned);
+    t.commit();
+    auto counts = db.load_counts(model::TermFrequency::raw);
+    REQUIRE(counts.features.at(features::feature_id("w:scanned")).ham == 2);
+    REQUIRE(counts.features.count(features::feature_id("w:completely")) == 0);
+    REQUIRE(db.load_contacts().contains("friend@example.org"));
+    REQUIRE(db.corrections_since(0).false_positives == 1);
+
+    SECTION("the same correction again changes nothing") {
+        REQUIRE(t.correct(delivered, delivered.size(), store::Class::ham, 3000).result ==
+                store::LearnResult::already_learned);
+        t.commit();
+        REQUIRE(db.load_counts(model::TermFrequency::raw).messages.ham == 1);
+        REQUIRE(db.corrections_since(0).false_positives == 1);
+    }
+    SECTION("the other direction moves it, by signature alone") {
+        REQUIRE(t.correct_signature(id, store::Class::spam, 3000) == store::LearnResult::moved);
+        t.commit();
+        counts = db.load_counts(model::TermFrequency::raw);
+        REQUIRE(counts.messages.ham == 0);
+        REQUIRE(counts.messages.spam == 1);
+        REQUIRE(counts.features.at(features::feature_id("w:scanned")).spam == 2);
+    }
+    SECTION("an unknown signature is reported, and a message without one is learned as it is") {
+        REQUIRE_FALSE(t.correct_signature(engine::message_digest("never scanned"), store::Class::spam, 1));
+        const std::string plain = "From: a@example.org\nSubject: plain\n\nplain words\n";
+        const auto p = t.correct(plain, plain.size(), store::Class::spam, 1);
+        REQUIRE_FALSE(p.by_signature);
+        REQUIRE(p.result == store::LearnResult::learned);
+    }
+}
+
+TEST_CASE("Signatures round-trip as text and feature lines parse back", "[engine]") {
+    const auto d = engine::message_digest("x");
+    REQUIRE(engine::parse_signature(" " + engine::signature_text(d) + "\r") == d);
+    REQUIRE_FALSE(engine::parse_signature("xyz"));
+    REQUIRE_FALSE(engine::parse_signature(std::string(32, 'g')));
+    const auto lines = engine::parse_feature_lines("w:a\t3\nbroken line\nw:tab\tin\t2\nw:zero\t0\n");
+    REQUIRE(lines.size() == 2);
+    REQUIRE(lines[0] == std::pair<std::string, std::uint32_t>{"w:a", 3});
+    REQUIRE(lines[1].first == "w:tab\tin");
 }

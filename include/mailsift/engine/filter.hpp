@@ -43,6 +43,14 @@ MessageProblem check_message(std::string_view raw, std::size_t size_bytes, const
 // message we tagged is recognised when it comes back for correction.
 store::Digest message_digest(std::string_view raw);
 
+// The X-Mailsift-Signature form of a digest (32 lower-case hex digits), and back.
+std::string signature_text(const store::Digest& d);
+std::optional<store::Digest> parse_signature(std::string_view text);
+
+// "feature<TAB>count" lines: how a scan's features are recorded, and back.
+std::string feature_lines(const features::FeatureBag& bag);
+std::vector<std::pair<std::string, std::uint32_t>> parse_feature_lines(std::string_view lines);
+
 struct Reason {
     std::string feature;
     double log_odds = 0.0;
@@ -55,6 +63,7 @@ struct Classification {
     std::vector<Reason> toward_ham;
     bool prefix_only = false;  // a limit was hit; scored on what was read
     bool truncated = false;    // the MIME structure was cut short; scored on what was read
+    std::string features;      // feature_lines() of what was scored, when asked for
 };
 
 // The in-memory model: everything scoring needs.
@@ -79,7 +88,9 @@ public:
     const Settings& settings() const { return settings_; }
 
     features::FeatureBag features_of(std::string_view raw, const features::Envelope* envelope = nullptr) const;
-    Classification classify(std::string_view raw, const features::Envelope* envelope = nullptr) const;
+    // With `record_features`, Classification::features holds what was scored.
+    Classification classify(std::string_view raw, const features::Envelope* envelope = nullptr,
+                            bool record_features = false) const;
 
 private:
     store::Database& db_;
@@ -104,12 +115,27 @@ public:
     // Adds one message to the open batch (committing every settings.batch_messages).
     LearnOutcome learn(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now);
     store::UnlearnResult unlearn(std::string_view raw, store::Class c);
+
+    // A correction: when the message carries a signature the database knows,
+    // trains the features recorded at scan time (under the signature) and notes
+    // the correction for error rates; otherwise learns the message as it is.
+    struct CorrectOutcome {
+        MessageProblem problem = MessageProblem::none;
+        store::LearnResult result = store::LearnResult::learned;
+        bool by_signature = false;
+    };
+    CorrectOutcome correct(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now);
+    // Without the message: false when the signature is unknown (expired or never scanned here).
+    std::optional<store::LearnResult> correct_signature(const store::Digest& id, store::Class c, std::int64_t now);
     // Commits the open batch, if any.
     void commit();
     const TrainCounts& counts() const { return counts_; }
 
 private:
     void open_batch();
+    store::LearnResult learn_terms(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
+                                   std::string_view from_address, store::Class c, std::int64_t now);
+    store::LearnResult learn_scan(const store::Scan& scan, store::Class c, std::int64_t now);
 
     store::Database& db_;
     Settings settings_;

@@ -39,6 +39,10 @@ struct DaemonSettings {
     double reject_threshold = 2.0;                // P(spam) at or above: reject (> 1 = off)
     std::string reject_reply = "550 5.7.1 Message rejected as spam";
     double quarantine_threshold = 2.0;            // P(spam) at or above: quarantine (> 1 = off)
+    bool record_signatures = true;                // keep each scan's features for `mailsift correct`
+    std::chrono::seconds signature_keep{14 * 86400};  // how long scans are kept
+    bool learn_contacts = true;                   // recipients of authenticated senders become contacts
+    std::chrono::seconds stats_interval{5};       // how often scans and counters are written
 };
 
 struct Settings {

@@ -87,7 +87,7 @@ private:
     std::unordered_map<FeatureId, Entry> weights_;
 };
 
-enum class Verdict : std::uint8_t { ham, unsure, spam };
+enum class Verdict : std::uint8_t { ham = 0, unsure = 1, spam = 2 };  // values are stored in databases
 const char* to_string(Verdict v);
 
 struct Contribution {

@@ -35,7 +35,7 @@ struct sqlite3_stmt;
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 1;
+inline constexpr int schema_version = 2;
 
 class Error : public std::runtime_error {
 public:
@@ -89,11 +89,35 @@ private:
     std::unordered_set<std::string> addresses_;
 };
 
+// What mailsiftd scored, recorded under its X-Mailsift-Signature id.
+struct Scan {
+    Digest id{};
+    std::int64_t scanned_at = 0;
+    model::Verdict verdict = model::Verdict::unsure;
+    std::string features;  // "feature<TAB>count" lines, as scored
+};
+
+// What the daemon's recorder writes in one transaction.
+struct Recording {
+    std::vector<Scan> scans;
+    std::vector<Contact> contacts;
+    std::vector<std::pair<std::string, std::int64_t>> counter_increments;
+};
+
+// Corrections of scanned messages since some time.
+struct CorrectionCounts {
+    std::uint64_t false_positives = 0;  // said spam, corrected to ham
+    std::uint64_t false_negatives = 0;  // said ham, corrected to spam
+    std::uint64_t unsure_to_spam = 0;
+    std::uint64_t unsure_to_ham = 0;
+};
+
 struct Statistics {
     model::ClassCounts messages;
     model::ClassCounts occurrences;  // feature occurrences learned per class
     std::uint64_t distinct_features = 0;
     std::uint64_t contacts = 0;
+    std::uint64_t signatures = 0;
     int schema_version = 0;
     std::uint64_t file_bytes = 0;
 };
@@ -123,6 +147,14 @@ public:
     Statistics statistics();
     // Text of a feature id, or "" when unknown.
     std::string feature_text(model::FeatureId id);
+
+    std::optional<Scan> find_scan(const Digest& id);
+    // One transaction; read_write only.
+    void record(const Recording& r);
+    // Deletes scans recorded before `before`; returns how many.
+    std::size_t prune_scans(std::int64_t before);
+    CorrectionCounts corrections_since(std::int64_t since);
+    std::vector<std::pair<std::string, std::int64_t>> counters();
 
     std::vector<Contact> contacts();
     bool add_contact(std::string_view address, std::string_view source, std::int64_t now);  // false: already there
@@ -157,6 +189,8 @@ public:
     UnlearnResult unlearn(const Digest& digest, Class c);
     // Adds a contact inside this transaction (e.g. the sender of a ham message).
     void add_contact(std::string_view address, std::string_view source, std::int64_t now);
+    // Notes that a message mailsiftd judged `verdict` was corrected to `to`.
+    void record_correction(model::Verdict verdict, Class to, std::int64_t now);
     void commit();
 
 private:

@@ -1,0 +1,57 @@
+// The daemon's only writer: scans (features under their signature), contacts
+// from outgoing mail, and counters, queued by scoring threads without waiting
+// and written by one thread in a transaction every few seconds. If the
+// database cannot be written, the batch is dropped and said once in the log:
+// scoring never waits for it and mail is never held for it.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mailsift/store/database.hpp"
+
+namespace mailsift::daemon {
+
+class Recorder {
+public:
+    struct Options {
+        std::filesystem::path database;
+        std::chrono::milliseconds interval{5000};
+        std::size_t max_queued_scans = 20000;   // beyond: drop (counted as scans_dropped)
+        std::chrono::seconds keep_scans{14 * 86400};
+    };
+    explicit Recorder(Options options);
+    ~Recorder();  // writes what is queued, then stops
+    Recorder(const Recorder&) = delete;
+    Recorder& operator=(const Recorder&) = delete;
+
+    void scan(store::Scan s);
+    void contact(std::string address, std::string source, std::int64_t now);
+    void count(const std::string& name, std::int64_t n = 1);
+    // Writes now and waits for it (tests, shutdown).
+    void flush();
+
+private:
+    void run();
+    void write_batch(std::unique_lock<std::mutex>& lock);
+
+    Options options_;
+    std::mutex mutex_;
+    std::condition_variable wake_, written_;
+    store::Recording pending_;
+    std::map<std::string, std::int64_t> counters_;
+    std::uint64_t flush_requests_ = 0, flushes_done_ = 0;
+    bool stopping_ = false;
+    std::string last_problem_;
+    std::chrono::steady_clock::time_point last_prune_{};
+    std::thread thread_;
+};
+
+}  // namespace mailsift::daemon
