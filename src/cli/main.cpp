@@ -1,17 +1,26 @@
 // mailsift — the command-line companion: learn, unlearn, classify, explain,
-// tokens, stats, contacts. Argument parsing and output formats live here; all
-// mail logic is in the engine.
+// tokens, stats, contacts, and the administration commands top, prune,
+// export, import and backup. Argument parsing and output formats live here;
+// all mail logic is in the engine, all SQL in the store.
 //
 // Exit codes (also in man/mailsift.1):
 //   0 success (a message already learned is success)
 //   1 some input could not be read or used; the rest was processed
 //   2 usage error
 //   3 database or configuration error; the failing batch changed nothing
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -41,7 +50,13 @@ commands:
   explain  PATH                                           show why a message scores as it does
   tokens   PATH                                           print the features of one message
   stats    [--json]                                       show what the database holds
-  contacts (add|remove|list) [ADDRESS...]                 manage known correspondents
+  contacts (add|remove|list) [ADDRESS...] | import FILE   manage known correspondents
+  top      [--spam|--ham] [--min-count K] [N]             the most telling features
+  prune    [--signatures-older-than DAYS] [--features-unseen-days DAYS]
+                                                          expire signatures and one-off features
+  export   FILE                                           write the whole model as text
+  import   FILE                                           load an export into an empty database
+  backup   [--force] FILE                                 copy the live database to FILE
 
 PATH is a message file, an mbox file or a directory (maildir, or one message
 per file); '-' or no PATH reads one message from standard input.
@@ -110,8 +125,54 @@ Show the database used, its size and schema version, messages and features
 learned per class, and the number of contacts.
 )"},
     {"contacts", R"(usage: mailsift contacts (add|remove|list) [ADDRESS...]
+       mailsift contacts import FILE
 
 add and remove take addresses; list prints ADDRESS<TAB>SOURCE<TAB>ADDED (UTC).
+import reads FILE ('-' for standard input): one address per line (blank lines
+and '#' comments ignored) or vCards, whose EMAIL lines are used (EMAIL:,
+EMAIL;TYPE=work:, in any case). Imported contacts have the source 'imported'.
+Prints how many were added and how many were already there; a line that is
+not an address is reported as FILE:LINE (exit 1), the others are imported.
+)"},
+    {"top", R"(usage: mailsift top [--spam|--ham] [--min-count K] [N]
+
+Print the N (default 20) features that point most strongly toward spam and
+toward ham (only one direction with --spam or --ham), ranked by the model's
+smoothed log-odds weight ln P(f|spam) - ln P(f|ham), among the features seen
+at least K times in all (default 5) so that one-off tokens do not dominate.
+Counts are in the columns the configured term_frequency uses: messages
+containing the feature (boolean) or occurrences (raw). Each line gives RANK,
+WEIGHT, SPAM count, HAM count and FEATURE.
+)"},
+    {"prune", R"(usage: mailsift prune [--signatures-older-than DAYS] [--features-unseen-days DAYS]
+
+In one transaction, delete the signatures mailsiftd recorded more than DAYS
+ago (default: signature_days of the configuration, 14), and the features
+seen exactly once in all (one occurrence, in either class) that have not
+been learned for DAYS (default 90). The class totals drop by what the removed
+features held, so the model stays consistent; learned messages that named
+them can still be unlearned exactly. Prints what was removed.
+)"},
+    {"export", R"(usage: mailsift export FILE
+
+Write the whole model (class totals, features, learned messages with their
+feature lists, contacts) to FILE ('-' for standard output) in the text format
+described in mailsift(1), FORMAT. FILE is created mode 0640 or replaced.
+Signatures, corrections and mailsiftd's counters are not part of it.
+)"},
+    {"import", R"(usage: mailsift import FILE
+
+Load a model written by 'mailsift export' from FILE ('-' for standard input)
+into a new or empty database, in one transaction. A database that already
+holds a model is refused (exit 3). A line not in the format is reported as
+FILE:LINE: what is wrong (exit 1), and the database is left as it was.
+)"},
+    {"backup", R"(usage: mailsift backup [--force] FILE
+
+Copy the database to FILE with SQLite's online backup API while mailsiftd and
+others may go on writing; the copy holds what was committed when it began.
+It is written beside FILE and moved into place when complete. An existing
+FILE is refused (exit 1) unless --force.
 )"},
 };
 
@@ -553,8 +614,343 @@ int cmd_stats(const Context& ctx, const std::vector<std::string>& rest) {
     return exit_ok;
 }
 
+// ---- administration ----
+
+// A whole number in [min, max] for an option or argument, else a usage error.
+std::uint64_t whole_number(const std::string& command, const std::string& what, const std::string& text,
+                           std::uint64_t min, std::uint64_t max) {
+    std::uint64_t v = 0;
+    bool ok = !text.empty() && text.size() <= 12;
+    for (const char c : text) {
+        if (c < '0' || c > '9') ok = false;
+        if (ok) v = v * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    if (!ok || v < min || v > max) {
+        usage_error(command + ": " + what + " must be a whole number from " + std::to_string(min) + " to " +
+                    std::to_string(max) + ", not '" + text + "'");
+    }
+    return v;
+}
+
+// Commands that change an existing database do not create one.
+void require_database(const Context& ctx) {
+    if (!std::filesystem::exists(ctx.db_path)) {
+        throw store::Error(ctx.db_path, "no such database (train one first with 'mailsift learn')");
+    }
+}
+
+constexpr std::uint64_t top_default = 20, top_min_count = 5;
+
+int cmd_top(const Context& ctx, const std::vector<std::string>& rest) {
+    bool spam = false, ham = false;
+    std::optional<std::uint64_t> limit;
+    std::uint64_t min_count = top_min_count;
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+        const std::string& s = rest[i];
+        if (s == "--spam") {
+            spam = true;
+        } else if (s == "--ham") {
+            ham = true;
+        } else if (s == "--min-count") {
+            if (i + 1 >= rest.size()) usage_error("top: --min-count needs a number");
+            min_count = whole_number("top", "--min-count", rest[++i], 1, 1000000000);
+        } else if (s.size() > 1 && s[0] == '-') {
+            usage_error("top: unknown option '" + s + "'");
+        } else if (limit) {
+            usage_error("top: give N once");
+        } else {
+            limit = whole_number("top", "N", s, 1, 1000000);
+        }
+    }
+    if (!spam && !ham) spam = ham = true;
+    store::Database db(ctx.db_path, store::Database::Mode::read_only);
+    const model::Counts counts = db.load_counts(ctx.settings.model.term_frequency);
+    // The weights are the model's own, computed as scoring computes them.
+    const model::Snapshot snap(counts, ctx.settings.model);
+    struct Row {
+        double weight;
+        model::FeatureId id;
+        model::ClassCounts counts;
+    };
+    std::vector<Row> toward_spam, toward_ham;
+    for (const auto& [id, c] : counts.features) {
+        if (c.spam + c.ham < min_count) continue;
+        const double* w = snap.weight(id);
+        if (w == nullptr) continue;
+        if (*w > 0) toward_spam.push_back({*w, id, c});
+        if (*w < 0) toward_ham.push_back({*w, id, c});
+    }
+    const std::size_t n = static_cast<std::size_t>(limit.value_or(top_default));
+    // Strongest first; ties go to the feature seen more often, then to the lower id.
+    auto rank = [n](std::vector<Row>& rows) {
+        auto stronger = [](const Row& a, const Row& b) {
+            if (std::fabs(a.weight) != std::fabs(b.weight)) return std::fabs(a.weight) > std::fabs(b.weight);
+            if (a.counts.spam + a.counts.ham != b.counts.spam + b.counts.ham) {
+                return a.counts.spam + a.counts.ham > b.counts.spam + b.counts.ham;
+            }
+            return a.id < b.id;
+        };
+        const std::size_t keep = std::min(n, rows.size());
+        std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(keep), rows.end(), stronger);
+        rows.resize(keep);
+    };
+    const bool boolean = ctx.settings.model.term_frequency == model::TermFrequency::boolean;
+    std::printf("model: %llu spam and %llu ham messages learned, %zu features (term_frequency = %s)\n"
+                "ranked by weight among the %zu features seen at least %llu times; counts are %s\n",
+                static_cast<unsigned long long>(counts.messages.spam), static_cast<unsigned long long>(counts.messages.ham),
+                counts.features.size(), boolean ? "boolean" : "raw", toward_spam.size() + toward_ham.size(),
+                static_cast<unsigned long long>(min_count), boolean ? "messages containing the feature" : "occurrences");
+    auto table = [&](const char* title, std::vector<Row>& rows) {
+        rank(rows);
+        std::printf("\n%s\n  %4s  %10s  %8s  %8s  %s\n", title, "rank", "weight", "spam", "ham", "feature");
+        std::size_t r = 0;
+        for (const auto& row : rows) {
+            std::printf("  %4zu  %+10.4f  %8llu  %8llu  %s\n", ++r, row.weight,
+                        static_cast<unsigned long long>(row.counts.spam), static_cast<unsigned long long>(row.counts.ham),
+                        db.feature_text(row.id).c_str());
+        }
+        if (rows.empty()) std::printf("  (none)\n");
+    };
+    if (spam) table("toward spam:", toward_spam);
+    if (ham) table("toward ham:", toward_ham);
+    return exit_ok;
+}
+
+constexpr std::int64_t prune_feature_days = 90, max_days = 1000000;
+
+int cmd_prune(const Context& ctx, const std::vector<std::string>& rest) {
+    std::int64_t signature_days = static_cast<std::int64_t>(ctx.settings.daemon.signature_keep.count() / 86400);
+    std::int64_t feature_days = prune_feature_days;
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+        const std::string& s = rest[i];
+        if (s == "--signatures-older-than" || s == "--features-unseen-days") {
+            if (i + 1 >= rest.size()) usage_error("prune: " + s + " needs a number of days");
+            const auto days = static_cast<std::int64_t>(whole_number("prune", s, rest[++i], 0, max_days));
+            (s == "--signatures-older-than" ? signature_days : feature_days) = days;
+        } else if (s.size() > 1 && s[0] == '-') {
+            usage_error("prune: unknown option '" + s + "'");
+        } else {
+            usage_error("prune: unexpected argument '" + s + "'");
+        }
+    }
+    require_database(ctx);
+    store::Database db(ctx.db_path, store::Database::Mode::read_write);
+    const std::int64_t now = std::time(nullptr);
+    const auto r = db.prune(now - signature_days * 86400, now - feature_days * 86400);
+    auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
+    std::printf("removed %llu signatures older than %lld days\n", u(r.signatures), static_cast<long long>(signature_days));
+    std::printf("removed %llu features seen once and not in the last %lld days (%llu spam, %llu ham occurrences)\n",
+                u(r.features), static_cast<long long>(feature_days), u(r.occurrences.spam), u(r.occurrences.ham));
+    return exit_ok;
+}
+
+// The one FILE argument of export, import and backup.
+std::string file_argument(const std::string& command, const std::vector<std::string>& args, bool dash_allowed) {
+    if (args.size() != 1) {
+        usage_error(command + ": give one FILE" + (dash_allowed ? std::string(" ('-' for standard ") +
+                                                                      (command == "export" ? "output)" : "input)")
+                                                                : std::string()));
+    }
+    const std::string& f = args[0];
+    if (f.size() > 1 && f[0] == '-') usage_error(command + ": unknown option '" + f + "'");
+    if (f == "-" && !dash_allowed) usage_error(command + ": FILE must name a file");
+    return f;
+}
+
+int cmd_export(const Context& ctx, const std::vector<std::string>& rest) {
+    const std::string file = file_argument("export", rest, true);
+    store::Database db(ctx.db_path, store::Database::Mode::read_only);
+    if (file == "-") {
+        db.export_model(std::cout);
+        std::cout.flush();
+        if (!std::cout) return report("-", "cannot write standard output"), exit_input;
+        return exit_ok;
+    }
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+        std::error_code ec;
+        const std::filesystem::path live = ctx.db_path.string() + suffix;
+        if (std::filesystem::exists(file, ec) && std::filesystem::exists(live, ec) &&
+            std::filesystem::equivalent(file, live, ec)) {
+            return report(file, "is a file of the database itself; export to another file"), exit_input;
+        }
+    }
+    // The export holds what was learned from the users' mail: as private as the database.
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    if (fd < 0) return report(file, std::string("cannot create: ") + std::strerror(errno)), exit_input;
+    ::close(fd);
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    store::ModelSummary sum;
+    try {
+        sum = db.export_model(out);
+    } catch (...) {
+        out.close();
+        std::filesystem::remove(file);  // no half export left behind
+        throw;
+    }
+    errno = 0;
+    out.close();
+    if (!out) {
+        const int e = errno;
+        std::filesystem::remove(file);
+        return report(file, std::string("cannot write: ") + (e != 0 ? std::strerror(e) : "write failed")), exit_input;
+    }
+    std::printf("exported %llu features, %llu learned messages and %llu contacts to %s\n",
+                static_cast<unsigned long long>(sum.features), static_cast<unsigned long long>(sum.messages),
+                static_cast<unsigned long long>(sum.contacts), file.c_str());
+    return exit_ok;
+}
+
+int cmd_import(const Context& ctx, const std::vector<std::string>& rest) {
+    const std::string file = file_argument("import", rest, true);
+    std::ifstream in_file;
+    if (file != "-") {
+        in_file.open(file, std::ios::binary);
+        if (!in_file) return report(file, std::string("cannot open: ") + std::strerror(errno)), exit_input;
+    }
+    std::istream& in = file == "-" ? std::cin : in_file;
+    // A database this import creates is removed again when the import fails.
+    const bool existed = std::filesystem::exists(ctx.db_path);
+    auto forget_new_database = [&] {
+        if (existed) return;
+        std::error_code ec;
+        for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(ctx.db_path.string() + suffix, ec);
+    };
+    store::ModelSummary sum;
+    try {
+        store::Database db(ctx.db_path, store::Database::Mode::read_write);
+        sum = db.import_model(in, file);
+    } catch (...) {
+        forget_new_database();
+        throw;
+    }
+    std::printf("imported %llu features, %llu learned messages and %llu contacts into %s\n",
+                static_cast<unsigned long long>(sum.features), static_cast<unsigned long long>(sum.messages),
+                static_cast<unsigned long long>(sum.contacts), ctx.db_path.c_str());
+    return exit_ok;
+}
+
+int cmd_backup(const Context& ctx, const std::vector<std::string>& rest) {
+    bool force = false;
+    std::vector<std::string> files;
+    for (const auto& s : rest) {
+        if (s == "--force") force = true;
+        else files.push_back(s);
+    }
+    const std::string file = file_argument("backup", files, false);
+    store::Database db(ctx.db_path, store::Database::Mode::read_only);
+    if (!force) {
+        // A -wal or -journal file of that name would be applied to the copy: the same as an existing FILE.
+        for (const char* suffix : {"", "-wal", "-journal"}) {
+            struct stat st{};
+            const std::string p = file + suffix;
+            if (::lstat(p.c_str(), &st) == 0) {
+                return report(p, "already exists; use --force to replace it"), exit_input;
+            }
+        }
+    }
+    db.backup(file, force);
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(file, ec);
+    std::printf("copied %s to %s (%llu bytes)\n", ctx.db_path.c_str(), file.c_str(),
+                static_cast<unsigned long long>(ec ? 0 : bytes));
+    return exit_ok;
+}
+
+// One line of a contacts file: an address per line, or a vCard.
+struct ContactLine {
+    enum Kind : std::uint8_t { skip, address, bad } kind = skip;
+    std::string text;  // the address, or what is wrong
+};
+
+bool iequals(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+}
+
+// features::address_in, and something on both sides of the '@'.
+std::string plausible_address(std::string_view text) {
+    std::string a = features::address_in(text);
+    const std::size_t at = a.find('@');
+    if (at == std::string::npos || at == 0 || at + 1 == a.size()) return {};
+    return a;
+}
+
+ContactLine parse_contact_line(std::string_view raw, bool& in_vcard) {
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    // A folded vCard line continues the previous one; EMAIL values are short, so it is left out.
+    if (in_vcard && !raw.empty() && (raw.front() == ' ' || raw.front() == '\t')) return {};
+    const std::string_view line = trim(raw);
+    if (line.empty() || line.front() == '#') return {};
+    if (iequals(line, "BEGIN:VCARD") || iequals(line, "END:VCARD")) {
+        in_vcard = iequals(line, "BEGIN:VCARD");
+        return {};
+    }
+    // A vCard property: [GROUP.]NAME[;PARAM=VALUE...]:VALUE
+    const std::size_t name_end = line.find_first_of(":;");
+    if (name_end != std::string_view::npos) {
+        std::string_view name = line.substr(0, name_end);
+        if (const auto dot = name.rfind('.'); dot != std::string_view::npos) name.remove_prefix(dot + 1);
+        if (iequals(name, "EMAIL")) {
+            // The value starts after the first ':' outside a quoted parameter value.
+            bool quoted = false;
+            std::size_t colon = std::string_view::npos;
+            for (std::size_t i = name_end; i < line.size() && colon == std::string_view::npos; ++i) {
+                if (line[i] == '"') quoted = !quoted;
+                else if (line[i] == ':' && !quoted) colon = i;
+            }
+            const std::string address =
+                colon == std::string_view::npos ? std::string() : plausible_address(line.substr(colon + 1));
+            if (address.empty()) return {ContactLine::bad, "vCard EMAIL line without an email address"};
+            return {ContactLine::address, address};
+        }
+    }
+    if (in_vcard) return {};  // the other properties of a vCard
+    const std::string address = plausible_address(line);
+    if (address.empty()) return {ContactLine::bad, "not an email address"};
+    return {ContactLine::address, address};
+}
+
+int cmd_contacts_import(const Context& ctx, const std::string& file) {
+    if (file.size() > 1 && file[0] == '-') usage_error("contacts import: unknown option '" + file + "'");
+    std::ifstream in_file;
+    if (file != "-") {
+        in_file.open(file, std::ios::binary);
+        if (!in_file) return report(file, std::string("cannot open: ") + std::strerror(errno)), exit_input;
+    }
+    std::istream& in = file == "-" ? std::cin : in_file;
+    const std::int64_t now = std::time(nullptr);
+    std::vector<store::Contact> contacts;
+    int status = exit_ok;
+    bool in_vcard = false;
+    std::string line;
+    for (std::size_t n = 1; std::getline(in, line); ++n) {
+        const ContactLine c = parse_contact_line(line, in_vcard);
+        if (c.kind == ContactLine::bad) {
+            report(file + ":" + std::to_string(n), c.text);
+            status = exit_input;
+        } else if (c.kind == ContactLine::address) {
+            contacts.push_back({c.text, "imported", now});
+        }
+    }
+    if (in.bad()) {
+        report(file, "read error");
+        status = exit_input;
+    }
+    store::Database db(ctx.db_path, store::Database::Mode::read_write);
+    const std::size_t added = db.add_contacts(contacts);
+    std::printf("added %zu contacts, %zu already present\n", added, contacts.size() - added);
+    return status;
+}
+
 int cmd_contacts(const Context& ctx, const std::vector<std::string>& rest) {
-    if (rest.empty()) usage_error("contacts: say add, remove or list");
+    if (rest.empty()) usage_error("contacts: say add, remove, list or import");
     const std::string& action = rest[0];
     if (action == "list") {
         if (rest.size() > 1) usage_error("contacts list: takes no addresses");
@@ -568,6 +964,10 @@ int cmd_contacts(const Context& ctx, const std::vector<std::string>& rest) {
             std::printf("%s\t%s\t%s\n", c.address.c_str(), c.source.c_str(), when);
         }
         return exit_ok;
+    }
+    if (action == "import") {
+        if (rest.size() != 2) usage_error("contacts import: give one FILE ('-' for standard input)");
+        return cmd_contacts_import(ctx, rest[1]);
     }
     if (action != "add" && action != "remove") usage_error("contacts: unknown action '" + action + "'");
     if (rest.size() < 2) usage_error("contacts " + action + ": give one or more addresses");
@@ -639,7 +1039,15 @@ int main(int argc, char** argv) {
         if (a.command == "tokens") return cmd_tokens(ctx, a.rest);
         if (a.command == "stats") return cmd_stats(ctx, a.rest);
         if (a.command == "contacts") return cmd_contacts(ctx, a.rest);
+        if (a.command == "top") return cmd_top(ctx, a.rest);
+        if (a.command == "prune") return cmd_prune(ctx, a.rest);
+        if (a.command == "export") return cmd_export(ctx, a.rest);
+        if (a.command == "import") return cmd_import(ctx, a.rest);
+        if (a.command == "backup") return cmd_backup(ctx, a.rest);
         usage_error("unknown command '" + a.command + "'");
+    } catch (const store::FormatError& e) {
+        std::cerr << "mailsift: " << e.what() << "\n";
+        return exit_input;
     } catch (const engine::ConfigError& e) {
         std::cerr << "mailsift: " << e.what() << "\n";
         return exit_environment;

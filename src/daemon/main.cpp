@@ -167,6 +167,7 @@ int main(int argc, char** argv) {
                             std::lock_guard lock(refresh_mutex);
                             scorer.reconfigure(fresh.settings);
                         }
+                        refresh_cv.notify_all();  // rebuild the model with the new settings now
                         server.reconfigure(fresh.settings);
                         daemon::log_info("configuration reloaded");
                     } catch (const std::exception& e) {

@@ -157,9 +157,16 @@ Filter::Filter(store::Database& db, Settings settings) : db_(db), settings_(std:
 
 bool Filter::refresh() {
     const std::uint64_t version = db_.data_version();
-    if (const auto current = model(); current && current->data_version == version) return false;
+    const auto current = model();
+    if (current && version == seen_data_version_) return false;
+    seen_data_version_ = version;
+    // Signatures and counters written by the daemon move data_version too;
+    // reload only when the model's inputs changed.
+    std::string fingerprint = db_.model_fingerprint();
+    if (current && fingerprint == current->fingerprint) return false;
     auto m = std::make_shared<Model>();
     m->data_version = version;
+    m->fingerprint = std::move(fingerprint);
     m->snapshot = model::Snapshot(db_.load_counts(settings_.model.term_frequency), settings_.model);
     m->contacts = db_.load_contacts();
     std::lock_guard lock(model_mutex_);

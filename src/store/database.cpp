@@ -5,8 +5,15 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cassert>
+#include <cerrno>
+#include <cstring>
+#include <istream>
+#include <ostream>
 #include <system_error>
 
 namespace mailsift::store {
@@ -72,6 +79,13 @@ constexpr const char* migrations[] = {
         name TEXT PRIMARY KEY,
         value INTEGER NOT NULL
     ) WITHOUT ROWID;
+    )sql",
+    // 2 -> 3: when each feature was last learned, for `mailsift prune`
+    R"sql(
+    ALTER TABLE features ADD COLUMN last_seen INTEGER NOT NULL DEFAULT 0;  -- seconds since the epoch
+    -- Features learned before the column existed were last seen no later than the
+    -- newest learned message; taking that bound delays their pruning, never hastens it.
+    UPDATE features SET last_seen = (SELECT coalesce(max(learned_at), 0) FROM messages);
     )sql",
 };
 static_assert(std::size(migrations) == schema_version);
@@ -149,16 +163,18 @@ struct Database::Statements {
           insert_message(db, "INSERT INTO messages (digest, class, learned_at, features) VALUES (?1, ?2, ?3, ?4)", p),
           delete_message(db, "DELETE FROM messages WHERE digest = ?1", p),
           upsert_feature(db,
-                         "INSERT INTO features (id, spam_occurrences, ham_occurrences, spam_presences, ham_presences, text)"
-                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO UPDATE SET"
+                         "INSERT INTO features (id, spam_occurrences, ham_occurrences, spam_presences, ham_presences, text,"
+                         " last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO UPDATE SET"
                          " spam_occurrences = spam_occurrences + excluded.spam_occurrences,"
                          " ham_occurrences = ham_occurrences + excluded.ham_occurrences,"
                          " spam_presences = spam_presences + excluded.spam_presences,"
-                         " ham_presences = ham_presences + excluded.ham_presences",
+                         " ham_presences = ham_presences + excluded.ham_presences,"
+                         " last_seen = max(last_seen, excluded.last_seen)",
                          p),
-          delete_empty_feature(db,
-                               "DELETE FROM features WHERE id = ?1 AND spam_occurrences <= 0 AND ham_occurrences <= 0",
-                               p),
+          find_feature(db,
+                       "SELECT spam_occurrences, ham_occurrences, spam_presences, ham_presences FROM features WHERE id = ?1",
+                       p),
+          delete_feature(db, "DELETE FROM features WHERE id = ?1", p),
           update_class(db,
                        "UPDATE classes SET messages = messages + ?2, occurrences = occurrences + ?3,"
                        " presences = presences + ?4 WHERE class = ?1",
@@ -179,7 +195,7 @@ struct Database::Statements {
                       " ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
                       p) {}
 
-    Statement find_message, insert_message, delete_message, upsert_feature, delete_empty_feature, update_class,
+    Statement find_message, insert_message, delete_message, upsert_feature, find_feature, delete_feature, update_class,
         insert_contact, delete_contact, feature_text, data_version, find_signature, upsert_signature,
         insert_correction, add_counter;
 };
@@ -187,7 +203,7 @@ struct Database::Statements {
 // ---- Database ----
 
 Database::Database(std::filesystem::path path, Mode mode, std::chrono::milliseconds busy_timeout)
-    : path_(std::move(path)), mode_(mode) {
+    : path_(std::move(path)), mode_(mode), busy_timeout_(busy_timeout) {
     std::error_code ec;
     const bool exists = std::filesystem::exists(path_, ec);
     if (mode_ == Mode::read_only && !exists) {
@@ -308,6 +324,21 @@ std::uint64_t Database::data_version() {
     Use s(st_->data_version);
     if (sqlite3_step(*s) != SQLITE_ROW) fail(std::string("cannot read data_version: ") + sqlite3_errmsg(db_));
     return static_cast<std::uint64_t>(sqlite3_column_int64(*s, 0));
+}
+
+std::string Database::model_fingerprint() {
+    std::string out;
+    Statement q(db_,
+                "SELECT (SELECT group_concat(class || ':' || messages || ':' || occurrences || ':' || presences, ',')"
+                " FROM classes), (SELECT count(*) || ':' || coalesce(max(added_at), 0) FROM contacts)",
+                path_);
+    if (sqlite3_step(q.get()) == SQLITE_ROW) {
+        for (int i = 0; i < 2; ++i) {
+            if (const auto* t = sqlite3_column_text(q.get(), i)) out.append(reinterpret_cast<const char*>(t));
+            out.push_back('|');
+        }
+    }
+    return out;
 }
 
 model::Counts Database::load_counts(model::TermFrequency tf) {
@@ -494,6 +525,582 @@ Statistics Database::statistics() {
     return st;
 }
 
+// ---- administration: contacts in bulk, pruning ----
+
+std::size_t Database::add_contacts(const std::vector<Contact>& contacts) {
+    if (mode_ != Mode::read_write) fail("database was opened read-only");
+    std::size_t added = 0;
+    exec("BEGIN IMMEDIATE");
+    try {
+        for (const auto& c : contacts) {
+            if (add_contact(c.address, c.source, c.added_at)) ++added;
+        }
+        exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+    return added;
+}
+
+PruneResult Database::prune(std::int64_t signatures_before, std::int64_t features_before) {
+    if (mode_ != Mode::read_write) fail("database was opened read-only");
+    PruneResult r;
+    std::int64_t held[4] = {0, 0, 0, 0};  // what the pruned features held: spam, ham occurrences; spam, ham presences
+    exec("BEGIN IMMEDIATE");
+    try {
+        {
+            Statement q(db_, "DELETE FROM signatures WHERE scanned_at < ?1", path_);
+            sqlite3_bind_int64(q.get(), 1, signatures_before);
+            if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune signatures: ") + sqlite3_errmsg(db_));
+            r.signatures = static_cast<std::uint64_t>(sqlite3_changes(db_));
+        }
+        // Seen exactly once in all, and not since the cut-off.
+        const std::string once = " FROM features WHERE spam_occurrences + ham_occurrences = 1 AND last_seen < ?1";
+        {
+            Statement q(db_,
+                        ("SELECT count(*), coalesce(sum(spam_occurrences), 0), coalesce(sum(ham_occurrences), 0),"
+                         " coalesce(sum(spam_presences), 0), coalesce(sum(ham_presences), 0)" + once)
+                            .c_str(),
+                        path_);
+            sqlite3_bind_int64(q.get(), 1, features_before);
+            if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot read features: ") + sqlite3_errmsg(db_));
+            r.features = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 0));
+            for (int k = 0; k < 4; ++k) held[k] = sqlite3_column_int64(q.get(), k + 1);
+        }
+        {
+            Statement q(db_, ("DELETE" + once).c_str(), path_);
+            sqlite3_bind_int64(q.get(), 1, features_before);
+            if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune features: ") + sqlite3_errmsg(db_));
+        }
+        const struct {
+            int cls;
+            std::int64_t occ, pres;
+        } totals[] = {{1, held[0], held[2]}, {0, held[1], held[3]}};
+        for (const auto& t : totals) {
+            Use s(st_->update_class);
+            sqlite3_bind_int(*s, 1, t.cls);
+            sqlite3_bind_int64(*s, 2, 0);
+            sqlite3_bind_int64(*s, 3, -t.occ);
+            sqlite3_bind_int64(*s, 4, -t.pres);
+            if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot update totals: ") + sqlite3_errmsg(db_));
+        }
+        exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+    r.occurrences = {static_cast<std::uint64_t>(held[0]), static_cast<std::uint64_t>(held[1])};
+    r.presences = {static_cast<std::uint64_t>(held[2]), static_cast<std::uint64_t>(held[3])};
+    return r;
+}
+
+// ---- export and import: the text format of mailsift(1), FORMAT ----
+//
+//   mailsift-model<TAB>1
+//   class<TAB>spam|ham<TAB>MESSAGES<TAB>OCCURRENCES<TAB>PRESENCES
+//   feature<TAB>ID<TAB>SPAM_OCC<TAB>HAM_OCC<TAB>SPAM_PRES<TAB>HAM_PRES<TAB>LAST_SEEN<TAB>TEXT
+//   message<TAB>DIGEST<TAB>spam|ham<TAB>LEARNED_AT<TAB>ID:COUNT,ID:COUNT,...
+//   contact<TAB>ADDRESS<TAB>SOURCE<TAB>ADDED_AT
+//   end<TAB>FEATURES<TAB>MESSAGES<TAB>CONTACTS
+//
+// IDs are 16 lower-case hex digits, digests 32; texts escape \\ \t \n \r and
+// other control bytes (\xHH). Written in a fixed order (classes spam then ham,
+// features by id, messages by digest, contacts by address), so exporting an
+// import gives the same bytes.
+
+namespace {
+
+constexpr const char* export_magic = "mailsift-model";
+constexpr int export_version = 1;
+constexpr char hex_digits[] = "0123456789abcdef";
+
+void put_escaped(std::string& out, std::string_view s) {
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        switch (c) {
+            case '\\': out += "\\\\"; break;
+            case '\t': out += "\\t"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            default:
+                if (c < 0x20 || c == 0x7F) {
+                    out += "\\x";
+                    out += hex_digits[c >> 4];
+                    out += hex_digits[c & 0xF];
+                } else {
+                    out.push_back(ch);
+                }
+        }
+    }
+}
+
+void put_hex64(std::string& out, std::uint64_t v) {
+    for (int shift = 60; shift >= 0; shift -= 4) out += hex_digits[(v >> shift) & 0xF];
+}
+
+std::string_view column_text(sqlite3_stmt* s, int i) {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, i));
+    return p == nullptr ? std::string_view{} : std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(s, i)));
+}
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;  // upper case is not what the exporter writes
+}
+
+bool parse_hex64(std::string_view s, std::uint64_t& v) {
+    if (s.size() != 16) return false;
+    v = 0;
+    for (const char c : s) {
+        const int h = hex_value(c);
+        if (h < 0) return false;
+        v = (v << 4) | static_cast<std::uint64_t>(h);
+    }
+    return true;
+}
+
+bool parse_digest(std::string_view s, Digest& d) {
+    if (s.size() != d.size() * 2) return false;
+    for (std::size_t i = 0; i < d.size(); ++i) {
+        const int hi = hex_value(s[2 * i]), lo = hex_value(s[2 * i + 1]);
+        if (hi < 0 || lo < 0) return false;
+        d[i] = static_cast<std::uint8_t>(hi * 16 + lo);
+    }
+    return true;
+}
+
+// Decimal without sign or leading zeros (but "0"), at most `max`.
+bool parse_count(std::string_view s, std::uint64_t max, std::uint64_t& v) {
+    if (s.empty() || s.size() > 20 || (s.size() > 1 && s[0] == '0')) return false;
+    v = 0;
+    for (const char c : s) {
+        if (c < '0' || c > '9') return false;
+        const auto digit = static_cast<std::uint64_t>(c - '0');
+        if (v > (max - digit) / 10) return false;
+        v = v * 10 + digit;
+    }
+    return true;
+}
+
+bool parse_time(std::string_view s, std::int64_t& v) {
+    const bool negative = !s.empty() && s[0] == '-';
+    std::uint64_t magnitude = 0;
+    if (!parse_count(negative ? s.substr(1) : s, static_cast<std::uint64_t>(INT64_MAX), magnitude)) return false;
+    if (negative && magnitude == 0) return false;
+    v = negative ? -static_cast<std::int64_t>(magnitude) : static_cast<std::int64_t>(magnitude);
+    return true;
+}
+
+// The exporter's escapes undone; "" when fine, else what is wrong.
+std::string unescape(std::string_view s, std::string& out) {
+    out.clear();
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x20 || c == 0x7F) return "unescaped control character in text";
+        if (c != '\\') {
+            out.push_back(s[i]);
+            continue;
+        }
+        if (++i >= s.size()) return "text ends in a lone backslash";
+        switch (s[i]) {
+            case '\\': out.push_back('\\'); break;
+            case 't': out.push_back('\t'); break;
+            case 'n': out.push_back('\n'); break;
+            case 'r': out.push_back('\r'); break;
+            case 'x': {
+                const int hi = i + 1 < s.size() ? hex_value(s[i + 1]) : -1;
+                const int lo = i + 2 < s.size() ? hex_value(s[i + 2]) : -1;
+                if (hi < 0 || lo < 0) return "bad escape \\x in text (two lower-case hex digits must follow)";
+                out.push_back(static_cast<char>(hi * 16 + lo));
+                i += 2;
+                break;
+            }
+            default: return std::string("unknown escape \\") + s[i] + " in text";
+        }
+    }
+    return {};
+}
+
+std::vector<std::string_view> split_fields(std::string_view line) {
+    std::vector<std::string_view> fields;
+    for (;;) {
+        const std::size_t tab = line.find('\t');
+        fields.push_back(line.substr(0, tab));
+        if (tab == std::string_view::npos) return fields;
+        line.remove_prefix(tab + 1);
+    }
+}
+
+[[noreturn]] void format_error(const std::string& name, std::uint64_t line, const std::string& what) {
+    throw FormatError(name + ":" + std::to_string(line) + ": " + what);
+}
+
+bool is_constraint(int rc) { return (rc & 0xFF) == SQLITE_CONSTRAINT; }
+
+}  // namespace
+
+ModelSummary Database::export_model(std::ostream& out) {
+    ModelSummary sum;
+    std::string line;
+    exec("BEGIN");  // one consistent snapshot
+    try {
+        out << export_magic << '\t' << export_version << '\n';
+        int rc;
+        {
+            Statement q(db_, "SELECT class, messages, occurrences, presences FROM classes ORDER BY class DESC", path_);
+            while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+                out << "class\t" << (sqlite3_column_int(q.get(), 0) == 1 ? "spam" : "ham") << '\t'
+                    << sqlite3_column_int64(q.get(), 1) << '\t' << sqlite3_column_int64(q.get(), 2) << '\t'
+                    << sqlite3_column_int64(q.get(), 3) << '\n';
+            }
+            if (rc != SQLITE_DONE) fail(std::string("cannot read class totals: ") + sqlite3_errmsg(db_));
+        }
+        {
+            Statement q(db_,
+                        "SELECT id, spam_occurrences, ham_occurrences, spam_presences, ham_presences, last_seen, text"
+                        " FROM features ORDER BY id",
+                        path_);
+            while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+                line.assign("feature\t");
+                put_hex64(line, static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 0)));
+                for (int k = 1; k <= 5; ++k) {
+                    line += '\t';
+                    line += std::to_string(sqlite3_column_int64(q.get(), k));
+                }
+                line += '\t';
+                put_escaped(line, column_text(q.get(), 6));
+                line += '\n';
+                out << line;
+                ++sum.features;
+            }
+            if (rc != SQLITE_DONE) fail(std::string("cannot read features: ") + sqlite3_errmsg(db_));
+        }
+        {
+            Statement q(db_, "SELECT digest, class, learned_at, features FROM messages ORDER BY digest", path_);
+            while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+                line.assign("message\t");
+                const auto* digest = static_cast<const unsigned char*>(sqlite3_column_blob(q.get(), 0));
+                for (int i = 0; i < sqlite3_column_bytes(q.get(), 0); ++i) {
+                    line += hex_digits[digest[i] >> 4];
+                    line += hex_digits[digest[i] & 0xF];
+                }
+                line += sqlite3_column_int(q.get(), 1) == 1 ? "\tspam\t" : "\tham\t";
+                line += std::to_string(sqlite3_column_int64(q.get(), 2));
+                line += '\t';
+                const std::string_view blob(static_cast<const char*>(sqlite3_column_blob(q.get(), 3)),
+                                            static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 3)));
+                std::size_t i = 0;
+                model::FeatureId id = 0;
+                std::uint64_t delta = 0, n = 0;
+                bool first = true;
+                while (i < blob.size()) {
+                    if (!get_varint(blob, i, delta) || !get_varint(blob, i, n)) {
+                        fail("corrupt feature list of a learned message; cannot export it");
+                    }
+                    id += delta;
+                    if (!first) line += ',';
+                    first = false;
+                    put_hex64(line, id);
+                    line += ':';
+                    line += std::to_string(n);
+                }
+                line += '\n';
+                out << line;
+                ++sum.messages;
+            }
+            if (rc != SQLITE_DONE) fail(std::string("cannot read learned messages: ") + sqlite3_errmsg(db_));
+        }
+        {
+            Statement q(db_, "SELECT address, source, added_at FROM contacts ORDER BY address", path_);
+            while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+                line.assign("contact\t");
+                put_escaped(line, column_text(q.get(), 0));
+                line += '\t';
+                put_escaped(line, column_text(q.get(), 1));
+                line += '\t';
+                line += std::to_string(sqlite3_column_int64(q.get(), 2));
+                line += '\n';
+                out << line;
+                ++sum.contacts;
+            }
+            if (rc != SQLITE_DONE) fail(std::string("cannot read contacts: ") + sqlite3_errmsg(db_));
+        }
+        out << "end\t" << sum.features << '\t' << sum.messages << '\t' << sum.contacts << '\n';
+        exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+    return sum;
+}
+
+ModelSummary Database::import_model(std::istream& in, const std::string& name) {
+    if (mode_ != Mode::read_write) fail("database was opened read-only");
+    ModelSummary sum;
+    exec("BEGIN IMMEDIATE");
+    try {
+        {
+            Statement q(db_,
+                        "SELECT (SELECT count(*) FROM features), (SELECT count(*) FROM messages),"
+                        " (SELECT count(*) FROM contacts),"
+                        " (SELECT count(*) FROM classes WHERE messages <> 0 OR occurrences <> 0 OR presences <> 0)",
+                        path_);
+            if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot read the database: ") + sqlite3_errmsg(db_));
+            const auto features = sqlite3_column_int64(q.get(), 0), messages = sqlite3_column_int64(q.get(), 1),
+                       contacts = sqlite3_column_int64(q.get(), 2), totals = sqlite3_column_int64(q.get(), 3);
+            if (features != 0 || messages != 0 || contacts != 0 || totals != 0) {
+                fail("already holds a model (" + std::to_string(features) + " features, " + std::to_string(messages) +
+                     " learned messages, " + std::to_string(contacts) +
+                     " contacts); import only into a new or empty database");
+            }
+        }
+        Statement set_class(db_, "UPDATE classes SET messages = ?2, occurrences = ?3, presences = ?4 WHERE class = ?1",
+                            path_);
+        Statement insert_feature(db_,
+                                 "INSERT INTO features (id, spam_occurrences, ham_occurrences, spam_presences,"
+                                 " ham_presences, last_seen, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                                 path_);
+        Statement insert_contact(db_, "INSERT INTO contacts (address, source, added_at) VALUES (?1, ?2, ?3)", path_);
+
+        std::string line, text, text2;
+        std::uint64_t lineno = 0;
+        bool seen_class[2] = {false, false};
+        bool ended = false;
+        std::vector<std::pair<model::FeatureId, std::uint32_t>> list;
+        const auto max_count = static_cast<std::uint64_t>(INT64_MAX);
+        auto step = [&](sqlite3_stmt* s, const std::string& duplicate) {
+            const int rc = sqlite3_step(s);
+            if (is_constraint(rc)) format_error(name, lineno, duplicate);
+            if (rc != SQLITE_DONE) fail(std::string("cannot import: ") + sqlite3_errmsg(db_));
+        };
+        while (std::getline(in, line)) {
+            ++lineno;
+            if (!line.empty() && line.back() == '\r') {
+                format_error(name, lineno, "line ends in a carriage return (exports have LF line ends)");
+            }
+            const auto f = split_fields(line);
+            if (lineno == 1) {
+                if (f.size() != 2 || f[0] != export_magic) {
+                    format_error(name, lineno, std::string("not a mailsift model export (the first line must be '") +
+                                                   export_magic + "<TAB>" + std::to_string(export_version) + "')");
+                }
+                if (f[1] != std::to_string(export_version)) {
+                    format_error(name, lineno, "format version '" + std::string(f[1]) + "' is not supported (this mailsift reads " +
+                                                   std::to_string(export_version) + ")");
+                }
+                continue;
+            }
+            if (ended) format_error(name, lineno, "text after the 'end' line");
+            const std::string_view kind = f[0];
+            auto want_fields = [&](std::size_t n) {
+                if (f.size() != n) {
+                    format_error(name, lineno, "a '" + std::string(kind) + "' record has " + std::to_string(n) +
+                                                   " tab-separated fields, this line " + std::to_string(f.size()));
+                }
+            };
+            auto count_field = [&](std::size_t i, const char* what) {
+                std::uint64_t v = 0;
+                if (!parse_count(f[i], max_count, v)) {
+                    format_error(name, lineno, std::string(what) + " '" + std::string(f[i]) + "' is not a count");
+                }
+                return static_cast<std::int64_t>(v);
+            };
+            auto time_field = [&](std::size_t i, const char* what) {
+                std::int64_t v = 0;
+                if (!parse_time(f[i], v)) format_error(name, lineno, std::string(what) + " '" + std::string(f[i]) + "' is not a time");
+                return v;
+            };
+            auto class_field = [&](std::size_t i) {
+                if (f[i] == "spam") return 1;
+                if (f[i] == "ham") return 0;
+                format_error(name, lineno, "class '" + std::string(f[i]) + "' is neither spam nor ham");
+            };
+            auto text_field = [&](std::size_t i, const char* what, std::string& out) {
+                const std::string problem = unescape(f[i], out);
+                if (!problem.empty()) format_error(name, lineno, std::string(what) + ": " + problem);
+            };
+            if (kind == "class") {
+                want_fields(5);
+                const int cls = class_field(1);
+                if (seen_class[cls]) format_error(name, lineno, "a second 'class " + std::string(f[1]) + "' record");
+                seen_class[cls] = true;
+                Use s(set_class);
+                sqlite3_bind_int(*s, 1, cls);
+                for (int k = 0; k < 3; ++k) sqlite3_bind_int64(*s, k + 2, count_field(static_cast<std::size_t>(k + 2), "count"));
+                step(*s, "class record rejected");
+            } else if (kind == "feature") {
+                want_fields(8);
+                std::uint64_t id = 0;
+                if (!parse_hex64(f[1], id)) format_error(name, lineno, "feature id '" + std::string(f[1]) + "' is not 16 hex digits");
+                Use s(insert_feature);
+                sqlite3_bind_int64(*s, 1, static_cast<sqlite3_int64>(id));
+                for (int k = 2; k <= 5; ++k) sqlite3_bind_int64(*s, k, count_field(static_cast<std::size_t>(k), "count"));
+                sqlite3_bind_int64(*s, 6, time_field(6, "last seen"));
+                text_field(7, "feature text", text);
+                sqlite3_bind_text(*s, 7, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+                step(*s, "feature " + std::string(f[1]) + " appears twice");
+                ++sum.features;
+            } else if (kind == "message") {
+                want_fields(5);
+                Digest digest{};
+                if (!parse_digest(f[1], digest)) format_error(name, lineno, "digest '" + std::string(f[1]) + "' is not 32 hex digits");
+                const int cls = class_field(2);
+                const std::int64_t learned_at = time_field(3, "learned at");
+                list.clear();
+                std::string_view rest = f[4];
+                while (!rest.empty()) {
+                    const std::size_t comma = rest.find(',');
+                    const std::string_view item = rest.substr(0, comma);
+                    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+                    const std::size_t colon = item.find(':');
+                    std::uint64_t id = 0, n = 0;
+                    if (colon == std::string_view::npos || !parse_hex64(item.substr(0, colon), id) ||
+                        !parse_count(item.substr(colon + 1), UINT32_MAX, n) || n == 0 ||
+                        (comma != std::string_view::npos && rest.empty())) {
+                        format_error(name, lineno, "feature list item '" + std::string(item) +
+                                                       "' is not ID:COUNT (16 hex digits, a count from 1)");
+                    }
+                    list.emplace_back(id, static_cast<std::uint32_t>(n));
+                }
+                const std::string blob = encode_terms(std::move(list));
+                list = {};
+                Use s(st_->insert_message);
+                bind_digest(*s, 1, digest);
+                sqlite3_bind_int(*s, 2, cls);
+                sqlite3_bind_int64(*s, 3, learned_at);
+                sqlite3_bind_blob(*s, 4, blob.data(), static_cast<int>(blob.size()), SQLITE_STATIC);
+                step(*s, "message " + std::string(f[1]) + " appears twice");
+                ++sum.messages;
+            } else if (kind == "contact") {
+                want_fields(4);
+                text_field(1, "address", text);
+                text_field(2, "source", text2);
+                if (text.empty() || text2.empty()) format_error(name, lineno, "a contact needs an address and a source");
+                Use s(insert_contact);
+                sqlite3_bind_text(*s, 1, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+                sqlite3_bind_text(*s, 2, text2.data(), static_cast<int>(text2.size()), SQLITE_STATIC);
+                sqlite3_bind_int64(*s, 3, time_field(3, "added at"));
+                step(*s, "contact " + text + " appears twice");
+                ++sum.contacts;
+            } else if (kind == "end") {
+                want_fields(4);
+                const ModelSummary said{static_cast<std::uint64_t>(count_field(1, "count")),
+                                        static_cast<std::uint64_t>(count_field(2, "count")),
+                                        static_cast<std::uint64_t>(count_field(3, "count"))};
+                if (said.features != sum.features || said.messages != sum.messages || said.contacts != sum.contacts) {
+                    format_error(name, lineno, "the 'end' line counts " + std::to_string(said.features) + " features, " +
+                                                   std::to_string(said.messages) + " messages and " +
+                                                   std::to_string(said.contacts) + " contacts, the file holds " +
+                                                   std::to_string(sum.features) + ", " + std::to_string(sum.messages) +
+                                                   " and " + std::to_string(sum.contacts));
+                }
+                for (const int cls : {1, 0}) {
+                    if (!seen_class[cls]) format_error(name, lineno, std::string("no 'class ") + (cls == 1 ? "spam" : "ham") + "' record");
+                }
+                ended = true;
+            } else {
+                format_error(name, lineno, "unknown record '" + std::string(kind) +
+                                               "' (expected class, feature, message, contact or end)");
+            }
+        }
+        if (in.bad()) format_error(name, lineno, "read error");
+        if (lineno == 0) format_error(name, 1, "empty file, not a mailsift model export");
+        if (!ended) format_error(name, lineno + 1, "no 'end' line: the file is incomplete");
+        exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+    return sum;
+}
+
+// ---- backup ----
+
+void Database::backup(const std::filesystem::path& dest, bool replace) {
+    namespace fs = std::filesystem;
+    const std::string target = dest.string();
+    const std::string companions[] = {target + "-wal", target + "-journal", target + "-shm"};
+    auto present = [](const std::string& p) {
+        struct stat st{};
+        return ::lstat(p.c_str(), &st) == 0;
+    };
+    // Never write over the live database or its logs.
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+        std::error_code ec;
+        const fs::path live = path_.string() + suffix;
+        if (present(target) && present(live.string()) && fs::equivalent(dest, live, ec)) {
+            throw Error(dest, std::string("is the database") + (*suffix ? "'s own " + std::string(suffix + 1) : " itself"));
+        }
+    }
+    if (!replace) {
+        if (present(target)) throw Error(dest, "already exists; not replaced");
+        // A log left by an earlier database of this name would be applied to the copy.
+        for (const auto& p : {companions[0], companions[1]}) {
+            if (present(p)) throw Error(p, "already exists and would be applied to the copy; not replaced");
+        }
+    }
+    const fs::path dir = dest.has_parent_path() ? dest.parent_path() : fs::path(".");
+    std::string temp = (dir / (dest.filename().string() + ".partial-XXXXXX")).string();
+    const int fd = ::mkstemp(temp.data());
+    if (fd < 0) throw Error(dest, std::string("cannot create the copy: ") + std::strerror(errno));
+    ::fchmod(fd, 0640);  // as private as the database itself
+    ::close(fd);
+    sqlite3* out = nullptr;
+    try {
+        auto copy_failed = [&](const std::string& what) {
+            throw Error(dest, "cannot write the copy: " + what);
+        };
+        if (sqlite3_open_v2(temp.c_str(), &out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+            copy_failed(out ? sqlite3_errmsg(out) : "out of memory");
+        }
+        sqlite3_backup* b = sqlite3_backup_init(out, "main", db_, "main");
+        if (b == nullptr) copy_failed(sqlite3_errmsg(out));
+        // All pages in one step: one read transaction on the source, which in WAL mode
+        // lets writers go on, and a copy of the state when it began. (Smaller steps
+        // would restart whenever another connection commits, maybe without end.)
+        const auto deadline = std::chrono::steady_clock::now() + busy_timeout_;
+        int rc;
+        do {
+            rc = sqlite3_backup_step(b, -1);
+            const int primary = rc & 0xFF;
+            if ((primary == SQLITE_BUSY || primary == SQLITE_LOCKED) && std::chrono::steady_clock::now() < deadline) {
+                sqlite3_sleep(50);
+                rc = SQLITE_OK;
+            }
+        } while (rc == SQLITE_OK);
+        sqlite3_backup_finish(b);
+        if (rc != SQLITE_DONE) copy_failed(sqlite3_errmsg(out));
+        const int closed = sqlite3_close(out);
+        out = nullptr;
+        if (closed != SQLITE_OK) copy_failed(sqlite3_errstr(closed));
+        if (replace) {
+            for (const auto& p : companions) {
+                if (::unlink(p.c_str()) != 0 && errno != ENOENT) {
+                    throw Error(p, std::string("cannot remove the old database's file: ") + std::strerror(errno));
+                }
+            }
+            if (::rename(temp.c_str(), target.c_str()) != 0) {
+                throw Error(dest, std::string("cannot move the copy into place: ") + std::strerror(errno));
+            }
+        } else {
+            // link() will not replace a file that appeared meanwhile; rename() would.
+            if (::link(temp.c_str(), target.c_str()) != 0) {
+                const int e = errno;
+                throw Error(dest, e == EEXIST ? std::string("already exists; not replaced")
+                                              : std::string("cannot move the copy into place: ") + std::strerror(e));
+            }
+            ::unlink(temp.c_str());
+        }
+    } catch (...) {
+        if (out != nullptr) sqlite3_close(out);
+        ::unlink(temp.c_str());
+        ::unlink((temp + "-journal").c_str());
+        throw;
+    }
+}
+
 // ---- TrainingBatch ----
 
 TrainingBatch::TrainingBatch(Database& db) : db_(db) {
@@ -507,15 +1114,23 @@ TrainingBatch::~TrainingBatch() {
     if (open_) sqlite3_exec(db_.db_, "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
-void TrainingBatch::count(Class c, model::FeatureId id, std::int64_t n, std::string_view text) {
+std::size_t TrainingBatch::DigestHash::operator()(const Digest& d) const noexcept {
+    std::uint64_t h;
+    std::memcpy(&h, d.data(), sizeof h);  // a content digest: its bytes are already well mixed
+    return static_cast<std::size_t>(h);
+}
+
+// n > 0 learns; n < 0 unlearns, from a message learned in this batch or (`earlier`) before it.
+void TrainingBatch::count(Class c, model::FeatureId id, std::int64_t n, std::string_view text, bool earlier) {
     Delta& d = deltas_[id];
-    const std::int64_t presence = n > 0 ? 1 : -1;
-    if (c == Class::spam) {
-        d.occurrences_spam += n;
-        d.presence_spam += presence;
+    const bool spam = c == Class::spam;
+    if (earlier) {
+        (spam ? d.removed_occurrences_spam : d.removed_occurrences_ham) -= n;
+        (spam ? d.removed_presence_spam : d.removed_presence_ham) += 1;
     } else {
-        d.occurrences_ham += n;
-        d.presence_ham += presence;
+        (spam ? d.occurrences_spam : d.occurrences_ham) += n;
+        (spam ? d.presence_spam : d.presence_ham) += n > 0 ? 1 : -1;
+        if (n > 0) d.learned = true;
     }
     if (d.text_bytes == 0 && !text.empty()) {
         d.text_offset = static_cast<std::uint32_t>(texts_.size());
@@ -525,6 +1140,7 @@ void TrainingBatch::count(Class c, model::FeatureId id, std::int64_t n, std::str
 }
 
 void TrainingBatch::remove_stored(const Digest& digest, Class c, const std::string& blob) {
+    const bool earlier = learned_here_.erase(digest) == 0;
     std::size_t i = 0;
     model::FeatureId id = 0;
     std::uint64_t delta = 0, n = 0;
@@ -533,7 +1149,7 @@ void TrainingBatch::remove_stored(const Digest& digest, Class c, const std::stri
             db_.fail("corrupt feature list of a learned message; refusing to unlearn it");
         }
         id += delta;
-        count(c, id, -static_cast<std::int64_t>(n), {});
+        count(c, id, -static_cast<std::int64_t>(n), {}, earlier);
     }
     (c == Class::spam ? messages_spam_ : messages_ham_) -= 1;
     Use s(db_.st_->delete_message);
@@ -564,7 +1180,7 @@ LearnResult TrainingBatch::learn(const Digest& digest, Class c, const std::vecto
     list.reserve(terms.size());
     for (const auto& t : terms) {
         if (t.count == 0) continue;
-        count(c, t.id, t.count, t.text);
+        count(c, t.id, t.count, t.text, false);
         list.emplace_back(t.id, t.count);
     }
     (c == Class::spam ? messages_spam_ : messages_ham_) += 1;
@@ -575,6 +1191,8 @@ LearnResult TrainingBatch::learn(const Digest& digest, Class c, const std::vecto
     sqlite3_bind_int64(*s, 3, now);
     sqlite3_bind_blob(*s, 4, blob.data(), static_cast<int>(blob.size()), SQLITE_STATIC);
     if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot record message: ") + sqlite3_errmsg(db_.db_));
+    learned_here_.insert(digest);
+    latest_ = std::max(latest_, now);
     return result;
 }
 
@@ -611,26 +1229,53 @@ void TrainingBatch::commit() {
     sqlite3* db = db_.db_;
     std::int64_t occ_spam = 0, occ_ham = 0, pres_spam = 0, pres_ham = 0;
     for (const auto& [id, d] : deltas_) {
-        occ_spam += d.occurrences_spam;
-        occ_ham += d.occurrences_ham;
-        pres_spam += d.presence_spam;
-        pres_ham += d.presence_ham;
-        if (d.occurrences_spam == 0 && d.occurrences_ham == 0 && d.presence_spam == 0 && d.presence_ham == 0) continue;
-        {
-            Use s(db_.st_->upsert_feature);
+        // Final changes of the row: what this batch learned, less what it unlearned of earlier messages.
+        std::int64_t change[4] = {d.occurrences_spam, d.occurrences_ham, d.presence_spam, d.presence_ham};
+        bool remove_row = false, row_exists = false;
+        const std::int64_t removed[4] = {d.removed_occurrences_spam, d.removed_occurrences_ham, d.removed_presence_spam,
+                                         d.removed_presence_ham};
+        if (removed[0] != 0 || removed[1] != 0 || removed[2] != 0 || removed[3] != 0) {
+            // Unlearning takes off only what the row still holds: a pruned feature has no row
+            // (nothing to take, nothing to re-create), a re-created one may hold less.
+            Use s(db_.st_->find_feature);
             sqlite3_bind_int64(*s, 1, static_cast<sqlite3_int64>(id));
-            sqlite3_bind_int64(*s, 2, d.occurrences_spam);
-            sqlite3_bind_int64(*s, 3, d.occurrences_ham);
-            sqlite3_bind_int64(*s, 4, d.presence_spam);
-            sqlite3_bind_int64(*s, 5, d.presence_ham);
-            sqlite3_bind_text(*s, 6, texts_.data() + d.text_offset, static_cast<int>(d.text_bytes), SQLITE_STATIC);
-            if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot update feature: ") + sqlite3_errmsg(db));
+            const int rc = sqlite3_step(*s);
+            if (rc == SQLITE_ROW) {
+                row_exists = true;
+                std::int64_t held[4];
+                for (int k = 0; k < 4; ++k) {
+                    held[k] = std::max<std::int64_t>(0, sqlite3_column_int64(*s, k));
+                    change[k] -= std::min(removed[k], held[k]);
+                }
+                if (held[0] + change[0] <= 0 && held[1] + change[1] <= 0) {
+                    // Nothing left of it: the row goes, and the totals lose all it held.
+                    remove_row = true;
+                    for (int k = 0; k < 4; ++k) change[k] = -sqlite3_column_int64(*s, k);
+                }
+            } else if (rc != SQLITE_DONE) {
+                db_.fail(std::string("cannot look up feature: ") + sqlite3_errmsg(db));
+            }
         }
-        if (d.occurrences_spam < 0 || d.occurrences_ham < 0) {
-            Use s(db_.st_->delete_empty_feature);
+        occ_spam += change[0];
+        occ_ham += change[1];
+        pres_spam += change[2];
+        pres_ham += change[3];
+        if (remove_row) {
+            Use s(db_.st_->delete_feature);
             sqlite3_bind_int64(*s, 1, static_cast<sqlite3_int64>(id));
             if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot prune feature: ") + sqlite3_errmsg(db));
+            continue;
         }
+        // Unchanged counts are written only to move last_seen of a row known to exist: learned
+        // and unlearned again in this batch, a feature may have no row, and must not get one.
+        const bool unchanged = change[0] == 0 && change[1] == 0 && change[2] == 0 && change[3] == 0;
+        if (unchanged && !(d.learned && row_exists)) continue;
+        Use s(db_.st_->upsert_feature);
+        sqlite3_bind_int64(*s, 1, static_cast<sqlite3_int64>(id));
+        for (int k = 0; k < 4; ++k) sqlite3_bind_int64(*s, k + 2, change[k]);
+        sqlite3_bind_text(*s, 6, texts_.data() + d.text_offset, static_cast<int>(d.text_bytes), SQLITE_STATIC);
+        sqlite3_bind_int64(*s, 7, d.learned ? latest_ : 0);
+        if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot update feature: ") + sqlite3_errmsg(db));
     }
     const struct {
         int cls;

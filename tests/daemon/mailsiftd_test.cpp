@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "mailsift/engine/filter.hpp"
+#include "mailsift/store/database.hpp"
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +23,8 @@
 #include <vector>
 
 namespace fs = std::filesystem;
+namespace engine = mailsift::engine;
+namespace store = mailsift::store;
 using namespace std::chrono_literals;
 
 namespace {
@@ -335,4 +340,18 @@ TEST_CASE("Recipients of authenticated senders become contacts", "[mailsiftd]") 
     REQUIRE(header_value(replies, "X-Mailsift-Status").rfind("Skipped", 0) == 0);
     const std::string list = (cli + " --db " + (d.dir / "model.db").string() + " contacts list");
     REQUIRE(eventually([&] { return run(list).find("user@example.org\tsent by alice\t") != std::string::npos; }));
+
+    // The reply from that contact is scored with the sender-in-contacts feature
+    // once the daemon has reloaded its contacts (the recorded scan shows what was scored).
+    REQUIRE(eventually([&] { return d.log().find("reloaded model") != std::string::npos; }));
+    const auto reply = c.message("From: User <user@example.org>\nSubject: Re: lunch\n\nnoon is fine\n");
+    const auto id = engine::parse_signature(header_value(reply, "X-Mailsift-Signature"));
+    REQUIRE(id);
+    std::optional<store::Scan> scan;
+    REQUIRE(eventually([&] {
+        store::Database db(d.dir / "model.db", store::Database::Mode::read_only);
+        scan = db.find_scan(*id);
+        return scan.has_value();
+    }));
+    REQUIRE(scan->features.find("hdr:sender_in_contacts\t1\n") != std::string::npos);
 }

@@ -182,6 +182,8 @@ listen = inet:127.0.0.1:$MILTER_PORT
 database = $DB
 reject_threshold = $1
 reject_reply = 550 5.7.1 Message rejected as spam
+# Recorded signatures reach the database within a second (corrections test).
+stats_interval = 1
 EOF
 }
 

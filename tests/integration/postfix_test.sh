@@ -283,6 +283,42 @@ elif [ -n "${file:-}" ]; then
     ok "forged X-Mailsift-* values are gone from the delivered copy"
 fi
 
+# ---------------------------------------------------------------- correcting a delivered message
+# The delivered copy carries Postfix's Received header and ours; `mailsift correct`
+# must find the scan by its signature and train what mailsiftd scored.
+stats_json() { "$MAILSIFT" --db "$DB" stats --json 2>/dev/null; }
+# ham1, spam1 and forged1 differ; forged2 is ham1 again once our headers are ignored.
+signature_recorded() { [ "$(stats_json | sed -E 's/.*"signatures":([0-9]+).*/\1/')" -ge 3 ]; }
+if file=$(delivered_file spam1) && wait_for 10 signature_recorded; then
+    before=$(stats_json | sed -E 's/.*"messages":\{"spam":([0-9]+),"ham":([0-9]+)\}.*/\1 \2/')
+    out=$("$MAILSIFT" --db "$DB" correct --ham "$file" 2>&1) || true
+    after=$(stats_json | sed -E 's/.*"messages":\{"spam":([0-9]+),"ham":([0-9]+)\}.*/\1 \2/')
+    if [[ "$out" == *"1 by signature"* ]] && [ "$after" = "${before% *} $(( ${before#* } + 1 ))" ]; then
+        ok "delivered spam corrected to ham by its signature ($out; spam ham $before -> $after)"
+    else
+        not_ok "delivered spam corrected to ham by its signature (got '$out'; spam ham $before -> $after)"
+    fi
+    if stats_json | grep -q '"all":{"false_positives":1,'; then
+        ok "stats counts the correction as a false positive"
+    else
+        not_ok "stats counts the correction as a false positive ($(stats_json))"
+    fi
+    again=$("$MAILSIFT" --db "$DB" correct --ham "$file" 2>&1) && rc=0 || rc=$?
+    if [ "$rc" -eq 0 ] && [[ "$again" == *"already learned as ham"* ]] && [ "$(stats_json | sed -E 's/.*"messages":\{"spam":([0-9]+),"ham":([0-9]+)\}.*/\1 \2/')" = "$after" ]; then
+        ok "the same correction again is a no-op with exit 0"
+    else
+        not_ok "the same correction again is a no-op with exit 0 (rc $rc: $again)"
+    fi
+    back=$("$MAILSIFT" --db "$DB" correct --spam "$file" 2>&1) || true
+    if [[ "$back" == *"1 moved"* ]]; then
+        ok "correcting the other way moves it ($back)"
+    else
+        not_ok "correcting the other way moves it (got '$back')"
+    fi
+else
+    not_ok "the scan of spam_cheap_pills.eml was recorded for correction within 10 s"
+fi
+
 # ---------------------------------------------------------------- reject threshold (SIGHUP reload)
 reload_config 0.5
 

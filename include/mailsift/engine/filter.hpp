@@ -71,6 +71,7 @@ struct Model {
     model::Snapshot snapshot;
     store::ContactSet contacts;
     std::uint64_t data_version = 0;
+    std::string fingerprint;  // store::Database::model_fingerprint() when loaded
 };
 
 class Filter {
@@ -95,6 +96,7 @@ public:
 private:
     store::Database& db_;
     Settings settings_;
+    std::uint64_t seen_data_version_ = 0;  // refresh()'s own: the last version checked
     mutable std::mutex model_mutex_;  // guards the pointer only; a Model is immutable
     std::shared_ptr<const Model> model_;
 };

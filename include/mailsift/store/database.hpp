@@ -12,12 +12,17 @@
 //    tells them when another connection has committed.
 //  - Environment failures (missing file, locked, read-only, disk full) throw
 //    store::Error naming the path and SQLite's message.
+//  - Class totals always equal the sums of the feature rows: pruning lowers them
+//    by what it removes, and unlearning a message whose features were pruned
+//    subtracts only what the rows still hold (never below zero, never re-creating
+//    a removed row).
 #pragma once
 
 #include <array>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -35,7 +40,7 @@ struct sqlite3_stmt;
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 2;
+inline constexpr int schema_version = 3;
 
 class Error : public std::runtime_error {
 public:
@@ -45,6 +50,13 @@ public:
 
 private:
     std::filesystem::path path_;
+};
+
+// A model export that is not in the documented format (mailsift(1), FORMAT):
+// the message is "NAME:LINE: what is wrong".
+class FormatError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
 };
 
 enum class Class : std::uint8_t { ham = 0, spam = 1 };
@@ -122,6 +134,21 @@ struct Statistics {
     std::uint64_t file_bytes = 0;
 };
 
+// What Database::prune removed.
+struct PruneResult {
+    std::uint64_t signatures = 0;
+    std::uint64_t features = 0;
+    model::ClassCounts occurrences;  // taken off the class totals
+    model::ClassCounts presences;
+};
+
+// Records in a model export.
+struct ModelSummary {
+    std::uint64_t features = 0;
+    std::uint64_t messages = 0;
+    std::uint64_t contacts = 0;
+};
+
 class TrainingBatch;
 
 class Database {
@@ -140,6 +167,10 @@ public:
 
     // Changes whenever another connection commits (PRAGMA data_version).
     std::uint64_t data_version();
+    // Changes when what the model is built from changes (class totals, contacts),
+    // but not when only signatures or counters are written: a reader that saw
+    // data_version move checks this before reloading everything.
+    std::string model_fingerprint();
 
     // All counts for the model, in the columns `tf` trains on.
     model::Counts load_counts(model::TermFrequency tf);
@@ -159,6 +190,31 @@ public:
     std::vector<Contact> contacts();
     bool add_contact(std::string_view address, std::string_view source, std::int64_t now);  // false: already there
     bool remove_contact(std::string_view address);                                          // false: not there
+    // Adds contacts in one transaction; returns how many were not there yet.
+    std::size_t add_contacts(const std::vector<Contact>& contacts);
+
+    // One transaction; read_write only. Deletes signatures scanned before
+    // `signatures_before`, and features seen exactly once in all (one occurrence,
+    // either class) whose last_seen is before `features_before`, taking what those
+    // rows held off the class totals.
+    PruneResult prune(std::int64_t signatures_before, std::int64_t features_before);
+
+    // Writes the whole model (class totals, features, learned messages,
+    // contacts) in the text format of mailsift(1), FORMAT, from one read
+    // transaction. Does not check `out`; the caller does.
+    ModelSummary export_model(std::ostream& out);
+    // Loads an export into this database, which must hold no model yet (else
+    // Error), in one transaction. Input not in the format throws FormatError
+    // ("NAME:LINE: ...") and changes nothing.
+    ModelSummary import_model(std::istream& in, const std::string& name);
+
+    // Copies the live database to `dest` with SQLite's online backup API while
+    // other connections may go on writing (WAL): the copy is the committed
+    // state when the copy began. It is written to a temporary file beside
+    // `dest` and moved into place, so `dest` never holds a partial copy. An
+    // existing `dest` (or a -wal, -shm or -journal file of that name, which
+    // SQLite would apply to the copy) is an Error unless `replace`.
+    void backup(const std::filesystem::path& dest, bool replace);
 
 private:
     friend class TrainingBatch;
@@ -171,13 +227,15 @@ private:
 
     std::filesystem::path path_;
     Mode mode_;
+    std::chrono::milliseconds busy_timeout_;
     sqlite3* db_ = nullptr;
     std::unique_ptr<Statements> st_;
 };
 
 // One write transaction of learn/unlearn operations. Feature-count changes are
-// summed in memory and written once per distinct feature at commit().
-// Destroying an uncommitted batch rolls it back.
+// summed in memory and written once per distinct feature at commit(), which
+// also sets the last_seen of every feature learned in the batch to the latest
+// `now` given to learn(). Destroying an uncommitted batch rolls it back.
 class TrainingBatch {
 public:
     explicit TrainingBatch(Database& db);
@@ -195,11 +253,20 @@ public:
 
 private:
     struct Delta {
+        // Learned in this batch, less what was unlearned again in this batch: never negative.
         std::int64_t occurrences_spam = 0, occurrences_ham = 0;
         std::int64_t presence_spam = 0, presence_ham = 0;
+        // Unlearned messages learned in earlier batches: subtracted at commit only
+        // as far as the stored row still holds it (the row may have been pruned).
+        std::int64_t removed_occurrences_spam = 0, removed_occurrences_ham = 0;
+        std::int64_t removed_presence_spam = 0, removed_presence_ham = 0;
         std::uint32_t text_offset = 0, text_bytes = 0;  // in texts_; 0 bytes = none yet
+        bool learned = false;                           // learned in this batch: last_seen moves
     };
-    void count(Class c, model::FeatureId id, std::int64_t n, std::string_view text);
+    struct DigestHash {
+        std::size_t operator()(const Digest& d) const noexcept;
+    };
+    void count(Class c, model::FeatureId id, std::int64_t n, std::string_view text, bool earlier);
     void remove_stored(const Digest& digest, Class c, const std::string& blob);
 
     Database& db_;
@@ -207,6 +274,8 @@ private:
     std::unordered_map<model::FeatureId, Delta> deltas_;
     std::string texts_;  // arena for the texts of features new in this batch
     std::int64_t messages_spam_ = 0, messages_ham_ = 0;
+    std::int64_t latest_ = 0;                             // the batch's time: latest `now` given to learn()
+    std::unordered_set<Digest, DigestHash> learned_here_;  // messages learned in this batch
 };
 
 }  // namespace mailsift::store
