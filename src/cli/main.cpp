@@ -542,6 +542,28 @@ int cmd_tokens(const Context& ctx, const std::vector<std::string>& rest) {
     return exit_ok;
 }
 
+// Latency percentile from mailsiftd's bucket counters ("latency_ms_le_N"): the
+// upper bound of the bucket holding that share of messages; -1 when none, and
+// infinity when it lies past the last bound.
+double latency_percentile(const std::vector<std::pair<std::string, std::int64_t>>& counters, double share) {
+    std::vector<std::pair<double, std::int64_t>> buckets;
+    std::int64_t total = 0;
+    for (const auto& [name, n] : counters) {
+        if (name.rfind("latency_ms_le_", 0) == 0) buckets.emplace_back(std::stod(name.substr(14)), n);
+        else if (name == "latency_ms_gt_250") buckets.emplace_back(HUGE_VAL, n);
+        else continue;
+        total += n;
+    }
+    if (total == 0) return -1;
+    std::sort(buckets.begin(), buckets.end());
+    std::int64_t seen = 0;
+    for (const auto& [bound, n] : buckets) {
+        seen += n;
+        if (static_cast<double>(seen) >= share * static_cast<double>(total)) return bound;
+    }
+    return HUGE_VAL;
+}
+
 int cmd_stats(const Context& ctx, const std::vector<std::string>& rest) {
     bool json = false;
     for (const auto& s : rest) {
@@ -578,6 +600,13 @@ int cmd_stats(const Context& ctx, const std::vector<std::string>& rest) {
         for (std::size_t i = 0; i < counters.size(); ++i) {
             out << (i ? "," : "") << "\"" << json_escape(counters[i].first) << "\":" << counters[i].second;
         }
+        out << "},\"latency_ms_at_most\":{";
+        const double shares[] = {0.5, 0.9, 0.99};
+        for (std::size_t i = 0; i < std::size(shares); ++i) {
+            const double v = latency_percentile(counters, shares[i]);
+            out << (i ? "," : "") << "\"p" << static_cast<int>(shares[i] * 100) << "\":"
+                << (v < 0 ? std::string("null") : number(v));
+        }
         out << "}}\n";
         std::cout << out.str();
         return exit_ok;
@@ -603,6 +632,10 @@ int cmd_stats(const Context& ctx, const std::vector<std::string>& rest) {
     std::printf("\nmailsiftd counters (all time):\n");
     if (counters.empty()) std::printf("  (none yet)\n");
     for (const auto& [name, value] : counters) std::printf("  %-22s %lld\n", name.c_str(), static_cast<long long>(value));
+    if (const double p50 = latency_percentile(counters, 0.5); p50 >= 0) {
+        std::printf("  latency (bucket bounds): p50 <= %s ms, p90 <= %s ms, p99 <= %s ms\n", number(p50).c_str(),
+                    number(latency_percentile(counters, 0.9)).c_str(), number(latency_percentile(counters, 0.99)).c_str());
+    }
     if (scored > 0) {
         // Error rates among scored messages, as corrections revealed them.
         const auto& all = periods[2].counts;

@@ -325,6 +325,13 @@ TEST_CASE("A scanned message can be corrected by its signature, and stats count 
     const std::string after = run(stats);
     REQUIRE(after.find("\"all\":{\"false_positives\":1") != std::string::npos);
     REQUIRE(after.find("\"messages\":1") != std::string::npos);  // the daemon's counter
+    REQUIRE(after.find("\"verdict_spam\":1") != std::string::npos);
+    // One message: every percentile is the bound of the one bucket it fell in.
+    const std::string key = "\"latency_ms_at_most\":{\"p50\":";
+    const auto at = after.find(key);
+    REQUIRE(at != std::string::npos);
+    REQUIRE(after.compare(at + key.size(), 4, "null") != 0);
+    REQUIRE(std::isdigit(static_cast<unsigned char>(after[at + key.size()])));
     REQUIRE(after.find("\"messages\":{\"spam\":3,\"ham\":4}") != std::string::npos);
 }
 
