@@ -351,9 +351,15 @@ int cmd_correct(const Context& ctx, const std::vector<std::string>& rest) {
     engine::Trainer trainer(db, ctx.settings);
     const std::int64_t now = std::time(nullptr);
     int status = exit_ok;
-    std::size_t by_signature = 0, as_message = 0;
-    auto note_result = [&](const std::string& label, store::LearnResult r) {
-        if (r == store::LearnResult::already_learned) report(label, std::string("already learned as ") + store::to_string(to));
+    std::size_t by_signature = 0, as_message = 0, confirmed = 0;
+    auto note_result = [&](const std::string& label, const engine::Trainer::CorrectOutcome& o) {
+        if (o.confirmed) {
+            ++confirmed;
+            report(label, std::string("mailsiftd already said ") + store::to_string(to) +
+                              " with confidence; not trained (train_on_error)");
+        } else if (o.result == store::LearnResult::already_learned) {
+            report(label, std::string("already learned as ") + store::to_string(to));
+        }
     };
     for (const auto& text : signatures) {
         const auto id = engine::parse_signature(text);
@@ -384,14 +390,16 @@ int cmd_correct(const Context& ctx, const std::vector<std::string>& rest) {
             return true;
         }
         ++(o.by_signature ? by_signature : as_message);
-        note_result(m.label, o.result);
+        note_result(m.label, o);
         return true;
     });
     trainer.commit();
     const auto& c = trainer.counts();
     std::cout << "corrected to " << store::to_string(to) << ": " << by_signature << " by signature, " << as_message
               << " as the message; " << c.learned << " learned, " << c.moved << " moved, " << c.already_learned
-              << " already " << store::to_string(to) << "\n";
+              << " already " << store::to_string(to);
+    if (confirmed > 0) std::cout << ", " << confirmed << " confirmed without training";
+    std::cout << "\n";
     return status;
 }
 

@@ -176,6 +176,7 @@ const std::map<std::string, Setter, std::less<>>& setters() {
              for (char c : v) if (static_cast<unsigned char>(c) < 0x20) return false;
              return s.daemon.reject_reply = std::string(v), true;
          }},
+        {"train_on_error", [](Settings& s, std::string_view v) { return parse_bool(v, s.train_on_error); }},
         {"features.words", boolean(&features::Options::words)},
         {"features.subject", boolean(&features::Options::subject)},
         {"features.headers", boolean(&features::Options::headers)},

@@ -58,7 +58,16 @@ Trainer::LearnOutcome Trainer::learn(std::string_view raw, std::size_t size_byte
     return {MessageProblem::none, learn_terms(message_digest(raw), terms, address, c, now)};
 }
 
-store::LearnResult Trainer::learn_scan(const store::Scan& scan, store::Class c, std::int64_t now) {
+Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Class c, std::int64_t now) {
+    // Train on error with a thick threshold: a confident verdict that was right
+    // teaches nothing new; errors and everything scored unsure are trained.
+    const model::Verdict wanted = c == store::Class::spam ? model::Verdict::spam : model::Verdict::ham;
+    if (settings_.train_on_error && scan.verdict == wanted) {
+        CorrectOutcome o;
+        o.by_signature = true;
+        o.confirmed = true;
+        return o;
+    }
     const auto lines = parse_feature_lines(scan.features);
     std::vector<store::TrainTerm> terms;
     terms.reserve(lines.size());
@@ -70,7 +79,7 @@ store::LearnResult Trainer::learn_scan(const store::Scan& scan, store::Class c, 
     // Keyed by the signature: correcting the same scan again is a no-op, the other way moves it.
     const store::LearnResult r = learn_terms(scan.id, terms, from, c, now);
     if (r != store::LearnResult::already_learned) batch_->record_correction(scan.verdict, c, now);
-    return r;
+    return {MessageProblem::none, r, true, false};
 }
 
 Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now) {
@@ -78,14 +87,15 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
     if (const auto* h = parsed.find("X-Mailsift-Signature")) {
         if (const auto id = parse_signature(h->value)) {
-            if (const auto scan = db_.find_scan(*id)) return {MessageProblem::none, learn_scan(*scan, c, now), true};
+            if (const auto scan = db_.find_scan(*id)) return learn_scan(*scan, c, now);
         }
     }
     const LearnOutcome o = learn(raw, size_bytes, c, now);
     return {o.problem, o.result, false};
 }
 
-std::optional<store::LearnResult> Trainer::correct_signature(const store::Digest& id, store::Class c, std::int64_t now) {
+std::optional<Trainer::CorrectOutcome> Trainer::correct_signature(const store::Digest& id, store::Class c,
+                                                                   std::int64_t now) {
     const auto scan = db_.find_scan(id);
     if (!scan) return std::nullopt;
     return learn_scan(*scan, c, now);

@@ -255,7 +255,7 @@ TEST_CASE("A correction by signature trains what was scanned and moves on a seco
         REQUIRE(db.corrections_since(0).false_positives == 1);
     }
     SECTION("the other direction moves it, by signature alone") {
-        REQUIRE(t.correct_signature(id, store::Class::spam, 3000) == store::LearnResult::moved);
+        REQUIRE(t.correct_signature(id, store::Class::spam, 3000)->result == store::LearnResult::moved);
         t.commit();
         counts = db.load_counts(model::TermFrequency::raw);
         REQUIRE(counts.messages.ham == 0);
@@ -280,4 +280,31 @@ TEST_CASE("Signatures round-trip as text and feature lines parse back", "[engine
     REQUIRE(lines.size() == 2);
     REQUIRE(lines[0] == std::pair<std::string, std::uint32_t>{"w:a", 3});
     REQUIRE(lines[1].first == "w:tab\tin");
+}
+
+TEST_CASE("With train_on_error a confident right verdict is confirmed, not trained", "[engine]") {
+    TempDir dir;
+    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    const store::Digest sure = engine::message_digest("scanned as spam with confidence");
+    const store::Digest unsure = engine::message_digest("scanned as unsure");
+    store::Recording rec;
+    rec.scans.push_back({sure, 1000, model::Verdict::spam, "w:sure\t1\n"});
+    rec.scans.push_back({unsure, 1000, model::Verdict::unsure, "w:unsure\t1\n"});
+    db.record(rec);
+    engine::Settings s;
+    s.train_on_error = true;
+    engine::Trainer t(db, s);
+    const auto confirmed = t.correct_signature(sure, store::Class::spam, 2000);
+    REQUIRE(confirmed->confirmed);
+    const auto error = t.correct_signature(sure, store::Class::ham, 2000);  // an error: trained
+    REQUIRE_FALSE(error->confirmed);
+    REQUIRE(error->result == store::LearnResult::learned);
+    const auto thick = t.correct_signature(unsure, store::Class::spam, 2000);  // the unsure band: trained
+    REQUIRE_FALSE(thick->confirmed);
+    t.commit();
+    const auto counts = db.load_counts(model::TermFrequency::raw);
+    REQUIRE(counts.messages.spam == 1);  // only the unsure one
+    REQUIRE(counts.messages.ham == 1);   // the error
+    REQUIRE(db.corrections_since(0).false_positives == 1);
+    REQUIRE(db.corrections_since(0).unsure_to_spam == 1);
 }

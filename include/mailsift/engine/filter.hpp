@@ -125,10 +125,12 @@ public:
         MessageProblem problem = MessageProblem::none;
         store::LearnResult result = store::LearnResult::learned;
         bool by_signature = false;
+        // train_on_error: mailsiftd's verdict was confident and already right, so nothing was trained.
+        bool confirmed = false;
     };
     CorrectOutcome correct(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now);
-    // Without the message: false when the signature is unknown (expired or never scanned here).
-    std::optional<store::LearnResult> correct_signature(const store::Digest& id, store::Class c, std::int64_t now);
+    // Without the message: nothing when the signature is unknown (expired or never scanned here).
+    std::optional<CorrectOutcome> correct_signature(const store::Digest& id, store::Class c, std::int64_t now);
     // Commits the open batch, if any.
     void commit();
     const TrainCounts& counts() const { return counts_; }
@@ -137,7 +139,7 @@ private:
     void open_batch();
     store::LearnResult learn_terms(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
                                    std::string_view from_address, store::Class c, std::int64_t now);
-    store::LearnResult learn_scan(const store::Scan& scan, store::Class c, std::int64_t now);
+    CorrectOutcome learn_scan(const store::Scan& scan, store::Class c, std::int64_t now);
 
     store::Database& db_;
     Settings settings_;

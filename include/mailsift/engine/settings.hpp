@@ -52,6 +52,7 @@ struct Settings {
     mime::Limits limits;
     std::size_t reasons = 5;          // contributions reported in each direction
     std::size_t batch_messages = 1000;  // messages per training transaction
+    bool train_on_error = false;        // correct: skip scans whose confident verdict was already right
     DaemonSettings daemon;
 };
 
