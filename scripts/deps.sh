@@ -8,7 +8,7 @@
 set -euo pipefail
 packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev catch2 util-linux python3)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(postfix miltertest mandoc groff-base systemd)
+  packages+=(postfix miltertest mandoc groff-base systemd sasl2-bin libsasl2-modules)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -28,6 +29,8 @@
 #include <vector>
 
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/evaluation/metrics.hpp"
+#include "mailsift/evaluation/runner.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/store/database.hpp"
 #include "message_source.hpp"
@@ -46,6 +49,8 @@ commands:
   learn    (--spam|--ham) [--files-from LIST] [PATH...]  learn messages as spam or ham
   unlearn  (--spam|--ham) [--files-from LIST] [PATH...]  forget messages learned as spam or ham
   correct  (--spam|--ham) [--signature ID]... [PATH...]   correct mailsiftd's verdict on messages
+  evaluate (--spam DIR --ham DIR | --index FILE) [--split every:N|fraction:F | --folds K] [--json]
+                                                          measure accuracy on a labelled corpus
   classify [--json] [--files-from LIST] [PATH...]         print a verdict per message
   explain  PATH                                           show why a message scores as it does
   tokens   PATH                                           print the features of one message
@@ -102,6 +107,20 @@ moved; one already in the requested class is a success with a note.
 --signature ID corrects a scan without the message (repeatable). With neither
 PATH nor --signature, one message is read from standard input, as a Dovecot
 IMAPSieve or sieve-pipe rule sends it.
+)"},
+    {"evaluate", R"(usage: mailsift evaluate (--spam PATH... --ham PATH... | --index FILE)
+                         [--split every:N | --split fraction:F | --folds K] [--json]
+
+Measure accuracy on a labelled corpus, in a temporary database (the live one
+is never touched), with the current settings. --spam and --ham take message
+files or folders (repeatable); --index FILE takes TREC lines "spam|ham PATH",
+paths relative to FILE. Messages are taken in sorted path order (index order
+with --index). --split every:N (default every:5) tests every Nth message and
+trains on the rest; --split fraction:F tests a deterministic F of them;
+--folds K cross-validates. Reports n, AUC, 1-ROCA%, false positive and
+negative rates at the configured thresholds, unsure share, FNR at FPR <= 0.1%
+and <= 1%, lam%, a confusion table, a reliability table (predicted P(spam) vs
+observed spam share) and throughput; --json prints it as one JSON object.
 )"},
     {"classify", R"(usage: mailsift classify [--json] [--files-from LIST] [PATH...]
 
@@ -401,6 +420,165 @@ int cmd_correct(const Context& ctx, const std::vector<std::string>& rest) {
     if (confirmed > 0) std::cout << ", " << confirmed << " confirmed without training";
     std::cout << "\n";
     return status;
+}
+
+int cmd_evaluate(const Context& ctx, const std::vector<std::string>& rest) {
+    std::vector<evaluation::LabelledMessage> corpus;
+    evaluation::Plan plan;
+    bool json = false, have_index = false;
+    std::optional<bool> label;  // which list bare paths after --spam/--ham belong to
+    auto add_path = [&](const std::string& path, bool spam) {
+        try {
+            for (auto& f : cli::list_message_files(path)) corpus.push_back({std::move(f), spam});
+        } catch (const std::exception& e) {
+            std::cerr << "mailsift: " << e.what() << "\n";
+            std::exit(exit_input);
+        }
+    };
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+        const std::string& a = rest[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= rest.size()) usage_error("evaluate: " + a + " needs a value");
+            return rest[++i];
+        };
+        if (a == "--spam" || a == "--ham") {
+            label = a == "--spam";
+            add_path(value(), *label);
+        } else if (a == "--index") {
+            const std::filesystem::path index = value();
+            std::ifstream in(index);
+            if (!in) {
+                std::cerr << "mailsift: " << index.string() << ": cannot read index\n";
+                return exit_input;
+            }
+            have_index = true;
+            std::string line;
+            for (std::size_t n = 1; std::getline(in, line); ++n) {
+                if (!line.empty() && line.back() == '\r') line.pop_back();
+                if (line.empty()) continue;
+                const auto sp = line.find(' ');
+                const std::string kind = line.substr(0, sp);
+                if (sp == std::string::npos || (kind != "spam" && kind != "ham")) {
+                    std::cerr << "mailsift: " << index.string() << ":" << n << ": expected 'spam PATH' or 'ham PATH'\n";
+                    return exit_input;
+                }
+                const std::filesystem::path p = index.parent_path() / line.substr(sp + 1);
+                corpus.push_back({p.string(), kind == "spam"});
+            }
+        } else if (a == "--split") {
+            const std::string v = value();
+            try {
+                if (v.rfind("every:", 0) == 0) {
+                    plan.mode = evaluation::Plan::Mode::split_every;
+                    plan.every = std::stoul(v.substr(6));
+                    if (plan.every < 2) throw std::out_of_range("every");
+                } else if (v.rfind("fraction:", 0) == 0) {
+                    plan.mode = evaluation::Plan::Mode::split_fraction;
+                    plan.fraction = std::stod(v.substr(9));
+                    if (!(plan.fraction > 0 && plan.fraction < 1)) throw std::out_of_range("fraction");
+                } else {
+                    throw std::invalid_argument("split");
+                }
+            } catch (const std::exception&) {
+                usage_error("evaluate: --split takes every:N (N >= 2) or fraction:F (0 < F < 1)");
+            }
+        } else if (a == "--folds") {
+            try {
+                plan.mode = evaluation::Plan::Mode::folds;
+                plan.folds = std::stoul(value());
+            } catch (const std::exception&) {
+                plan.folds = 0;
+            }
+            if (plan.folds < 2) usage_error("evaluate: --folds takes a number of folds, at least 2");
+        } else if (a == "--json") {
+            json = true;
+        } else if (label && !a.empty() && a[0] != '-') {
+            add_path(a, *label);  // more paths for the last --spam/--ham
+        } else {
+            usage_error("evaluate: unknown argument '" + a + "'");
+        }
+    }
+    if (!have_index) {
+        // The development split's order: all paths sorted.
+        std::sort(corpus.begin(), corpus.end(), [](const auto& x, const auto& y) { return x.path < y.path; });
+    }
+    std::size_t n_spam = 0;
+    for (const auto& m : corpus) n_spam += m.spam ? 1 : 0;
+    if (n_spam == 0 || n_spam == corpus.size()) usage_error("evaluate: needs both spam and ham messages");
+
+    char tmpl[] = "/tmp/mailsift-evaluate-XXXXXX";
+    const char* dir = ::mkdtemp(tmpl);
+    if (dir == nullptr) {
+        std::cerr << "mailsift: cannot create a temporary directory: " << std::strerror(errno) << "\n";
+        return exit_environment;
+    }
+    struct Cleanup {
+        std::filesystem::path dir;
+        ~Cleanup() {
+            std::error_code ec;
+            std::filesystem::remove_all(dir, ec);
+        }
+    } cleanup{dir};
+
+    const auto max_bytes = ctx.settings.limits.max_message_bytes;
+    const auto started = std::chrono::steady_clock::now();
+    const auto run = evaluation::run(
+        corpus, plan, ctx.settings, dir,
+        [&](const std::string& path) { return cli::read_message_file(path, max_bytes); },
+        [&](std::size_t done, std::size_t total) {
+            if (std::chrono::steady_clock::now() - started > std::chrono::seconds(3)) {
+                std::cerr << "evaluate: " << done << "/" << total << "\r" << std::flush;
+            }
+        });
+    if (std::chrono::steady_clock::now() - started > std::chrono::seconds(3)) std::cerr << "\n";
+    const auto r = evaluation::evaluate(run.scored);
+    const double train_rate = run.train_seconds > 0 ? static_cast<double>(run.trained) / run.train_seconds : 0;
+    const double score_rate = run.score_seconds > 0 ? static_cast<double>(r.messages) / run.score_seconds : 0;
+    const auto& c = r.confusion;
+    if (json) {
+        std::ostringstream o;
+        o << "{\"messages\":" << r.messages << ",\"spam\":" << r.spam << ",\"ham\":" << r.ham
+          << ",\"trained\":" << run.trained << ",\"unusable\":" << run.unreadable << ",\"auc\":" << number(r.auc, 10)
+          << ",\"one_minus_roca_percent\":" << number(r.one_minus_roca_percent, 6)
+          << ",\"false_positive_percent\":" << number(r.false_positive_percent)
+          << ",\"false_negative_percent\":" << number(r.false_negative_percent)
+          << ",\"unsure_percent\":" << number(r.unsure_percent)
+          << ",\"fnr_at_fpr_0.1_percent\":" << number(r.fnr_at_fpr_01_percent)
+          << ",\"fnr_at_fpr_1_percent\":" << number(r.fnr_at_fpr_1_percent) << ",\"lam_percent\":" << number(r.lam_percent)
+          << ",\"confusion\":{\"spam\":{\"spam\":" << c.spam_as_spam << ",\"unsure\":" << c.spam_as_unsure
+          << ",\"ham\":" << c.spam_as_ham << "},\"ham\":{\"spam\":" << c.ham_as_spam << ",\"unsure\":" << c.ham_as_unsure
+          << ",\"ham\":" << c.ham_as_ham << "}},\"reliability\":[";
+        for (std::size_t i = 0; i < r.reliability.size(); ++i) {
+            const auto& b = r.reliability[i];
+            o << (i ? "," : "") << "{\"low\":" << number(b.low) << ",\"high\":" << number(b.high)
+              << ",\"messages\":" << b.messages << ",\"mean_predicted\":" << number(b.mean_predicted)
+              << ",\"observed_spam\":" << number(b.observed_spam) << "}";
+        }
+        o << "],\"train_messages_per_second\":" << number(train_rate) << ",\"score_messages_per_second\":"
+          << number(score_rate) << "}\n";
+        std::cout << o.str();
+        return exit_ok;
+    }
+    std::printf("messages          %zu tested (%zu spam, %zu ham), %zu trained, %zu unusable\n", r.messages, r.spam,
+                r.ham, run.trained, run.unreadable);
+    std::printf("AUC               %.6f\n1-ROCA%%           %.4f\n", r.auc, r.one_minus_roca_percent);
+    std::printf("false positives   %.3f%% of ham (%zu)\nfalse negatives   %.3f%% of spam (%zu)\n",
+                r.false_positive_percent, c.ham_as_spam, r.false_negative_percent, c.spam_as_ham);
+    std::printf("unsure            %.3f%% of messages (%zu spam, %zu ham)\n", r.unsure_percent, c.spam_as_unsure,
+                c.ham_as_unsure);
+    std::printf("FNR at FPR<=0.1%%  %.3f%%\nFNR at FPR<=1%%    %.3f%%\nlam%%              %.4f\n",
+                r.fnr_at_fpr_01_percent, r.fnr_at_fpr_1_percent, r.lam_percent);
+    std::printf("\nconfusion (rows: truth)   spam  unsure     ham\n");
+    std::printf("  spam                  %6zu  %6zu  %6zu\n", c.spam_as_spam, c.spam_as_unsure, c.spam_as_ham);
+    std::printf("  ham                   %6zu  %6zu  %6zu\n", c.ham_as_spam, c.ham_as_unsure, c.ham_as_ham);
+    std::printf("\nreliability  P(spam) bin   messages  mean predicted  observed spam\n");
+    for (const auto& b : r.reliability) {
+        if (b.messages == 0) continue;
+        std::printf("             %.1f-%.1f       %8zu  %14.4f  %13.4f\n", b.low, b.high, b.messages, b.mean_predicted,
+                    b.observed_spam);
+    }
+    std::printf("\nthroughput        train %.0f msgs/s, score %.0f msgs/s\n", train_rate, score_rate);
+    return exit_ok;
 }
 
 void print_reasons_json(std::ostream& out, const char* key, const std::vector<engine::Reason>& reasons) {
@@ -1075,6 +1253,7 @@ int main(int argc, char** argv) {
         const Context ctx = resolve(g);
         if (a.command == "learn" || a.command == "unlearn") return cmd_train(ctx, a.command, a.rest);
         if (a.command == "correct") return cmd_correct(ctx, a.rest);
+        if (a.command == "evaluate") return cmd_evaluate(ctx, a.rest);
         if (a.command == "classify") return cmd_classify(ctx, a.rest);
         if (a.command == "explain") return cmd_explain(ctx, a.rest);
         if (a.command == "tokens") return cmd_tokens(ctx, a.rest);

@@ -169,6 +169,40 @@ bool for_each_message(const std::vector<std::string>& paths, std::size_t max_byt
     return true;
 }
 
+std::vector<std::string> list_message_files(const std::string& path) {
+    std::error_code ec;
+    const auto status = fs::status(path, ec);
+    if (ec || !fs::exists(status)) throw std::runtime_error(path + ": no such file or directory");
+    if (!fs::is_directory(status)) return {path};
+    std::vector<fs::path> folders;
+    if (fs::is_directory(fs::path(path) / "cur", ec) || fs::is_directory(fs::path(path) / "new", ec)) {
+        folders = {fs::path(path) / "cur", fs::path(path) / "new"};
+    } else {
+        folders = {path};
+    }
+    std::vector<std::string> files;
+    for (const auto& f : folders) {
+        if (!fs::is_directory(f, ec)) continue;
+        for (fs::directory_iterator it(f, ec), end; !ec && it != end; it.increment(ec)) {
+            if (it->is_regular_file(ec)) files.push_back(it->path().string());
+        }
+        if (ec) throw std::runtime_error(f.string() + ": cannot list directory: " + ec.message());
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+std::optional<std::string> read_message_file(const std::string& path, std::size_t max_bytes) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    std::string raw;
+    const long long total = read_fd(fd, raw, max_bytes);
+    ::close(fd);
+    if (total < 0) return std::nullopt;
+    drop_from_line(raw);
+    return raw;
+}
+
 std::vector<std::string> read_path_list(const std::string& list) {
     std::vector<std::string> out;
     std::string line;

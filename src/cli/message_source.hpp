@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,13 @@ struct InputMessage {
 // Returns false when `sink` asked to stop.
 bool for_each_message(const std::vector<std::string>& paths, std::size_t max_bytes,
                       const std::function<bool(InputMessage&)>& sink);
+
+// The message files under `path`: the file itself, or a maildir's cur/ and new/,
+// or a flat folder's regular files; sorted. Throws std::runtime_error when unreadable.
+std::vector<std::string> list_message_files(const std::string& path);
+
+// One message file's bytes (an mbox "From " line removed), at most max_bytes; nothing when unreadable.
+std::optional<std::string> read_message_file(const std::string& path, std::size_t max_bytes);
 
 // Reads paths one per line from `list` ("-" = stdin). Throws std::runtime_error when unreadable.
 std::vector<std::string> read_path_list(const std::string& list);

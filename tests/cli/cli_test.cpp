@@ -76,7 +76,7 @@ std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::c
 
 TEST_CASE("Every command has --help", "[cli]") {
     Sandbox sb;
-    for (const char* c : {"learn", "unlearn", "classify", "explain", "tokens", "stats", "contacts"}) {
+    for (const char* c : {"learn", "unlearn", "correct", "evaluate", "classify", "explain", "tokens", "stats", "contacts"}) {
         const auto r = sb.run(std::string(c) + " --help");
         INFO(c);
         REQUIRE(r.status == 0);
@@ -729,5 +729,45 @@ TEST_CASE("contacts import reads address lists and vCards and names bad lines", 
     SECTION("usage errors") {
         REQUIRE(sb.mailsift("contacts import").status == 2);
         REQUIRE(sb.mailsift("contacts import a b").status == 2);
+    }
+}
+
+TEST_CASE("evaluate measures a labelled corpus without touching the live database", "[cli]") {
+    Sandbox sb;
+    const std::string index = std::string(MAILSIFT_TEST_DATA) + "/corpus/index";
+    SECTION("a split reports the numbers worked out in tests/data/corpus/README") {
+        const auto r = sb.mailsift("--config /dev/null evaluate --index " + index + " --split every:2");
+        REQUIRE(r.status == 0);
+        REQUIRE(r.out.find("5 tested (2 spam, 3 ham), 5 trained") != std::string::npos);
+        REQUIRE(r.out.find("AUC               1.000000") != std::string::npos);
+        REQUIRE(r.out.find("1-ROCA%           0.0000") != std::string::npos);
+        REQUIRE(r.out.find("  spam                       2       0       0") != std::string::npos);
+        REQUIRE(r.out.find("  ham                        0       0       3") != std::string::npos);
+        // lam% with no error: hm = ½/4, sm = ½/3; 100·logit⁻¹((logit(1/8) + logit(1/6))/2) = 14.4591.
+        REQUIRE(r.out.find("lam%              14.4591") != std::string::npos);
+        REQUIRE_FALSE(fs::exists(sb.db()));
+    }
+    SECTION("cross-validation tests every message once, as JSON") {
+        const auto r = sb.mailsift("--config /dev/null evaluate --index " + index + " --folds 5 --json");
+        REQUIRE(r.status == 0);
+        REQUIRE(r.out.find("\"messages\":10,\"spam\":5,\"ham\":5,\"trained\":40") != std::string::npos);
+        REQUIRE(r.out.find("\"auc\":1,") != std::string::npos);
+        REQUIRE(r.out.find("\"confusion\":{\"spam\":{\"spam\":5,\"unsure\":0,\"ham\":0}") != std::string::npos);
+    }
+    SECTION("folders given with --spam and --ham") {
+        const std::string dir = std::string(MAILSIFT_TEST_DATA) + "/corpus";
+        const auto r = sb.mailsift("--config /dev/null evaluate --spam " + dir + "/s1.eml " + dir + "/s2.eml --ham " +
+                                   dir + "/h1.eml " + dir + "/h2.eml --split every:2 --json");
+        REQUIRE(r.status == 0);
+        REQUIRE(r.out.find("\"messages\":2,") != std::string::npos);
+    }
+    SECTION("bad input is a clear error") {
+        REQUIRE(sb.mailsift("evaluate --spam " + data + "/spam_investment.eml").status == 2);  // no ham
+        REQUIRE(sb.mailsift("evaluate --index " + index + " --split every:1").status == 2);
+        REQUIRE(sb.mailsift("evaluate --index " + index + " --folds one").status == 2);
+        std::ofstream(sb.dir / "bad.index") << "spam a.eml\nmaybe b.eml\n";
+        const auto r = sb.mailsift("evaluate --index " + (sb.dir / "bad.index").string());
+        REQUIRE(r.status == 1);
+        REQUIRE(r.err.find("bad.index:2:") != std::string::npos);
     }
 }

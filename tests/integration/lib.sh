@@ -5,6 +5,7 @@
 #   . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #   read_args "$@"                    # MAILSIFTD MAILSIFT, both executable
 #   need_commands python3 ...         # installs what is missing (root), else skips (77)
+#   need_packages PACKAGE ...         # the same for packages without a command
 #   make_workdir NAME                 # WORK, DB, CONF
 #   MILTER_PORT=$(free_port)
 #   train_model
@@ -107,31 +108,49 @@ apt_install() {  # apt_install PACKAGE...
         install -y --no-install-recommends "$@" >/dev/null 2>&1
 }
 
-# need_commands [--before-install FUNCTION] COMMAND...: each COMMAND (also the name
-# of its Debian package) must be on PATH. scripts/deps.sh --test installs them
-# before ctest runs; for a script run by hand the missing ones are installed here
-# with apt-get (after FUNCTION, e.g. debconf preselection), which needs root:
-# without it the script is skipped (exit 77).
+# need_commands [--before-install FUNCTION] COMMAND[=PACKAGE]...: each COMMAND must be
+# on PATH; PACKAGE is the Debian package that has it (default: COMMAND itself).
+# scripts/deps.sh --test installs them before ctest runs; for a script run by hand
+# the missing ones are installed here with apt-get (after FUNCTION, e.g. debconf
+# preselection), which needs root: without it the script is skipped (exit 77).
 need_commands() {
-    local before="" missing=() cmd
+    local before="" missing=() item
     if [ "${1:-}" = "--before-install" ]; then
         before=$2
         shift 2
     fi
-    for cmd in "$@"; do
-        command -v "$cmd" >/dev/null 2>&1 || missing+=("$cmd")
+    for item in "$@"; do
+        command -v "${item%%=*}" >/dev/null 2>&1 || missing+=("${item#*=}")
     done
-    [ ${#missing[@]} -gt 0 ] || return 0
+    install_missing "$before" "${missing[@]}"
+}
+
+# need_packages PACKAGE...: Debian packages that bring no command of their own (plugins,
+# libraries) must be installed; the missing ones are installed like need_commands does.
+need_packages() {
+    local missing=() pkg
+    for pkg in "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+    done
+    install_missing "" "${missing[@]}"
+}
+
+# install_missing FUNCTION [PACKAGE...]: apt-get install the PACKAGEs (none: nothing to do)
+# after FUNCTION (may be ""); skips the script (77) without root, bails if apt-get fails.
+install_missing() {
+    local before=$1
+    shift
+    [ $# -gt 0 ] || return 0
     if [ "$(id -u)" -ne 0 ]; then
-        echo "# SKIP: $0: ${missing[*]} not installed, and installing needs root"
+        echo "# SKIP: $0: $* not installed, and installing needs root"
         exit 77
     fi
-    note "installing ${missing[*]}"
+    note "installing $*"
     if [ -n "$before" ]; then
         "$before"
     fi
-    apt_install "${missing[@]}" || { timeout 300 apt-get update >/dev/null 2>&1 && apt_install "${missing[@]}"; } ||
-        bail "apt-get install ${missing[*]}"
+    apt_install "$@" || { timeout 300 apt-get update >/dev/null 2>&1 && apt_install "$@"; } ||
+        bail "apt-get install $*"
 }
 
 # ---------------------------------------------------------------- ports and waiting

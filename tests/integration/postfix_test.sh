@@ -2,6 +2,9 @@
 # Real-MTA integration test: a private Postfix instance calls mailsiftd as its
 # smtpd milter; messages go in over SMTP and are checked where Postfix delivers
 # them (a small SMTP sink), or at the SMTP reply when they must not arrive.
+# A second smtpd of the same instance is a submission port with SMTP AUTH (Cyrus
+# SASL, a private sasldb): mail a user submits there is not scored, and its
+# recipients become contacts.
 #
 # usage: postfix_test.sh MAILSIFTD MAILSIFT
 #
@@ -46,16 +49,23 @@ preseed_postfix() {
     printf '%s\n' "postfix postfix/main_mailer_type select No configuration" \
         "postfix postfix/mailname string localhost.localdomain" | debconf-set-selections
 }
-need_commands --before-install preseed_postfix postfix python3
+need_commands --before-install preseed_postfix postfix python3 saslpasswd2=sasl2-bin
+need_packages libsasl2-modules   # the PLAIN and LOGIN mechanisms
 
 make_workdir postfix
 chmod 755 "$WORK"   # Postfix daemons run as user postfix below it
+# other_port PORT...: a free port that is none of the PORTs.
+other_port() {
+    local p
+    p=$(free_port)
+    while [[ " $* " == *" $p "* ]]; do p=$(free_port); done
+    echo "$p"
+}
 SMTP_PORT=$(free_port)
-MILTER_PORT=$(free_port)
-SINK_PORT=$(free_port)
-while [ "$MILTER_PORT" = "$SMTP_PORT" ]; do MILTER_PORT=$(free_port); done
-while [ "$SINK_PORT" = "$SMTP_PORT" ] || [ "$SINK_PORT" = "$MILTER_PORT" ]; do SINK_PORT=$(free_port); done
-note "work directory $WORK; smtpd 127.0.0.1:$SMTP_PORT, mailsiftd 127.0.0.1:$MILTER_PORT, sink 127.0.0.1:$SINK_PORT"
+MILTER_PORT=$(other_port "$SMTP_PORT")
+SINK_PORT=$(other_port "$SMTP_PORT" "$MILTER_PORT")
+SUBMIT_PORT=$(other_port "$SMTP_PORT" "$MILTER_PORT" "$SINK_PORT")
+note "work directory $WORK; smtpd 127.0.0.1:$SMTP_PORT, submission (SMTP AUTH) 127.0.0.1:$SUBMIT_PORT, mailsiftd 127.0.0.1:$MILTER_PORT, sink 127.0.0.1:$SINK_PORT"
 
 # ---------------------------------------------------------------- model and mailsiftd
 train_model
@@ -67,6 +77,28 @@ mkdir "$SINK"
 python3 "$HERE/smtp_sink.py" "$SINK_PORT" "$SINK" >"$WORK/sink.log" 2>&1 &
 SINKPID=$!
 wait_for 10 port_open "$SINK_PORT" || bail "SMTP sink listens on 127.0.0.1:$SINK_PORT"
+
+# ---------------------------------------------------------------- SASL user
+# Cyrus SASL with a private sasldb: Postfix reads smtpd.conf from cyrus_sasl_config_path
+# (neither /etc/postfix/sasl nor /etc/sasldb2 is used). smtpd opens the sasldb when a
+# client logs in, after dropping privileges to the postfix user: it must be readable.
+SASL_REALM=mailsift.test
+SASL_USER=alice
+SASL_PASSWORD="wonderland-$RANDOM$RANDOM"
+SASL_READY=""
+mkdir "$WORK/sasl"
+printf '%s\n' "pwcheck_method: auxprop" "auxprop_plugin: sasldb" "sasldb_path: $WORK/sasldb2" \
+    "mech_list: PLAIN LOGIN" >"$WORK/sasl/smtpd.conf"
+if printf '%s' "$SASL_PASSWORD" |
+    saslpasswd2 -p -c -f "$WORK/sasldb2" -u "$SASL_REALM" "$SASL_USER" >"$WORK/saslpasswd2.log" 2>&1 &&
+    chown root:postfix "$WORK/sasldb2" && chmod 640 "$WORK/sasldb2" &&
+    sasldblistusers2 -f "$WORK/sasldb2" 2>&1 | tee -a "$WORK/saslpasswd2.log" | grep -q "^$SASL_USER@$SASL_REALM:"; then
+    ok "SASL user $SASL_USER@$SASL_REALM created in the private sasldb $WORK/sasldb2"
+    SASL_READY=1
+else
+    sed 's/^/#   /' "$WORK/saslpasswd2.log"
+    not_ok "SASL user $SASL_USER@$SASL_REALM created with saslpasswd2 in $WORK/sasldb2"
+fi
 
 # ---------------------------------------------------------------- private Postfix
 PFETC="$WORK/etc"
@@ -125,11 +157,27 @@ milter_command_timeout = 10s
 milter_content_timeout = 15s
 maillog_file = $WORK/postfix.log
 maillog_file_prefixes = $WORK
+# SMTP AUTH: switched on (smtpd_sasl_auth_enable) for the submission service in
+# master.cf only. Plaintext PLAIN/LOGIN on loopback, no TLS; a login name without a
+# realm is looked up in smtpd_sasl_local_domain.
+smtpd_sasl_type = cyrus
+smtpd_sasl_path = smtpd
+cyrus_sasl_config_path = $WORK/sasl
+smtpd_sasl_local_domain = $SASL_REALM
+smtpd_sasl_security_options = noanonymous
+smtpd_tls_auth_only = no
 EOF
 
 # Only the services this test needs; no chroot (the queue directory holds no copy of /etc).
+# The submission smtpd relays only for clients that logged in, so whatever it accepts
+# came through SMTP AUTH (and mailsiftd got {auth_authen}).
 cat >"$PFETC/master.cf" <<EOF
 127.0.0.1:$SMTP_PORT inet n - n - - smtpd
+127.0.0.1:$SUBMIT_PORT inet n - n - - smtpd
+  -o syslog_name=postfix/submission
+  -o smtpd_sasl_auth_enable=yes
+  -o smtpd_relay_restrictions=permit_sasl_authenticated,reject
+  -o smtpd_recipient_restrictions=permit_sasl_authenticated,reject
 pickup     unix  n - n 60 1 pickup
 cleanup    unix  n - n -  0 cleanup
 qmgr       unix  n - n 300 1 qmgr
@@ -152,9 +200,9 @@ scache     unix  - - n -  1 scache
 postlog    unix-dgram n - n - 1 postlogd
 EOF
 
-smtpd_greets() {
+smtpd_greets() {  # smtpd_greets PORT
     local line
-    exec 4<>"/dev/tcp/127.0.0.1/$SMTP_PORT" || return 1
+    exec 4<>"/dev/tcp/127.0.0.1/$1" || return 1
     IFS= read -r -t 5 line <&4 || line=""
     printf 'QUIT\r\n' >&4 2>/dev/null || true
     exec 4<&- 4>&-
@@ -165,8 +213,8 @@ smtpd_greets() {
 # runs the same integrity check again and starts this instance's master.
 if timeout 60 postfix -c "$PFETC" check >>"$WORK/postfix-cmd.log" 2>&1 &&
     PF_STARTED=1 && timeout 60 postfix -c "$PFETC" start >>"$WORK/postfix-cmd.log" 2>&1 &&
-    wait_for 20 smtpd_greets; then
-    ok "private Postfix $(postconf -d -h mail_version 2>/dev/null) started, smtpd on 127.0.0.1:$SMTP_PORT with milter inet:127.0.0.1:$MILTER_PORT"
+    wait_for 20 smtpd_greets "$SMTP_PORT" && wait_for 20 smtpd_greets "$SUBMIT_PORT"; then
+    ok "private Postfix $(postconf -d -h mail_version 2>/dev/null) started, smtpd on 127.0.0.1:$SMTP_PORT and submission on 127.0.0.1:$SUBMIT_PORT, milter inet:127.0.0.1:$MILTER_PORT"
 else
     sed 's/^/#   /' "$WORK/postfix-cmd.log"
     bail "private Postfix started (postfix -c $PFETC start)"
@@ -175,18 +223,32 @@ fi
 # ---------------------------------------------------------------- helpers
 SEND_OUT=""
 SEND_RC=0
+# smtp [--auth USER PASSWORD] PORT SENDER RECIPIENT FILE [HEADER...]: one message to the
+# private Postfix on 127.0.0.1:PORT; SEND_OUT is smtp_send.py's line, SEND_RC its status.
+smtp() {
+    local auth=()
+    if [ "$1" = "--auth" ]; then
+        auth=("$1" "$2" "$3")
+        shift 3
+    fi
+    local port=$1
+    shift
+    SEND_RC=0
+    SEND_OUT=$(timeout 60 python3 "$HERE/smtp_send.py" "${auth[@]}" 127.0.0.1 "$port" "$@" 2>&1) || SEND_RC=$?
+}
+
 # send CASE FILE [HEADER...]: SMTP to the private Postfix, recipient CASE@example.test.
 send() {
     local case=$1 file=$2
     shift 2
-    SEND_RC=0
-    SEND_OUT=$(timeout 60 python3 "$HERE/smtp_send.py" 127.0.0.1 "$SMTP_PORT" \
-        sender@example.org "$case@example.test" "$file" "$@" 2>&1) || SEND_RC=$?
+    smtp "$SMTP_PORT" sender@example.org "$case@example.test" "$file" "$@"
 }
 
-delivered_file() {  # prints the sink file of CASE, if any
-    local f
-    for f in "$SINK"/*-"$1@example.test.eml"; do
+# delivered_file CASE: prints the sink file of CASE (an address, or CASE@example.test), if any.
+delivered_file() {
+    local f rcpt=$1
+    [[ "$rcpt" == *@* ]] || rcpt="$rcpt@example.test"
+    for f in "$SINK"/*-"$rcpt.eml"; do
         [ -e "$f" ] && { echo "$f"; return 0; }
     done
     return 1
@@ -219,7 +281,8 @@ header_lines() {
 STATUS_RE='^(Yes|No|Unsure), score=[01]\.[0-9]{4}, log-odds=-?[0-9]+\.[0-9]{2}'
 
 # expect_delivered CASE VERDICT DESCRIPTION: the last send was accepted, the copy arrives
-# with exactly one well-formed X-Mailsift-Status naming VERDICT and one X-Mailsift-Signature.
+# with exactly one well-formed X-Mailsift-Status naming VERDICT (Yes, No or Unsure, or
+# alternatives such as "Yes|No|Unsure") and one X-Mailsift-Signature.
 expect_delivered() {
     local case=$1 verdict=$2 what=$3 file statuses nstatus sigs nsig lines
     if [ "$SEND_RC" -ne 0 ]; then
@@ -234,7 +297,7 @@ expect_delivered() {
     file=$(delivered_file "$case")
     statuses=$(header_values "$file" X-Mailsift-Status)
     nstatus=$(printf '%s' "$statuses" | grep -c . || true)
-    if [ "$nstatus" -eq 1 ] && [[ "$statuses" =~ $STATUS_RE ]] && [[ "$statuses" == "$verdict,"* ]]; then
+    if [ "$nstatus" -eq 1 ] && [[ "$statuses" =~ $STATUS_RE ]] && [[ "$statuses" =~ ^($verdict), ]]; then
         ok "$what: delivered with X-Mailsift-Status: $statuses"
     else
         not_ok "$what: delivered with exactly one X-Mailsift-Status saying $verdict (got $nstatus: $(printf '%s' "$statuses" | tr '\n' '|'))"

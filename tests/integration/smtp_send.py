@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Send one message file over SMTP and report what the server answered.
 
-usage: smtp_send.py HOST PORT SENDER RECIPIENT FILE [PREPEND-HEADER...]
+usage: smtp_send.py [--auth USER PASSWORD] HOST PORT SENDER RECIPIENT FILE [PREPEND-HEADER...]
 
 Each PREPEND-HEADER ("Name: value") is put in front of the file's headers.
+With --auth it logs in (SMTP AUTH, PLAIN or LOGIN, no TLS) after EHLO.
 Prints one line "<code> <stage> <server text>" where stage is the SMTP step
-that produced the code (connect, ehlo, mail, rcpt, data or done) and code is
-the final reply (250 when the message was accepted). Exit status: 0 accepted,
+that produced the code (connect, ehlo, auth, mail, rcpt, data or done) and code
+is the final reply (250 when the message was accepted). Exit status: 0 accepted,
 4 temporary failure (4xx), 5 permanent failure (5xx), 1 anything else
 (connection refused, timeout...).
 """
@@ -16,13 +17,20 @@ import sys
 
 
 def main() -> int:
-    if len(sys.argv) < 6:
+    args = sys.argv[1:]
+    auth = None
+    if args[:1] == ["--auth"]:
+        if len(args) < 3:
+            print(__doc__, file=sys.stderr)
+            return 2
+        auth, args = (args[1], args[2]), args[3:]
+    if len(args) < 5:
         print(__doc__, file=sys.stderr)
         return 2
-    host, port, sender, rcpt, path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+    host, port, sender, rcpt, path = args[0], int(args[1]), args[2], args[3], args[4]
     with open(path, "rb") as f:
         body = f.read()
-    prepend = "".join(h + "\r\n" for h in sys.argv[6:]).encode("ascii")
+    prepend = "".join(h + "\r\n" for h in args[5:]).encode("ascii")
     # smtplib.data() turns bare LF into CRLF and dot-stuffs.
     message = prepend + body.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
 
@@ -36,6 +44,11 @@ def main() -> int:
             code, msg = s.ehlo("client.localdomain")
             if code != 250:
                 raise smtplib.SMTPResponseException(code, msg)
+            if auth is not None:
+                stage = "auth"
+                # Raises SMTPAuthenticationError (a response exception) when refused,
+                # SMTPNotSupportedError when the server offers no AUTH.
+                s.login(auth[0], auth[1])
             stage = "mail"
             code, msg = s.mail(sender)
             if code != 250:

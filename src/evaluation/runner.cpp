@@ -1,0 +1,100 @@
+// Train/test runs in temporary databases.
+#include "mailsift/evaluation/runner.hpp"
+
+#include <chrono>
+
+#include "mailsift/engine/filter.hpp"
+#include "mailsift/features/feature_hash.hpp"
+#include "mailsift/store/database.hpp"
+
+namespace mailsift::evaluation {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Trains on `train` and scores `test` in a fresh database at `db_path`.
+void train_and_score(const std::vector<const LabelledMessage*>& train, const std::vector<const LabelledMessage*>& test,
+                     const engine::Settings& settings, const std::filesystem::path& db_path, const Loader& load,
+                     Run& out, const std::function<void()>& tick) {
+    std::filesystem::remove(db_path);
+    std::filesystem::remove(db_path.string() + "-wal");
+    std::filesystem::remove(db_path.string() + "-shm");
+    store::Database db(db_path, store::Database::Mode::read_write);
+    auto t0 = Clock::now();
+    {
+        engine::Trainer trainer(db, settings);
+        for (const auto* m : train) {
+            tick();
+            const auto raw = load(m->path);
+            if (!raw) {
+                ++out.unreadable;
+                continue;
+            }
+            const auto o = trainer.learn(*raw, raw->size(), m->spam ? store::Class::spam : store::Class::ham, 0);
+            if (o.problem != engine::MessageProblem::none) {
+                ++out.unreadable;
+                continue;
+            }
+            ++out.trained;
+        }
+        trainer.commit();
+    }
+    out.train_seconds += seconds_since(t0);
+    t0 = Clock::now();
+    engine::Settings scoring = settings;
+    scoring.reasons = 0;
+    const engine::Filter filter(db, scoring);
+    for (const auto* m : test) {
+        tick();
+        const auto raw = load(m->path);
+        if (!raw) {
+            ++out.unreadable;
+            continue;
+        }
+        const auto c = filter.classify(*raw);
+        out.scored.push_back({m->spam, c.score.log_odds, c.score.probability, c.score.verdict});
+    }
+    out.score_seconds += seconds_since(t0);
+}
+
+}  // namespace
+
+Run run(const std::vector<LabelledMessage>& corpus, const Plan& plan, const engine::Settings& settings,
+        const std::filesystem::path& work_dir, const Loader& load, const Progress& progress) {
+    Run out;
+    std::size_t done = 0;
+    const std::size_t folds = plan.mode == Plan::Mode::folds ? std::max<std::size_t>(plan.folds, 2) : 1;
+    const std::size_t total = corpus.size() * folds;  // every message is read once per fold
+    auto tick = [&] {
+        if (progress && (++done % 500 == 0 || done == total)) progress(done, total);
+    };
+    const auto db_path = work_dir / "evaluate.db";
+
+    if (plan.mode == Plan::Mode::folds) {
+        for (std::size_t k = 0; k < folds; ++k) {
+            std::vector<const LabelledMessage*> train, test;
+            for (std::size_t i = 0; i < corpus.size(); ++i) (i % folds == k ? test : train).push_back(&corpus[i]);
+            train_and_score(train, test, settings, db_path, load, out, tick);
+        }
+        return out;
+    }
+    std::vector<const LabelledMessage*> train, test;
+    for (std::size_t i = 0; i < corpus.size(); ++i) {
+        bool is_test = false;
+        if (plan.mode == Plan::Mode::split_every) {
+            is_test = plan.every > 0 && (i + 1) % plan.every == 0;
+        } else {
+            // A stable hash of the path, so the split never depends on the machine.
+            const std::uint64_t h = features::hash64(corpus[i].path, 0x73706c6974ULL);
+            is_test = static_cast<double>(h % 1000000) < plan.fraction * 1000000.0;
+        }
+        (is_test ? test : train).push_back(&corpus[i]);
+    }
+    train_and_score(train, test, settings, db_path, load, out, tick);
+    return out;
+}
+
+}  // namespace mailsift::evaluation
