@@ -37,7 +37,10 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
     // Outgoing mail of our own users tells us whom they correspond with.
     if (const std::string user = authenticated_user(t); !user.empty() && d.learn_contacts) {
         for (const auto& rcpt : envelope_of(t).recipients) {
-            if (rcpt.find('@') != std::string::npos) recorder.contact(rcpt, "sent by " + user, now);
+            // Lower-case addr-spec, as every other contact and the From lookup.
+            if (std::string address = features::address_in(rcpt); !address.empty()) {
+                recorder.contact(std::move(address), "sent by " + user, now);
+            }
         }
     }
 
