@@ -4,8 +4,10 @@
 # corpus. A benchmark, not a test: it prints a table and exits 0 whenever it ran.
 #
 # usage: bench/compare-accuracy.sh [--mailsift PATH] [--corpus DIR] [--jobs N] [--sa-auto-expire]
+
+# The run_* functions are called indirectly ("run_$tool"):
+# shellcheck disable=SC2317
 set -euo pipefail
-# shellcheck disable=SC2317  # the run_* functions are called indirectly ("run_$tool")
 
 # Byte-order sort (the split is the same on every machine) and a '.' decimal point.
 export LC_ALL=C
@@ -45,6 +47,7 @@ done
 
 say() { printf '[compare-accuracy] %s\n' "$*" >&2; }
 start_seconds=$SECONDS
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 
 # ---------------------------------------------------------------- tools
 # Plain Debian packages, installed when missing. SpamAssassin without its
@@ -314,18 +317,22 @@ get() {
     awk -v k="$3" '$1 == k { print $2; found = 1; exit } END { if (!found) print "n/a" }' "$f"
 }
 row() { printf '%-22s %8s %10s %9s %5s %5s %7s %8s %8s %9s\n' "$@"; }
+unsure() {     # unsure TOOL: "spam/ham" counts of unsure verdicts
+    local s h; s=$(get "$1" roc unsure_spam); h=$(get "$1" roc unsure_ham)
+    if [[ $s == n/a ]]; then echo n/a; else echo "$s/$h"; fi
+}
 tool_row() {   # tool_row KEY LABEL
     local t=$1
     row "$2" "$(get "$t" roc one_minus_roca_pct)" \
         "$(get "$t" metrics fnr_at_fpr_0.1_pct)" "$(get "$t" metrics fnr_at_fpr_1_pct)" \
         "$(get "$t" roc fp)" "$(get "$t" roc fn)" \
-        "$(get "$t" roc unsure_spam)/$(get "$t" roc unsure_ham)" \
+        "$(unsure "$t")" \
         "$(get "$t" time train_wall)" "$(get "$t" time score_wall)" "$(get "$t" time score_cpu)"
 }
 
 cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
 mem=$(awk '/^MemTotal/ { printf "%.1f GiB RAM", $2 / 1048576 }' /proc/meminfo 2>/dev/null || true)
-ms_version=$("$mailsift" --version 2>&1 | head -n 1 || true)
+ms_version=$("$mailsift" --version 2>/dev/null | head -n 1 || true)
 bf_version=$(bogofilter -V 2>&1 | head -n 1 || true)
 sa_version=$(spamassassin -V 2>&1 | head -n 1 || true)
 sa_pkg=$(dpkg-query -W -f '${Version}' spamassassin 2>/dev/null || echo '?')
@@ -338,7 +345,8 @@ done
 echo
 echo "accuracy: mailsift vs bogofilter vs SpamAssassin Bayes  $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "machine:      $(nproc) CPUs, ${cpu_model:-unknown CPU}, ${mem:-?}, $(uname -sr)"
-echo "mailsift:     ${ms_version:-?} ($mailsift; empty config)"
+echo "load average: $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?) at the end"
+echo "mailsift:     ${ms_version:-n/a (does not run)} ($mailsift; empty config)"
 echo "bogofilter:   ${bf_version:-?} (Debian $bf_pkg; -C, fresh -d dir, cutoffs 0.45/0.99)"
 echo "spamassassin: ${sa_version:-?} (Debian $sa_pkg; rules $sa_rules; $(perl -e 'printf "perl %vd", $^V'))"
 echo "python3:      $(python3 --version 2>&1)"

@@ -13,8 +13,9 @@
 //   url: URL facts (host, registrable domain, IP host, text/target mismatch)
 //   mime: MIME shape (HTML-only, attachment types, malformed, limits)
 //   env: envelope facts (HELO, client, sender domain, authentication)
-// Never features: Date, Received timestamps, X-Mailsift-* (they leak the
-// training period or our own verdict).
+// Never features: Date, the relay path (Received, Delivered-To), per-message
+// ids, X-Mailsift-* (they leak the training period, the collection path or our
+// own verdict).
 #pragma once
 
 #include <cstdint>
