@@ -334,7 +334,8 @@ cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/
 mem=$(awk '/^MemTotal/ { printf "%.1f GiB RAM", $2 / 1048576 }' /proc/meminfo 2>/dev/null || true)
 ms_version=$("$mailsift" --version 2>/dev/null | head -n 1 || true)
 bf_version=$(bogofilter -V 2>&1 | head -n 1 || true)
-sa_version=$(spamassassin -V 2>&1 | head -n 1 || true)
+# (with HOME in $tmp: even -V creates ~/.spamassassin)
+sa_version=$(HOME=$tmp spamassassin -V 2>&1 | head -n 1 || true)
 sa_pkg=$(dpkg-query -W -f '${Version}' spamassassin 2>/dev/null || echo '?')
 bf_pkg=$(dpkg-query -W -f '${Version}' bogofilter 2>/dev/null || echo '?')
 sa_rules=/usr/share/spamassassin
@@ -346,7 +347,8 @@ echo
 echo "accuracy: mailsift vs bogofilter vs SpamAssassin Bayes  $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "machine:      $(nproc) CPUs, ${cpu_model:-unknown CPU}, ${mem:-?}, $(uname -sr)"
 echo "load average: $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?) at the end"
-echo "mailsift:     ${ms_version:-n/a (does not run)} ($mailsift; empty config)"
+ms_built=$(date -u -r "$mailsift" '+%Y-%m-%d %H:%M:%S UTC' 2>/dev/null || echo '?')
+echo "mailsift:     ${ms_version:-n/a (does not run)} ($mailsift, built $ms_built; empty config)"
 echo "bogofilter:   ${bf_version:-?} (Debian $bf_pkg; -C, fresh -d dir, cutoffs 0.45/0.99)"
 echo "spamassassin: ${sa_version:-?} (Debian $sa_pkg; rules $sa_rules; $(perl -e 'printf "perl %vd", $^V'))"
 echo "python3:      $(python3 --version 2>&1)"

@@ -30,6 +30,7 @@
 
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/evaluation/metrics.hpp"
+#include "mailsift/evaluation/plots.hpp"
 #include "mailsift/evaluation/runner.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/store/database.hpp"
@@ -109,7 +110,7 @@ PATH nor --signature, one message is read from standard input, as a Dovecot
 IMAPSieve or sieve-pipe rule sends it.
 )"},
     {"evaluate", R"(usage: mailsift evaluate (--spam PATH... --ham PATH... | --index FILE)
-                         [--split every:N | --split fraction:F | --folds K] [--json]
+                         [--split every:N | --split fraction:F | --folds K] [--json] [--plot DIR]
 
 Measure accuracy on a labelled corpus, in a temporary database (the live one
 is never touched), with the current settings. --spam and --ham take message
@@ -121,6 +122,8 @@ trains on the rest; --split fraction:F tests a deterministic F of them;
 negative rates at the configured thresholds, unsure share, FNR at FPR <= 0.1%
 and <= 1%, lam%, a confusion table, a reliability table (predicted P(spam) vs
 observed spam share) and throughput; --json prints it as one JSON object.
+--plot DIR writes roc.svg (log-scale false-positive rate), histogram.svg
+(log-odds by class) and reliability.svg there.
 )"},
     {"classify", R"(usage: mailsift classify [--json] [--files-from LIST] [PATH...]
 
@@ -426,6 +429,7 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& rest) {
     std::vector<evaluation::LabelledMessage> corpus;
     evaluation::Plan plan;
     bool json = false, have_index = false;
+    std::optional<std::filesystem::path> plot_dir;
     std::optional<bool> label;  // which list bare paths after --spam/--ham belong to
     auto add_path = [&](const std::string& path, bool spam) {
         try {
@@ -492,6 +496,8 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& rest) {
             if (plan.folds < 2) usage_error("evaluate: --folds takes a number of folds, at least 2");
         } else if (a == "--json") {
             json = true;
+        } else if (a == "--plot") {
+            plot_dir = value();
         } else if (label && !a.empty() && a[0] != '-') {
             add_path(a, *label);  // more paths for the last --spam/--ham
         } else {
@@ -535,6 +541,21 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& rest) {
     const double train_rate = run.train_seconds > 0 ? static_cast<double>(run.trained) / run.train_seconds : 0;
     const double score_rate = run.score_seconds > 0 ? static_cast<double>(r.messages) / run.score_seconds : 0;
     const auto& c = r.confusion;
+    if (plot_dir) {
+        std::error_code ec;
+        std::filesystem::create_directories(*plot_dir, ec);
+        const std::pair<const char*, std::string> plots[] = {{"roc.svg", evaluation::roc_svg(r)},
+                                                             {"histogram.svg", evaluation::histogram_svg(r)},
+                                                             {"reliability.svg", evaluation::reliability_svg(r)}};
+        for (const auto& [name, svg] : plots) {
+            std::ofstream out(*plot_dir / name, std::ios::binary);
+            out << svg;
+            if (!out) {
+                std::cerr << "mailsift: " << (*plot_dir / name).string() << ": cannot write plot\n";
+                return exit_input;
+            }
+        }
+    }
     if (json) {
         std::ostringstream o;
         o << "{\"messages\":" << r.messages << ",\"spam\":" << r.spam << ",\"ham\":" << r.ham
