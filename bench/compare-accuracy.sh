@@ -204,17 +204,18 @@ run_bogofilter() {
 # dns_available no, skip_rbl_checks 1); the site config is a private copy of
 # the Debian plugin list (*.pre) without /etc/spamassassin/local.cf.
 sa_scorer=$(cat <<'PERL'
-# sa-score SITEDIR PREFS BAYES_PATH LIST: one line per message,
+# sa-score SITEDIR PREFS BAYES_PATH HOME LIST: one line per message,
 # PATH<TAB>P<TAB>TAG, P = the Bayes probability at full precision ("undef" when
 # Bayes did not score the message), TAG = what _BAYES_ would show (%.4f).
 use strict;
 use warnings;
 use Mail::SpamAssassin;
-my ($site, $prefs, $bayes_path, $list) = @ARGV;
+my ($site, $prefs, $bayes_path, $home, $list) = @ARGV;
 my $sa = Mail::SpamAssassin->new({
     site_rules_filename => $site,
     userprefs_filename  => $prefs,
     local_tests_only    => 1,        # spamassassin -L
+    home_dir_for_helpers => $home,   # state files here, not in ~root/.spamassassin
     dont_copy_prefs     => 1,
     require_rules       => 1,
     # Scoring must leave the database alone: no auto-learn, no expiry, no
@@ -261,7 +262,10 @@ EOF
     local -a sa=(--siteconfigpath "$d/site" -p "$d/prefs" -L)
     sed 's/^/spam:file:/' "$tmp/train.spam" >"$d/train.spam"
     sed 's/^/ham:file:/'  "$tmp/train.ham"  >"$d/train.ham"
-    export HOME=$d/home   # SpamAssassin creates ~/.spamassassin; keep it private
+    # SpamAssassin creates ~/.spamassassin: keep it private. (sa-learn still
+    # probes the passwd home's .spamassassin for its global_state_dir: it
+    # creates that directory if missing and a test file it removes at once.)
+    export HOME=$d/home
 
     t0=$(now)
     timed sa-learn "${sa[@]}" --no-sync --spam -f "$d/train.spam" >>"$d/log" 2>&1 || { tail -n 5 "$d/log" >&2; return 1; }
@@ -279,7 +283,7 @@ EOF
     for ((i = 0; i < jobs; i++)); do
         [[ -s $d/part.$i ]] || continue
         cp -a "$d/bayes" "$d/bayes.$i"
-        timed perl "$d/sa-score.pl" "$d/site" "$d/prefs" "$d/bayes.$i/bayes" "$d/part.$i" \
+        timed perl "$d/sa-score.pl" "$d/site" "$d/prefs" "$d/bayes.$i/bayes" "$d/home" "$d/part.$i" \
             >"$d/out.$i" 2>"$d/log.$i" &
         pids+=($!)
     done

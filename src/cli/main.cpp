@@ -110,7 +110,8 @@ PATH nor --signature, one message is read from standard input, as a Dovecot
 IMAPSieve or sieve-pipe rule sends it.
 )"},
     {"evaluate", R"(usage: mailsift evaluate (--spam PATH... --ham PATH... | --index FILE)
-                         [--split every:N | --split fraction:F | --folds K] [--json] [--plot DIR]
+                         [--split every:N | --split fraction:F | --folds K |
+                          --online [--train-on-error]] [--json] [--plot DIR]
 
 Measure accuracy on a labelled corpus, in a temporary database (the live one
 is never touched), with the current settings. --spam and --ham take message
@@ -118,7 +119,9 @@ files or folders (repeatable); --index FILE takes TREC lines "spam|ham PATH",
 paths relative to FILE. Messages are taken in sorted path order (index order
 with --index). --split every:N (default every:5) tests every Nth message and
 trains on the rest; --split fraction:F tests a deterministic F of them;
---folds K cross-validates. Reports n, AUC, 1-ROCA%, false positive and
+--folds K cross-validates; --online follows the TREC protocol: messages in
+order, each classified and then learned with its label (with
+--train-on-error only when it was not classified right). Reports n, AUC, 1-ROCA%, false positive and
 negative rates at the configured thresholds, unsure share, FNR at FPR <= 0.1%
 and <= 1%, lam%, a confusion table, a reliability table (predicted P(spam) vs
 observed spam share) and throughput; --json prints it as one JSON object.
@@ -494,6 +497,10 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& rest) {
                 plan.folds = 0;
             }
             if (plan.folds < 2) usage_error("evaluate: --folds takes a number of folds, at least 2");
+        } else if (a == "--online") {
+            plan.mode = evaluation::Plan::Mode::online;
+        } else if (a == "--train-on-error") {
+            plan.train_on_error = true;
         } else if (a == "--json") {
             json = true;
         } else if (a == "--plot") {
@@ -503,6 +510,9 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& rest) {
         } else {
             usage_error("evaluate: unknown argument '" + a + "'");
         }
+    }
+    if (plan.train_on_error && plan.mode != evaluation::Plan::Mode::online) {
+        usage_error("evaluate: --train-on-error goes with --online");
     }
     if (!have_index) {
         // The development split's order: all paths sorted.
@@ -915,8 +925,8 @@ int cmd_top(const Context& ctx, const std::vector<std::string>& rest) {
     std::vector<Row> toward_spam, toward_ham;
     for (const auto& [id, c] : counts.features) {
         if (c.spam + c.ham < min_count) continue;
-        const double* w = snap.weight(id);
-        if (w == nullptr) continue;
+        const auto w = snap.weight(id);
+        if (!w) continue;
         if (*w > 0) toward_spam.push_back({*w, id, c});
         if (*w < 0) toward_ham.push_back({*w, id, c});
     }

@@ -2,9 +2,12 @@
 #include "mailsift/evaluation/runner.hpp"
 
 #include <chrono>
+#include <unordered_set>
 
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/features/extractor.hpp"
 #include "mailsift/features/feature_hash.hpp"
+#include "mailsift/mime/message.hpp"
 #include "mailsift/store/database.hpp"
 
 namespace mailsift::evaluation {
@@ -60,6 +63,54 @@ void train_and_score(const std::vector<const LabelledMessage*>& train, const std
     out.score_seconds += seconds_since(t0);
 }
 
+// Contacts learned during an online run (senders of ham), in memory.
+class LearnedContacts final : public features::Contacts {
+public:
+    bool contains(std::string_view address) const override { return set_.count(std::string(address)) > 0; }
+    void add(std::string address) { set_.insert(std::move(address)); }
+
+private:
+    std::unordered_set<std::string> set_;
+};
+
+// TREC online protocol on an in-memory model that learns in place, so each
+// message is judged by a model that has learned every message before it.
+void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const engine::Settings& settings,
+            const Loader& load, Run& out, const std::function<void()>& tick) {
+    model::Snapshot snapshot(model::Counts{}, settings.model);
+    LearnedContacts contacts;
+    std::vector<model::Term> terms;
+    for (const auto& m : corpus) {
+        tick();
+        const auto raw = load(m.path);
+        if (!raw || engine::check_message(*raw, raw->size(), settings.limits) != engine::MessageProblem::none) {
+            ++out.unreadable;
+            continue;
+        }
+        auto t0 = Clock::now();
+        const mime::ParsedMessage parsed = mime::parse(*raw, settings.limits);
+        const features::FeatureBag bag = features::extract(parsed, nullptr, &contacts, settings.features);
+        terms.clear();
+        for (const auto& e : bag.entries()) terms.push_back({e.id, e.count});
+        const model::Score s = model::score(terms, snapshot);
+        out.scored.push_back({m.spam, s.log_odds, s.probability, s.verdict});
+        out.score_seconds += seconds_since(t0);
+
+        t0 = Clock::now();
+        const model::Verdict gold = m.spam ? model::Verdict::spam : model::Verdict::ham;
+        if (!parsed.truncated && (!plan.train_on_error || s.verdict != gold)) {
+            snapshot.learn(terms, m.spam);
+            ++out.trained;
+            if (!m.spam) {
+                if (const auto* from = parsed.find("From")) {
+                    if (auto a = features::address_in(from->value); !a.empty()) contacts.add(std::move(a));
+                }
+            }
+        }
+        out.train_seconds += seconds_since(t0);
+    }
+}
+
 }  // namespace
 
 Run run(const std::vector<LabelledMessage>& corpus, const Plan& plan, const engine::Settings& settings,
@@ -72,6 +123,11 @@ Run run(const std::vector<LabelledMessage>& corpus, const Plan& plan, const engi
         if (progress && (++done % 500 == 0 || done == total)) progress(done, total);
     };
     const auto db_path = work_dir / "evaluate.db";
+
+    if (plan.mode == Plan::Mode::online) {
+        online(corpus, plan, settings, load, out, tick);
+        return out;
+    }
 
     if (plan.mode == Plan::Mode::folds) {
         for (std::size_t k = 0; k < folds; ++k) {

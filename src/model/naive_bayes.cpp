@@ -9,34 +9,50 @@
 namespace mailsift::model {
 
 Snapshot::Snapshot(const Counts& counts, const Parameters& params)
-    : params_(params), messages_(counts.messages) {
+    : params_(params), messages_(counts.messages), totals_(counts.feature_totals) {
     assert(params.alpha > 0.0 && "smoothing must be positive or unseen-in-one-class features give log 0");
-    const double n_s = static_cast<double>(counts.messages.spam);
-    const double n_h = static_cast<double>(counts.messages.ham);
-    prior_log_odds_ = std::log((n_s + 1.0) / (n_h + 1.0));  // (N_s+1)/(N+2) ÷ (N_h+1)/(N+2)
-
-    const double v = static_cast<double>(counts.features.size());
     const double a = params.alpha;
-    const double denom_s = static_cast<double>(counts.feature_totals.spam) + a * v;
-    const double denom_h = static_cast<double>(counts.feature_totals.ham) + a * v;
-    const double log_denom_ratio = std::log(denom_h) - std::log(denom_s);
-
-    weights_.reserve(counts.features.size());
+    entries_.reserve(counts.features.size());
     for (const auto& [id, c] : counts.features) {
-        const double w = std::log((static_cast<double>(c.spam) + a) / (static_cast<double>(c.ham) + a)) +
-                         log_denom_ratio;
-        weights_.emplace(id, Entry{w, c});
+        const double local = std::log((static_cast<double>(c.spam) + a) / (static_cast<double>(c.ham) + a));
+        entries_.emplace(id, Entry{local, c});
     }
+    update_shared();
 }
 
-const double* Snapshot::weight(FeatureId id) const {
-    auto it = weights_.find(id);
-    return it == weights_.end() ? nullptr : &it->second.weight;
+void Snapshot::update_shared() {
+    const double n_s = static_cast<double>(messages_.spam);
+    const double n_h = static_cast<double>(messages_.ham);
+    prior_log_odds_ = std::log((n_s + 1.0) / (n_h + 1.0));  // (N_s+1)/(N+2) ÷ (N_h+1)/(N+2)
+    const double a = params_.alpha;
+    const double v = static_cast<double>(entries_.size());
+    shared_ = std::log(static_cast<double>(totals_.ham) + a * v) - std::log(static_cast<double>(totals_.spam) + a * v);
+}
+
+std::optional<double> Snapshot::weight(FeatureId id) const {
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return std::nullopt;
+    return it->second.local + shared_;
 }
 
 ClassCounts Snapshot::counts(FeatureId id) const {
-    auto it = weights_.find(id);
-    return it == weights_.end() ? ClassCounts{} : it->second.counts;
+    auto it = entries_.find(id);
+    return it == entries_.end() ? ClassCounts{} : it->second.counts;
+}
+
+void Snapshot::learn(std::span<const Term> terms, bool spam) {
+    const double a = params_.alpha;
+    for (const Term& t : terms) {
+        if (t.count == 0) continue;
+        // The same counts the store keeps for this term-frequency mode.
+        const std::uint64_t n = params_.term_frequency == TermFrequency::boolean ? 1 : t.count;
+        Entry& e = entries_.try_emplace(t.id, Entry{0.0, {}}).first->second;
+        (spam ? e.counts.spam : e.counts.ham) += n;
+        (spam ? totals_.spam : totals_.ham) += n;
+        e.local = std::log((static_cast<double>(e.counts.spam) + a) / (static_cast<double>(e.counts.ham) + a));
+    }
+    (spam ? messages_.spam : messages_.ham) += 1;
+    update_shared();
 }
 
 const char* to_string(Verdict v) {
@@ -76,9 +92,9 @@ Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t r
     std::vector<Contribution> contributions;
     if (reasons > 0) contributions.reserve(terms.size());
     for (const Term& t : terms) {
-        const double* w = snapshot.weight(t.id);
-        if (w == nullptr) continue;  // unknown features carry no evidence
-        const double c = effective_count(t.count, tf) * *w;
+        const auto it = snapshot.entries_.find(t.id);
+        if (it == snapshot.entries_.end()) continue;  // unknown features carry no evidence
+        const double c = effective_count(t.count, tf) * (it->second.local + snapshot.shared_);
         s.log_odds += c;
         if (reasons > 0) contributions.push_back({t.id, c});
     }

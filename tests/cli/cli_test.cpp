@@ -771,3 +771,35 @@ TEST_CASE("evaluate measures a labelled corpus without touching the live databas
         REQUIRE(r.err.find("bad.index:2:") != std::string::npos);
     }
 }
+
+namespace {
+// The integer after "key": in a flat JSON text (first occurrence after `from`).
+long json_int(const std::string& json, const std::string& key, std::size_t from = 0) {
+    const auto at = json.find("\"" + key + "\":", from);
+    REQUIRE(at != std::string::npos);
+    return std::stol(json.substr(at + key.size() + 3));
+}
+}  // namespace
+
+TEST_CASE("evaluate --online classifies each message before learning it", "[cli]") {
+    Sandbox sb;
+    const std::string index = std::string(MAILSIFT_TEST_DATA) + "/corpus/index";
+    const auto all = sb.mailsift("--config /dev/null evaluate --index " + index + " --online --json");
+    REQUIRE(all.status == 0);
+    REQUIRE(json_int(all.out, "messages") == 10);
+    REQUIRE(json_int(all.out, "trained") == 10);
+    // The first message meets an empty model: log-odds 0, P = ½, so at least one unsure.
+    const auto spam_at = all.out.find("\"confusion\":{\"spam\":");
+    REQUIRE(json_int(all.out, "unsure", spam_at) >= 1);
+
+    const auto toe = sb.mailsift("--config /dev/null evaluate --index " + index + " --online --train-on-error --json");
+    REQUIRE(toe.status == 0);
+    // Train on error learns exactly the messages not classified right (unsure counts as wrong).
+    const auto t_spam = toe.out.find("\"confusion\":{\"spam\":");
+    const auto t_ham = toe.out.find("\"ham\":{", t_spam);
+    const long wrong = json_int(toe.out, "unsure", t_spam) + json_int(toe.out, "ham", t_spam + 20) +
+                       json_int(toe.out, "spam", t_ham) + json_int(toe.out, "unsure", t_ham);
+    REQUIRE(json_int(toe.out, "trained") == wrong);
+    REQUIRE(wrong < 10);
+    REQUIRE(sb.mailsift("evaluate --index " + index + " --train-on-error").status == 2);  // only with --online
+}

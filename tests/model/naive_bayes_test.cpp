@@ -65,7 +65,7 @@ TEST_CASE("Unknown features carry no evidence", "[model]") {
     const Snapshot snap(china_counts(), laplace_raw());
     const Term unknown[] = {{999, 7}};
     REQUIRE(score(unknown, snap).log_odds == Approx(std::log(4.0 / 2.0)));
-    REQUIRE(snap.weight(999) == nullptr);
+    REQUIRE_FALSE(snap.weight(999).has_value());
 }
 
 TEST_CASE("Boolean term frequency counts each feature once", "[model]") {
@@ -109,4 +109,32 @@ TEST_CASE("An empty model scores every message as even odds", "[model]") {
     const Score s = score(doc, snap);
     REQUIRE(s.log_odds == Approx(0.0));
     REQUIRE(s.verdict == Verdict::unsure);
+}
+
+TEST_CASE("Learning a message in place equals rebuilding from the new counts", "[model]") {
+    // The China/Tokyo test document (Chinese ×3, Tokyo, Japan) learned as class c.
+    Snapshot grown(china_counts(), laplace_raw());
+    const Term doc[] = {{chinese, 3}, {tokyo, 1}, {japan, 1}};
+    grown.learn(doc, /*spam=*/true);
+
+    Counts c = china_counts();
+    c.messages.spam += 1;
+    c.feature_totals.spam += 5;
+    c.features[chinese].spam += 3;
+    c.features[tokyo].spam += 1;
+    c.features[japan].spam += 1;
+    const Snapshot rebuilt(c, laplace_raw());
+
+    REQUIRE(grown.vocabulary() == rebuilt.vocabulary());
+    REQUIRE(grown.prior_log_odds() == Approx(rebuilt.prior_log_odds()));
+    for (FeatureId id : {chinese, beijing, shanghai, macao, tokyo, japan}) {
+        INFO(id);
+        REQUIRE(*grown.weight(id) == Approx(*rebuilt.weight(id)));
+    }
+    SECTION("a new feature enlarges the vocabulary and every weight's shared part") {
+        const Term fresh[] = {{42, 1}};
+        grown.learn(fresh, false);
+        REQUIRE(grown.vocabulary() == 7);
+        REQUIRE(grown.counts(42).ham == 1);
+    }
 }

@@ -27,11 +27,13 @@ struct Plan {
         split_every,     // message i (1-based, in corpus order) is test when i % every == 0
         split_fraction,  // test when a hash of the path falls in the first `fraction` (deterministic)
         folds,           // k-fold cross-validation: fold = i % folds
+        online,          // TREC: in corpus order, classify each message, then learn its gold label
     };
     Mode mode = Mode::split_every;
     std::size_t every = 5;
     double fraction = 0.2;
     std::size_t folds = 10;
+    bool train_on_error = false;  // online: learn only messages not classified right (unsure counts as wrong)
 };
 
 // The bytes of one message, or nothing when it cannot be read.

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -59,8 +60,13 @@ struct Parameters {
     double ham_threshold = 0.10;        // P(spam|x) at or below: ham; between: unsure
 };
 
-// A compiled, immutable model: per-feature weights precomputed, so scoring a
-// message is one hash lookup and one addition per feature.
+struct Score;
+
+// A compiled model: per-feature weights precomputed, so scoring a message is
+// one hash lookup and one addition per feature. The weight splits into a
+// per-feature part, ln((T_sf+α)/(T_hf+α)), and a part shared by every feature,
+// ln((T_h+αV)/(T_s+αV)), so that learning one message (learn()) updates only
+// that message's features and a few totals instead of rebuilding everything.
 class Snapshot {
 public:
     Snapshot() = default;
@@ -69,22 +75,29 @@ public:
     const Parameters& parameters() const { return params_; }
     double prior_log_odds() const { return prior_log_odds_; }
     const ClassCounts& messages() const { return messages_; }
-    std::size_t vocabulary() const { return weights_.size(); }
+    std::size_t vocabulary() const { return entries_.size(); }
 
-    // log P(f|s) − log P(f|h), or nullptr when f is unknown.
-    const double* weight(FeatureId id) const;
+    // ln P(f|s) − ln P(f|h), or nothing when f is unknown.
+    std::optional<double> weight(FeatureId id) const;
     // Counts behind a weight, for explanations; {0,0} when unknown.
     ClassCounts counts(FeatureId id) const;
+    // Adds one message of class spam (or ham), as training would (online evaluation).
+    void learn(std::span<const Term> terms, bool spam);
 
 private:
+    friend Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t reasons);
     struct Entry {
-        double weight;
+        double local;  // ln((T_sf+α)/(T_hf+α))
         ClassCounts counts;
     };
+    void update_shared();
+
     Parameters params_;
     ClassCounts messages_;
+    ClassCounts totals_;           // T_s, T_h in the columns params_.term_frequency trains on
     double prior_log_odds_ = 0.0;
-    std::unordered_map<FeatureId, Entry> weights_;
+    double shared_ = 0.0;          // ln((T_h+αV)/(T_s+αV))
+    std::unordered_map<FeatureId, Entry> entries_;
 };
 
 enum class Verdict : std::uint8_t { ham = 0, unsure = 1, spam = 2 };  // values are stored in databases
