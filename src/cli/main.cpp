@@ -428,35 +428,42 @@ int cmd_correct(const Context& ctx, const std::vector<std::string>& rest) {
     return status;
 }
 
-int cmd_evaluate(const Context& ctx, const std::vector<std::string>& rest) {
+// The labelled corpus of evaluate and tune: --spam PATH... --ham PATH... or
+// --index FILE. Consumes those arguments from `args` and returns the rest.
+struct CorpusArgs {
     std::vector<evaluation::LabelledMessage> corpus;
-    evaluation::Plan plan;
-    bool json = false, have_index = false;
-    std::optional<std::filesystem::path> plot_dir;
-    std::optional<bool> label;  // which list bare paths after --spam/--ham belong to
+    std::vector<std::string> rest;
+};
+
+CorpusArgs take_corpus(const std::string& command, const std::vector<std::string>& args) {
+    CorpusArgs out;
+    bool have_index = false;
+    // Which list bare paths after --spam/--ham belong to: 0 none, 1 spam, 2 ham.
+    int label = 0;
     auto add_path = [&](const std::string& path, bool spam) {
         try {
-            for (auto& f : cli::list_message_files(path)) corpus.push_back({std::move(f), spam});
+            for (auto& f : cli::list_message_files(path)) out.corpus.push_back({std::move(f), spam});
         } catch (const std::exception& e) {
             std::cerr << "mailsift: " << e.what() << "\n";
             std::exit(exit_input);
         }
     };
-    for (std::size_t i = 0; i < rest.size(); ++i) {
-        const std::string& a = rest[i];
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
         auto value = [&]() -> std::string {
-            if (i + 1 >= rest.size()) usage_error("evaluate: " + a + " needs a value");
-            return rest[++i];
+            if (i + 1 >= args.size()) usage_error(command + ": " + a + " needs a value");
+            return args[++i];
         };
         if (a == "--spam" || a == "--ham") {
-            label = a == "--spam";
-            add_path(value(), *label);
+            const bool spam = a == "--spam";
+            label = spam ? 1 : 2;
+            add_path(value(), spam);
         } else if (a == "--index") {
             const std::filesystem::path index = value();
             std::ifstream in(index);
             if (!in) {
                 std::cerr << "mailsift: " << index.string() << ": cannot read index\n";
-                return exit_input;
+                std::exit(exit_input);
             }
             have_index = true;
             std::string line;
@@ -467,12 +474,60 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& rest) {
                 const std::string kind = line.substr(0, sp);
                 if (sp == std::string::npos || (kind != "spam" && kind != "ham")) {
                     std::cerr << "mailsift: " << index.string() << ":" << n << ": expected 'spam PATH' or 'ham PATH'\n";
-                    return exit_input;
+                    std::exit(exit_input);
                 }
                 const std::filesystem::path p = index.parent_path() / line.substr(sp + 1);
-                corpus.push_back({p.string(), kind == "spam"});
+                out.corpus.push_back({p.string(), kind == "spam"});
             }
-        } else if (a == "--split") {
+        } else if (label != 0 && !a.empty() && a[0] != '-') {
+            add_path(a, label == 1);  // more paths for the last --spam/--ham
+        } else {
+            out.rest.push_back(a);
+            if (a == "--split" || a == "--folds" || a == "--plot" || a == "--budget" || a == "--seed") {
+                if (i + 1 < args.size()) out.rest.push_back(args[++i]);
+            }
+            label = 0;
+        }
+    }
+    if (!have_index) {
+        // The development split's order: all paths sorted.
+        std::sort(out.corpus.begin(), out.corpus.end(), [](const auto& x, const auto& y) { return x.path < y.path; });
+    }
+    std::size_t n_spam = 0;
+    for (const auto& m : out.corpus) n_spam += m.spam ? 1 : 0;
+    if (n_spam == 0 || n_spam == out.corpus.size()) usage_error(command + ": needs both spam and ham messages");
+    return out;
+}
+
+// A temporary directory removed with everything in it when this goes out of scope.
+struct TempDir {
+    std::filesystem::path path;
+    TempDir() {
+        char tmpl[] = "/tmp/mailsift-evaluate-XXXXXX";
+        const char* dir = ::mkdtemp(tmpl);
+        if (dir == nullptr) throw store::Error("/tmp", std::string("cannot create a temporary directory: ") + std::strerror(errno));
+        path = dir;
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
+
+int cmd_evaluate(const Context& ctx, const std::vector<std::string>& args) {
+    const CorpusArgs parsed = take_corpus("evaluate", args);
+    const auto& corpus = parsed.corpus;
+    const auto& rest = parsed.rest;
+    evaluation::Plan plan;
+    bool json = false;
+    std::optional<std::filesystem::path> plot_dir;
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+        const std::string& a = rest[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= rest.size()) usage_error("evaluate: " + a + " needs a value");
+            return rest[++i];
+        };
+        if (a == "--split") {
             const std::string v = value();
             try {
                 if (v.rfind("every:", 0) == 0) {
@@ -505,8 +560,6 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& rest) {
             json = true;
         } else if (a == "--plot") {
             plot_dir = value();
-        } else if (label && !a.empty() && a[0] != '-') {
-            add_path(a, *label);  // more paths for the last --spam/--ham
         } else {
             usage_error("evaluate: unknown argument '" + a + "'");
         }
@@ -514,32 +567,12 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& rest) {
     if (plan.train_on_error && plan.mode != evaluation::Plan::Mode::online) {
         usage_error("evaluate: --train-on-error goes with --online");
     }
-    if (!have_index) {
-        // The development split's order: all paths sorted.
-        std::sort(corpus.begin(), corpus.end(), [](const auto& x, const auto& y) { return x.path < y.path; });
-    }
-    std::size_t n_spam = 0;
-    for (const auto& m : corpus) n_spam += m.spam ? 1 : 0;
-    if (n_spam == 0 || n_spam == corpus.size()) usage_error("evaluate: needs both spam and ham messages");
-
-    char tmpl[] = "/tmp/mailsift-evaluate-XXXXXX";
-    const char* dir = ::mkdtemp(tmpl);
-    if (dir == nullptr) {
-        std::cerr << "mailsift: cannot create a temporary directory: " << std::strerror(errno) << "\n";
-        return exit_environment;
-    }
-    struct Cleanup {
-        std::filesystem::path dir;
-        ~Cleanup() {
-            std::error_code ec;
-            std::filesystem::remove_all(dir, ec);
-        }
-    } cleanup{dir};
+    const TempDir dir;
 
     const auto max_bytes = ctx.settings.limits.max_message_bytes;
     const auto started = std::chrono::steady_clock::now();
     const auto run = evaluation::run(
-        corpus, plan, ctx.settings, dir,
+        corpus, plan, ctx.settings, dir.path,
         [&](const std::string& path) { return cli::read_message_file(path, max_bytes); },
         [&](std::size_t done, std::size_t total) {
             if (std::chrono::steady_clock::now() - started > std::chrono::seconds(3)) {
