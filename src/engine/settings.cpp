@@ -60,6 +60,17 @@ Setter size_in(Struct Settings::*group, std::size_t Struct::*member, std::size_t
     };
 }
 
+// A log-odds threshold, or "off" (use the probability threshold).
+Setter log_odds(std::optional<double> model::Parameters::*member) {
+    return [member](Settings& s, std::string_view v) {
+        if (v == "off") return s.model.*member = std::nullopt, true;
+        double d = 0;
+        if (!parse_double(v, d) || !(d > -1e6 && d < 1e6)) return false;
+        s.model.*member = d;
+        return true;
+    };
+}
+
 Setter probability(double model::Parameters::*member) {
     return [member](Settings& s, std::string_view v) {
         double d = 0;
@@ -104,6 +115,8 @@ const std::map<std::string, Setter, std::less<>>& setters() {
              return false;
          }},
         {"spam_threshold", probability(&model::Parameters::spam_threshold)},
+        {"spam_log_odds", log_odds(&model::Parameters::spam_log_odds)},
+        {"ham_log_odds", log_odds(&model::Parameters::ham_log_odds)},
         {"ham_threshold", probability(&model::Parameters::ham_threshold)},
         {"reasons",
          [](Settings& s, std::string_view v) { return parse_size(v, s.reasons) && s.reasons <= 1000; }},
@@ -222,6 +235,9 @@ Settings parse_settings(std::string_view text, const std::string& source) {
     }
     if (s.model.ham_threshold > s.model.spam_threshold) {
         throw ConfigError(source + ": ham_threshold must not exceed spam_threshold");
+    }
+    if (s.model.ham_log_odds && s.model.spam_log_odds && *s.model.ham_log_odds > *s.model.spam_log_odds) {
+        throw ConfigError(source + ": ham_log_odds must not exceed spam_log_odds");
     }
     if (s.features.min_token_bytes > s.features.max_token_bytes) {
         throw ConfigError(source + ": features.min_token_bytes must not exceed features.max_token_bytes");

@@ -79,10 +79,11 @@ double probability_from_log_odds(double log_odds) {
     return e / (1.0 + e);
 }
 
-Verdict verdict_for(double probability, const Parameters& params) {
-    if (probability >= params.spam_threshold) return Verdict::spam;
-    if (probability <= params.ham_threshold) return Verdict::ham;
-    return Verdict::unsure;
+Verdict verdict_for(double log_odds, double probability, const Parameters& params) {
+    const bool spam = params.spam_log_odds ? log_odds >= *params.spam_log_odds : probability >= params.spam_threshold;
+    if (spam) return Verdict::spam;
+    const bool ham = params.ham_log_odds ? log_odds <= *params.ham_log_odds : probability <= params.ham_threshold;
+    return ham ? Verdict::ham : Verdict::unsure;
 }
 
 Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t reasons) {
@@ -99,7 +100,7 @@ Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t r
         if (reasons > 0) contributions.push_back({t.id, c});
     }
     s.probability = probability_from_log_odds(s.log_odds);
-    s.verdict = verdict_for(s.probability, snapshot.parameters());
+    s.verdict = verdict_for(s.log_odds, s.probability, snapshot.parameters());
 
     if (reasons > 0) {
         auto by_spam = [](const Contribution& a, const Contribution& b) { return a.log_odds > b.log_odds; };

@@ -89,10 +89,18 @@ TEST_CASE("Verdicts follow the configured thresholds", "[model]") {
     Parameters p;
     p.spam_threshold = 0.9;
     p.ham_threshold = 0.2;
-    REQUIRE(verdict_for(0.95, p) == Verdict::spam);
-    REQUIRE(verdict_for(0.9, p) == Verdict::spam);
-    REQUIRE(verdict_for(0.5, p) == Verdict::unsure);
-    REQUIRE(verdict_for(0.2, p) == Verdict::ham);
+    REQUIRE(verdict_for(3.0, 0.95, p) == Verdict::spam);
+    REQUIRE(verdict_for(2.2, 0.9, p) == Verdict::spam);
+    REQUIRE(verdict_for(0.0, 0.5, p) == Verdict::unsure);
+    REQUIRE(verdict_for(-1.4, 0.2, p) == Verdict::ham);
+    SECTION("log-odds thresholds take precedence where probabilities saturate") {
+        p.spam_log_odds = 40.0;
+        p.ham_log_odds = -40.0;
+        REQUIRE(verdict_for(39.0, 1.0, p) == Verdict::unsure);  // P rounds to 1 already
+        REQUIRE(verdict_for(40.0, 1.0, p) == Verdict::spam);
+        REQUIRE(verdict_for(-39.0, 0.0, p) == Verdict::unsure);
+        REQUIRE(verdict_for(-41.0, 0.0, p) == Verdict::ham);
+    }
     REQUIRE(std::string(to_string(Verdict::unsure)) == "unsure");
 }
 

@@ -58,6 +58,11 @@ struct Parameters {
     TermFrequency term_frequency = TermFrequency::boolean;
     double spam_threshold = 0.99;       // P(spam|x) at or above: spam
     double ham_threshold = 0.10;        // P(spam|x) at or below: ham; between: unsure
+    // The same thresholds on the log-odds, when set; they take precedence.
+    // Naive-Bayes log-odds run to the hundreds, where P(spam|x) rounds to 0 or
+    // 1 in a double, so thresholds tuned past about ±36 can only be said here.
+    std::optional<double> spam_log_odds;
+    std::optional<double> ham_log_odds;
 };
 
 struct Score;
@@ -118,7 +123,7 @@ struct Score {
 
 double effective_count(std::uint32_t count, TermFrequency tf);
 double probability_from_log_odds(double log_odds);
-Verdict verdict_for(double probability, const Parameters& params);
+Verdict verdict_for(double log_odds, double probability, const Parameters& params);
 
 // Scores a message's terms. Each id should appear once in `terms`.
 // `reasons` caps the contributions kept in each direction (0 = none).
