@@ -76,7 +76,7 @@ std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::c
 
 TEST_CASE("Every command has --help", "[cli]") {
     Sandbox sb;
-    for (const char* c : {"learn", "unlearn", "correct", "evaluate", "classify", "explain", "tokens", "stats", "contacts"}) {
+    for (const char* c : {"learn", "unlearn", "correct", "evaluate", "tune", "classify", "explain", "tokens", "stats", "contacts"}) {
         const auto r = sb.run(std::string(c) + " --help");
         INFO(c);
         REQUIRE(r.status == 0);
@@ -802,4 +802,25 @@ TEST_CASE("evaluate --online classifies each message before learning it", "[cli]
     REQUIRE(json_int(toe.out, "trained") == wrong);
     REQUIRE(wrong < 10);
     REQUIRE(sb.mailsift("evaluate --index " + index + " --train-on-error").status == 2);  // only with --online
+}
+
+TEST_CASE("tune searches settings on held-out data and prints configuration lines", "[cli]") {
+    Sandbox sb;
+    const std::string index = std::string(MAILSIFT_TEST_DATA) + "/corpus/index";
+    const auto a = sb.mailsift("--config /dev/null tune --index " + index + " --budget 60 --seed 7 --json");
+    REQUIRE(a.status == 0);
+    REQUIRE(a.out.find("{\"trials\":[{\"change\":\"start\"") == 0);
+    REQUIRE(a.out.find("\"spam_log_odds = ") != std::string::npos);
+    REQUIRE(a.out.find("\"ham_log_odds = ") != std::string::npos);
+    REQUIRE(a.out.find("\"budget_spent\":false") != std::string::npos);  // a tiny corpus converges
+    // Deterministic for a seed.
+    REQUIRE(sb.mailsift("--config /dev/null tune --index " + index + " --budget 60 --seed 7 --json").out == a.out);
+    REQUIRE_FALSE(fs::exists(sb.db()));
+    // The printed lines are a configuration mailsift accepts.
+    const auto text = sb.mailsift("--config /dev/null tune --index " + index + " --budget 60");
+    const auto at = text.out.find("configuration lines:\n");
+    REQUIRE(at != std::string::npos);
+    std::ofstream(sb.dir / "tuned.conf") << text.out.substr(at + 21);
+    REQUIRE(sb.mailsift("--config " + (sb.dir / "tuned.conf").string() + " evaluate --index " + index).status == 0);
+    REQUIRE(sb.mailsift("tune --index " + index + " --budget 0").status == 2);
 }
