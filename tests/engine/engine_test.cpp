@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "../support/temp_dir.hpp"
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,17 +13,9 @@
 #include "mailsift/features/feature_hash.hpp"
 
 using namespace mailsift;
+using TempDir = mailsift::testing::TempDir;
 
 namespace {
-
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/mailsift-engine-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 std::string fixture(const std::string& name) {
     std::ifstream in(std::string(MAILSIFT_TEST_DATA) + "/messages/" + name, std::ios::binary);

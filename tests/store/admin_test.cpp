@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "../support/temp_dir.hpp"
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,19 +13,11 @@
 #include "mailsift/store/database.hpp"
 
 using namespace mailsift;
+using TempDir = mailsift::testing::TempDir;
 using store::Class;
 using store::Database;
 
 namespace {
-
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/mailsift-admin-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 store::Digest digest(std::uint8_t n) {
     store::Digest d{};

@@ -6,23 +6,17 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "../support/temp_dir.hpp"
 #include <filesystem>
 #include <fstream>
 
 using namespace mailsift;
+using TempDir = mailsift::testing::TempDir;
 using store::Class;
 using store::Database;
 
 namespace {
-
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/mailsift-store-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 store::Digest digest(std::uint8_t n) {
     store::Digest d{};
