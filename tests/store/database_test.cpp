@@ -8,27 +8,19 @@
 #include <catch2/catch.hpp>
 
 #include "../support/temp_dir.hpp"
+#include "store_support.hpp"
 #include <filesystem>
 #include <fstream>
 
 using namespace mailsift;
 using TempDir = mailsift::testing::TempDir;
+using mailsift::testing::digest;
+using mailsift::testing::terms;
 using store::Class;
 using store::Database;
 
 namespace {
 
-store::Digest digest(std::uint8_t n) {
-    store::Digest d{};
-    d[0] = n;
-    return d;
-}
-
-std::vector<store::TrainTerm> terms(std::initializer_list<std::pair<model::FeatureId, std::uint32_t>> list) {
-    std::vector<store::TrainTerm> out;
-    for (auto [id, n] : list) out.push_back({id, n, "f"});
-    return out;
-}
 
 }  // namespace
 
