@@ -190,7 +190,12 @@ const std::map<std::string, Setter, std::less<>>& setters() {
              return s.daemon.reject_reply = std::string(v), true;
          }},
         {"train_on_error", [](Settings& s, std::string_view v) { return parse_bool(v, s.train_on_error); }},
+        {"length_norm_features",
+         [](Settings& s, std::string_view v) {
+             return parse_size(v, s.model.length_norm_features) && s.model.length_norm_features <= 100000;
+         }},
         {"features.words", boolean(&features::Options::words)},
+        {"features.word_pairs", boolean(&features::Options::word_pairs)},
         {"features.subject", boolean(&features::Options::subject)},
         {"features.headers", boolean(&features::Options::headers)},
         {"features.patterns", boolean(&features::Options::patterns)},

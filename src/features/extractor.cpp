@@ -127,17 +127,30 @@ public:
 
     // Words of `text` into namespace `prefix`. Counts capitals and long tokens
     // along the way when `patterns` is set.
-    void words(std::string_view prefix, std::string_view text, bool patterns, bool skip_numbers = false) {
+    // `pairs_prefix` non-empty: also adjacent word pairs ("sparse word pairs").
+    void words(std::string_view prefix, std::string_view text, bool patterns, bool skip_numbers = false,
+               std::string_view pairs_prefix = {}) {
+        previous_.clear();
         for_each_word(text, [&](std::string_view w) {
             if (w.size() < opt_.min_token_bytes) return;
             if (w.size() > opt_.max_token_bytes) {
                 if (patterns) bag_.add("pat:long_token");
+                previous_.clear();
                 return;
             }
             if (skip_numbers && has_many_digits(w)) return;
             if (patterns) count_caps(w);
             fold_into(w, folded_);
             bag_.add(prefix, folded_);
+            if (!pairs_prefix.empty()) {
+                if (!previous_.empty()) {
+                    pair_.assign(previous_);
+                    pair_.push_back('_');
+                    pair_.append(folded_);
+                    bag_.add(pairs_prefix, pair_);
+                }
+                previous_.assign(folded_);
+            }
         });
     }
 
@@ -289,7 +302,7 @@ private:
 
     const Options& opt_;
     FeatureBag& bag_;
-    std::string folded_;
+    std::string folded_, previous_, pair_;
     std::size_t letters_ = 0, upper_ = 0, urls_ = 0;
 };
 
@@ -399,7 +412,7 @@ FeatureBag extract(const mime::ParsedMessage& message, const Envelope* envelope,
         if (const auto* s = message.find("Subject")) ex.words("s:", s->value, options.patterns);
     }
     for (const auto& part : message.texts) {
-        if (options.words) ex.words("w:", part.text, options.patterns);
+        if (options.words) ex.words("w:", part.text, options.patterns, false, options.word_pairs ? "w2:" : "");
         if (options.patterns || options.urls) ex.patterns(part.text);
     }
     if (options.patterns) ex.caps_share();

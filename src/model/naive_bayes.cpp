@@ -92,12 +92,19 @@ Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t r
     const TermFrequency tf = snapshot.parameters().term_frequency;
     std::vector<Contribution> contributions;
     if (reasons > 0) contributions.reserve(terms.size());
+    std::size_t known = 0;
     for (const Term& t : terms) {
         const auto it = snapshot.entries_.find(t.id);
         if (it == snapshot.entries_.end()) continue;  // unknown features carry no evidence
         const double c = effective_count(t.count, tf) * (it->second.local + snapshot.shared_);
         s.log_odds += c;
+        ++known;
         if (reasons > 0) contributions.push_back({t.id, c});
+    }
+    if (const std::size_t k = snapshot.parameters().length_norm_features; k > 0 && known > k) {
+        const double scale = std::sqrt(static_cast<double>(k) / static_cast<double>(known));
+        s.log_odds = snapshot.prior_log_odds() + (s.log_odds - snapshot.prior_log_odds()) * scale;
+        for (auto& c : contributions) c.log_odds *= scale;
     }
     s.probability = probability_from_log_odds(s.log_odds);
     s.verdict = verdict_for(s.log_odds, s.probability, snapshot.parameters());

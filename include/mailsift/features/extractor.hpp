@@ -47,6 +47,7 @@ struct Envelope {
 
 struct Options {
     bool words = true;      // w:
+    bool word_pairs = false;  // w2: adjacent body words, "a_b"
     bool subject = true;    // s:
     bool headers = true;    // h: and hdr:
     bool patterns = true;   // pat:
