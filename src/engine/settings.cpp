@@ -114,6 +114,11 @@ const std::map<std::string, Setter, std::less<>>& setters() {
              if (v == "boolean") return s.model.term_frequency = model::TermFrequency::boolean, true;
              return false;
          }},
+        {"calibration_temperature",
+         [](Settings& s, std::string_view v) {
+             double d = 0;
+             return parse_double(v, d) && d >= 0.01 && d <= 1000 && (s.model.calibration_temperature = d, true);
+         }},
         {"spam_threshold", probability(&model::Parameters::spam_threshold)},
         {"spam_log_odds", log_odds(&model::Parameters::spam_log_odds)},
         {"ham_log_odds", log_odds(&model::Parameters::ham_log_odds)},

@@ -106,7 +106,7 @@ Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t r
         s.log_odds = snapshot.prior_log_odds() + (s.log_odds - snapshot.prior_log_odds()) * scale;
         for (auto& c : contributions) c.log_odds *= scale;
     }
-    s.probability = probability_from_log_odds(s.log_odds);
+    s.probability = probability_from_log_odds(s.log_odds / snapshot.parameters().calibration_temperature);
     s.verdict = verdict_for(s.log_odds, s.probability, snapshot.parameters());
 
     if (reasons > 0) {

@@ -27,6 +27,8 @@ Parameters laplace_raw() {
     Parameters p;
     p.alpha = 1.0;
     p.term_frequency = TermFrequency::raw;
+    p.calibration_temperature = 1.0;  // the seeds' plain model
+    p.length_norm_features = 0;
     return p;
 }
 }  // namespace
@@ -145,4 +147,25 @@ TEST_CASE("Learning a message in place equals rebuilding from the new counts", "
         REQUIRE(grown.vocabulary() == 7);
         REQUIRE(grown.counts(42).ham == 1);
     }
+}
+
+TEST_CASE("The calibration temperature divides the log-odds before the logistic", "[model]") {
+    Parameters p = laplace_raw();
+    p.calibration_temperature = 6.0;
+    const Snapshot snap(china_counts(), p);
+    const Term doc[] = {{chinese, 3}, {tokyo, 1}, {japan, 1}};
+    const Score s = score(doc, snap);
+    const Score plain = score(doc, Snapshot(china_counts(), laplace_raw()));
+    REQUIRE(s.log_odds == Approx(plain.log_odds));  // the log-odds are not changed
+    REQUIRE(s.probability == Approx(1.0 / (1.0 + std::exp(-plain.log_odds / 6.0))));
+}
+
+TEST_CASE("Length normalisation scales the evidence of long messages by sqrt(K/n)", "[model]") {
+    Parameters p = laplace_raw();
+    p.length_norm_features = 1;
+    const Term doc[] = {{chinese, 1}, {tokyo, 1}, {japan, 1}, {999, 1}};  // 3 known, one unknown
+    const Score plain = score(doc, Snapshot(china_counts(), laplace_raw()));
+    const Score normed = score(doc, Snapshot(china_counts(), p));
+    const double prior = std::log(4.0 / 2.0);
+    REQUIRE(normed.log_odds - prior == Approx((plain.log_odds - prior) * std::sqrt(1.0 / 3.0)));
 }

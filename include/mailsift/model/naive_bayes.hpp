@@ -12,7 +12,7 @@
 //                                                     T_c  all feature counts in c,
 //                                                     V    distinct features known
 //   log-odds(x) = log P(s)/P(h) + Σ_f n_f · [log P(f|s) − log P(f|h)]
-//   P(spam|x)   = 1 / (1 + e^(−log-odds))
+//   P(spam|x)   = 1 / (1 + e^(−log-odds / T))     T the calibration temperature
 // where n_f is the (possibly capped) count of f in message x. Features the
 // model has never seen are ignored, as in the seeds. The priors use Laplace's
 // rule so that a model with one empty class still gives a finite answer.
@@ -56,8 +56,12 @@ enum class TermFrequency : std::uint8_t {
 struct Parameters {
     double alpha = 0.01;                // Lidstone smoothing α (1 = Laplace); 0.01 measured best, docs/accuracy.md
     TermFrequency term_frequency = TermFrequency::boolean;
-    double spam_threshold = 0.99;       // P(spam|x) at or above: spam
-    double ham_threshold = 0.10;        // P(spam|x) at or below: ham; between: unsure
+    // Naive-Bayes log-odds are overconfident (features are not independent):
+    // P(spam|x) = 1/(1 + e^(−log-odds/T)). T = 6 maximised the held-out
+    // likelihood in cross-validation on training data (docs/accuracy.md); 1 = none.
+    double calibration_temperature = 6.0;
+    double spam_threshold = 0.90;       // calibrated P(spam|x) at or above: spam
+    double ham_threshold = 0.25;        // calibrated P(spam|x) at or below: ham; between: unsure
     // The same thresholds on the log-odds, when set; they take precedence.
     // Naive-Bayes log-odds run to the hundreds, where P(spam|x) rounds to 0 or
     // 1 in a double, so thresholds tuned past about ±36 can only be said here.
