@@ -38,6 +38,8 @@ mailsiftd=$repo_root/build/src/daemon/mailsiftd
 mailsift=$repo_root/build/src/cli/mailsift
 corpus=$repo_root/../shared/corpus/spamassassin
 sink_py=$repo_root/bench/postfix_throughput_sink.py
+# shellcheck source-path=SCRIPTDIR source=../tests/integration/postfix_base.sh
+. "$repo_root/tests/integration/postfix_base.sh"
 messages=2000
 sessions=16
 reps=3
@@ -204,74 +206,27 @@ wait_for 10 port_open "$sink_port" || die "SMTP sink does not listen on 127.0.0.
 # ---------------------------------------------------------------- private Postfix
 pfetc=$work/etc
 queue=$work/queue
-mkdir -p "$pfetc" "$queue" "$work/data"
-chown postfix "$work/data"
-touch "$work/postfix.log"
+mkdir -p "$pfetc"
 
 smtpd_procs=$((2 * sessions))          # per listener: headroom for connection churn
 delivery_concurrency=20                # parallel deliveries to the sink (Postfix default)
 process_limit=$((smtpd_procs > 100 ? smtpd_procs : 100))
-dns_setting="smtp_dns_support_level = disabled"
-postconf -d smtp_dns_support_level >/dev/null 2>&1 || dns_setting="disable_dns_lookups = yes"
 
-# Same base as tests/integration/postfix_test.sh; the benchmark settings follow it.
-cat >"$pfetc/main.cf" <<EOF
-# Private Postfix instance for bench/postfix_throughput.sh: nothing here refers to /etc/postfix.
-compatibility_level = 3.6
-queue_directory = $queue
-data_directory = $work/data
-mail_owner = postfix
-setgid_group = postdrop
-myhostname = localhost.localdomain
-mydomain = localdomain
-myorigin = \$myhostname
-mydestination =
-relay_domains =
-local_recipient_maps =
-alias_maps =
-alias_database =
-inet_interfaces = 127.0.0.1
-inet_protocols = ipv4
-mynetworks = 127.0.0.0/8
-smtpd_relay_restrictions = permit_mynetworks, reject
-smtpd_recipient_restrictions = permit_mynetworks, reject
-smtpd_peername_lookup = no
-smtpd_error_sleep_time = 0
-smtpd_banner = \$myhostname ESMTP mailsift-bench
-relayhost = [127.0.0.1]:$sink_port
-default_transport = smtp
-smtp_host_lookup = native
-lmtp_host_lookup = native
-$dns_setting
-smtp_connect_timeout = 2s
-smtp_helo_timeout = 10s
-smtp_tls_security_level = none
-smtpd_tls_security_level = none
-smtputf8_enable = no
-queue_run_delay = 1s
-minimal_backoff_time = 1s
-maximal_backoff_time = 2s
-delay_warning_time = 0
-biff = no
-maillog_file = $work/postfix.log
-maillog_file_prefixes = $work
-
+# The base shared with tests/integration/postfix_test.sh; the benchmark settings follow it.
+{
+    echo "# Private Postfix instance for bench/postfix_throughput.sh: nothing here refers to /etc/postfix."
+    postfix_base_main_cf "$work" "$queue" "$sink_port" mailsift-bench
+    cat <<EOF
 # milter: set per listener in master.cf (-o smtpd_milters=...)
 smtpd_milters =
-non_smtpd_milters =
-milter_default_action = tempfail
-milter_protocol = 6
-milter_connect_timeout = 5s
-milter_command_timeout = 10s
-milter_content_timeout = 15s
 
 # benchmark tuning
 default_process_limit = $process_limit
-in_flow_delay = 0
 initial_destination_concurrency = $delivery_concurrency
 default_destination_concurrency_limit = $delivery_concurrency
 smtp_connection_cache_destinations = [127.0.0.1]:$sink_port
 EOF
+} >"$pfetc/main.cf"
 
 # Only the services needed; no chroot. Two smtpd listeners, identical except for the milter.
 cat >"$pfetc/master.cf" <<EOF

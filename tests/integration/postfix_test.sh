@@ -17,6 +17,8 @@
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=postfix_base.sh
+. "$(dirname "${BASH_SOURCE[0]}")/postfix_base.sh"
 
 SINKPID=""
 PF_STARTED=""
@@ -106,61 +108,12 @@ fi
 
 # ---------------------------------------------------------------- private Postfix
 PFETC="$WORK/etc"
-mkdir -p "$PFETC" "$WORK/queue" "$WORK/data"
-chown postfix "$WORK/data"
-touch "$WORK/postfix.log"
-
-dns_setting="smtp_dns_support_level = disabled"
-postconf -d smtp_dns_support_level >/dev/null 2>&1 || dns_setting="disable_dns_lookups = yes"
-
-cat >"$PFETC/main.cf" <<EOF
-# Private Postfix instance for postfix_test.sh: nothing here refers to /etc/postfix.
-compatibility_level = 3.6
-queue_directory = $WORK/queue
-data_directory = $WORK/data
-mail_owner = postfix
-setgid_group = postdrop
-myhostname = localhost.localdomain
-mydomain = localdomain
-myorigin = \$myhostname
-mydestination =
-relay_domains =
-local_recipient_maps =
-alias_maps =
-alias_database =
-inet_interfaces = 127.0.0.1
-inet_protocols = ipv4
-mynetworks = 127.0.0.0/8
-smtpd_relay_restrictions = permit_mynetworks, reject
-smtpd_recipient_restrictions = permit_mynetworks, reject
-smtpd_peername_lookup = no
-smtpd_error_sleep_time = 0
-smtpd_banner = \$myhostname ESMTP mailsift-test
-relayhost = [127.0.0.1]:$SINK_PORT
-default_transport = smtp
-smtp_host_lookup = native
-lmtp_host_lookup = native
-$dns_setting
-smtp_connect_timeout = 2s
-smtp_helo_timeout = 10s
-smtp_tls_security_level = none
-smtpd_tls_security_level = none
-smtputf8_enable = no
-queue_run_delay = 1s
-minimal_backoff_time = 1s
-maximal_backoff_time = 2s
-in_flow_delay = 0
-delay_warning_time = 0
-biff = no
+mkdir -p "$PFETC"
+{
+    echo "# Private Postfix instance for postfix_test.sh: nothing here refers to /etc/postfix."
+    postfix_base_main_cf "$WORK" "$WORK/queue" "$SINK_PORT" mailsift-test
+    cat <<EOF
 smtpd_milters = inet:127.0.0.1:$MILTER_PORT
-non_smtpd_milters =
-milter_default_action = tempfail
-milter_protocol = 6
-milter_connect_timeout = 5s
-milter_command_timeout = 10s
-milter_content_timeout = 15s
-maillog_file = $WORK/postfix.log
-maillog_file_prefixes = $WORK
 # SMTP AUTH: switched on (smtpd_sasl_auth_enable) for the submission service in
 # master.cf only. Plaintext PLAIN/LOGIN on loopback, no TLS. With smtpd_sasl_local_domain
 # empty, Cyrus looks a login name without a realm up in the realm myhostname and
@@ -173,6 +126,7 @@ smtpd_sasl_local_domain =
 smtpd_sasl_security_options = noanonymous
 smtpd_tls_auth_only = no
 EOF
+} >"$PFETC/main.cf"
 
 # Only the services this test needs; no chroot (the queue directory holds no copy of /etc).
 # The submission smtpd relays only for clients that logged in, so whatever it accepts

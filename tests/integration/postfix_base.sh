@@ -1,0 +1,64 @@
+# shellcheck shell=bash
+# The base of a private Postfix instance on loopback, shared by
+# tests/integration/postfix_test.sh and bench/postfix_throughput.sh: nothing in it
+# refers to /etc/postfix, DNS is off, and accepted mail is relayed to an SMTP sink.
+# Source it; it defines a function only (no traps, no side effects).
+
+# postfix_base_main_cf WORK QUEUE_DIR SINK_PORT BANNER: prints the main.cf lines both
+# users share; each appends its own smtpd_milters and specific settings. Creates the
+# queue and data directories and the log file under WORK.
+postfix_base_main_cf() {
+    local work=$1 queue=$2 sink_port=$3 banner=$4
+    mkdir -p "$queue" "$work/data"
+    chown postfix "$work/data"
+    touch "$work/postfix.log"
+    local dns_setting="smtp_dns_support_level = disabled"
+    postconf -d smtp_dns_support_level >/dev/null 2>&1 || dns_setting="disable_dns_lookups = yes"
+    cat <<END_OF_BASE
+compatibility_level = 3.6
+queue_directory = $queue
+data_directory = $work/data
+mail_owner = postfix
+setgid_group = postdrop
+myhostname = localhost.localdomain
+mydomain = localdomain
+myorigin = \$myhostname
+mydestination =
+relay_domains =
+local_recipient_maps =
+alias_maps =
+alias_database =
+inet_interfaces = 127.0.0.1
+inet_protocols = ipv4
+mynetworks = 127.0.0.0/8
+smtpd_relay_restrictions = permit_mynetworks, reject
+smtpd_recipient_restrictions = permit_mynetworks, reject
+smtpd_peername_lookup = no
+smtpd_error_sleep_time = 0
+smtpd_banner = \$myhostname ESMTP $banner
+relayhost = [127.0.0.1]:$sink_port
+default_transport = smtp
+smtp_host_lookup = native
+lmtp_host_lookup = native
+$dns_setting
+smtp_connect_timeout = 2s
+smtp_helo_timeout = 10s
+smtp_tls_security_level = none
+smtpd_tls_security_level = none
+smtputf8_enable = no
+queue_run_delay = 1s
+minimal_backoff_time = 1s
+maximal_backoff_time = 2s
+in_flow_delay = 0
+delay_warning_time = 0
+biff = no
+maillog_file = $work/postfix.log
+maillog_file_prefixes = $work
+non_smtpd_milters =
+milter_default_action = tempfail
+milter_protocol = 6
+milter_connect_timeout = 5s
+milter_command_timeout = 10s
+milter_content_timeout = 15s
+END_OF_BASE
+}
