@@ -13,6 +13,8 @@ set -euo pipefail
 export LC_ALL=C
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=corpus_split.sh
+. "$repo_root/bench/corpus_split.sh"
 mailsift=$repo_root/build/src/cli/mailsift
 corpus=$repo_root/../shared/corpus/spamassassin
 jobs=$(nproc 2>/dev/null || echo 1)   # parallel SpamAssassin scoring processes
@@ -86,13 +88,7 @@ mkdir -p "$tmp/res"
 
 # ---------------------------------------------------------------- corpus split
 # The project's development split: line NR of `find | sort`, every 5th is test.
-find "$corpus" -type f | sort >"$tmp/files"
-awk -v root="$corpus/" '
-    { rel = substr($0, length(root) + 1); dir = rel; sub(/\/.*/, "", dir) }
-    dir == "spam" || dir == "spam_2"                              { print $0 "\tspam"; next }
-    dir == "easy_ham" || dir == "easy_ham_2" || dir == "hard_ham" { print $0 "\tham"; next }
-    { print $0 "\t-" }   # not part of the five folders
-' "$tmp/files" >"$tmp/all.labels"
+corpus_labels "$corpus" "$tmp/all.labels"
 if awk -F'\t' '$1 ~ /[[:space:]:*?[]/ { bad = 1 } END { exit !bad }' "$tmp/all.labels"; then
     # bogofilter's output is space separated; sa-learn globs its folder names.
     echo "corpus paths with white space or any of : * ? [ are not supported" >&2
@@ -100,9 +96,7 @@ if awk -F'\t' '$1 ~ /[[:space:]:*?[]/ { bad = 1 } END { exit !bad }' "$tmp/all.l
 fi
 skipped=$(awk -F'\t' '$2 == "-"' "$tmp/all.labels" | wc -l)
 ((skipped == 0)) || say "note: $skipped files outside spam, spam_2, easy_ham, easy_ham_2, hard_ham are ignored"
-awk -F'\t' 'NR % 5 != 0 && $2 == "spam" { print $1 }' "$tmp/all.labels" >"$tmp/train.spam"
-awk -F'\t' 'NR % 5 != 0 && $2 == "ham"  { print $1 }' "$tmp/all.labels" >"$tmp/train.ham"
-awk -F'\t' 'NR % 5 == 0 && $2 != "-"'                 "$tmp/all.labels" >"$tmp/test.labels"
+dev_split "$tmp/all.labels" "$tmp"
 cut -f1 "$tmp/test.labels" >"$tmp/test.list"
 n_train_spam=$(wc -l <"$tmp/train.spam")
 n_train_ham=$(wc -l <"$tmp/train.ham")
@@ -114,7 +108,7 @@ n_test=$((n_test_spam + n_test_ham))
 say "split: train $n_train_spam spam + $n_train_ham ham, test $n_test_spam spam + $n_test_ham ham"
 
 # Warm the page cache so that no filter pays for the first disk read.
-xargs -d '\n' cat <"$tmp/files" >/dev/null
+cut -f1 "$tmp/all.labels" | xargs -d '\n' cat >/dev/null
 
 # ---------------------------------------------------------------- helpers
 now() { date +%s.%N; }

@@ -11,6 +11,8 @@ set -euo pipefail
 export LC_ALL=C
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=corpus_split.sh
+. "$repo_root/bench/corpus_split.sh"
 mailsift=$repo_root/build/src/cli/mailsift
 corpus=$repo_root/../shared/corpus/spamassassin
 reps=3                       # learn+classify repetitions; the median is reported
@@ -71,13 +73,7 @@ timefmt='%e %U %S %M'    # wall s, user s, sys s, peak RSS KiB
 
 # ---------------------------------------------------------------- corpus lists
 # One labelled list of every file; the class comes from the top-level folder.
-find "$corpus" -type f | sort >"$tmp/files"
-awk -v root="$corpus/" '
-    { rel = substr($0, length(root) + 1); dir = rel; sub(/\/.*/, "", dir) }
-    dir == "spam" || dir == "spam_2"                              { print $0 "\tspam"; next }
-    dir == "easy_ham" || dir == "easy_ham_2" || dir == "hard_ham" { print $0 "\tham"; next }
-    { print $0 "\t-" }   # not part of the five folders
-' "$tmp/files" >"$tmp/all.labels"
+corpus_labels "$corpus" "$tmp/all.labels"
 if awk -F'\t' '$1 ~ /[[:space:]]/ { bad = 1 } END { exit !bad }' "$tmp/all.labels"; then
     echo "corpus paths with white space are not supported (bogofilter output is space separated)" >&2
     exit 2
@@ -90,9 +86,7 @@ awk -F'\t' '$2 == "spam" { print $1 }' "$tmp/all.labels" >"$tmp/all.spam"
 awk -F'\t' '$2 == "ham"  { print $1 }' "$tmp/all.labels" >"$tmp/all.ham"
 cat "$tmp/all.spam" "$tmp/all.ham" >"$tmp/all.list"
 # Development split (accuracy): line NR of `find | sort`, every 5th is test.
-awk -F'\t' 'NR % 5 != 0 && $2 == "spam" { print $1 }' "$tmp/all.labels" >"$tmp/train.spam"
-awk -F'\t' 'NR % 5 != 0 && $2 == "ham"  { print $1 }' "$tmp/all.labels" >"$tmp/train.ham"
-awk -F'\t' 'NR % 5 == 0 && $2 != "-"'                 "$tmp/all.labels" >"$tmp/test.labels"
+dev_split "$tmp/all.labels" "$tmp"
 cut -f1 "$tmp/test.labels" >"$tmp/test.list"
 
 n_all=$(wc -l <"$tmp/all.list")
