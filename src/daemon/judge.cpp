@@ -33,10 +33,11 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
     const auto started = std::chrono::steady_clock::now();
     const auto now = static_cast<std::int64_t>(std::time(nullptr));
     const auto& d = s.daemon;
+    const features::Envelope envelope = envelope_of(t);
 
     // Outgoing mail of our own users tells us whom they correspond with.
     if (const std::string user = authenticated_user(t); !user.empty() && d.learn_contacts) {
-        for (const auto& rcpt : envelope_of(t).recipients) {
+        for (const auto& rcpt : envelope.recipients) {
             // Lower-case addr-spec, as every other contact and the From lookup.
             if (std::string address = features::address_in(rcpt); !address.empty()) {
                 recorder.contact(std::move(address), "sent by " + user, now);
@@ -52,7 +53,7 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
         recorder.count("skipped");
     } else {
         try {
-            const auto c = scorer.classify(t.message, envelope_of(t), d.record_signatures);
+            const auto c = scorer.classify(t.message, envelope, d.record_signatures);
             const auto digest = engine::message_digest(t.message);
             answer = answer_scored(t, actions, c, d, engine::signature_text(digest));
             if (d.record_signatures) recorder.scan({digest, now, c.score.verdict, c.features});

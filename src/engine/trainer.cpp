@@ -46,7 +46,11 @@ store::LearnResult Trainer::learn_terms(const store::Digest& digest, const std::
 
 Trainer::LearnOutcome Trainer::learn(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now) {
     if (const auto p = check_message(raw, size_bytes, settings_.limits); p != MessageProblem::none) return {p, {}};
-    const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
+    return learn_parsed(raw, mime::parse(raw, settings_.limits), c, now);
+}
+
+Trainer::LearnOutcome Trainer::learn_parsed(std::string_view raw, const mime::ParsedMessage& parsed, store::Class c,
+                                            std::int64_t now) {
     // A cut-off message would teach the model a fragment; ask for the whole one.
     if (parsed.truncated) return {MessageProblem::truncated_mime, {}};
     const features::FeatureBag bag = features::extract(parsed, nullptr, &contacts_, settings_.features);
@@ -90,7 +94,7 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
             if (const auto scan = db_.find_scan(*id)) return learn_scan(*scan, c, now);
         }
     }
-    const LearnOutcome o = learn(raw, size_bytes, c, now);
+    const LearnOutcome o = learn_parsed(raw, parsed, c, now);  // no signature we know: the message as it is
     return {o.problem, o.result, false};
 }
 

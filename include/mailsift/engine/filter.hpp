@@ -19,6 +19,7 @@
 
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/features/extractor.hpp"
+#include "mailsift/mime/message.hpp"
 #include "mailsift/model/naive_bayes.hpp"
 #include "mailsift/store/database.hpp"
 
@@ -137,6 +138,7 @@ public:
 
 private:
     void open_batch();
+    LearnOutcome learn_parsed(std::string_view raw, const mime::ParsedMessage& parsed, store::Class c, std::int64_t now);
     store::LearnResult learn_terms(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
                                    std::string_view from_address, store::Class c, std::int64_t now);
     CorrectOutcome learn_scan(const store::Scan& scan, store::Class c, std::int64_t now);
