@@ -229,39 +229,14 @@ EOF
 } >"$pfetc/main.cf"
 
 # Only the services needed; no chroot. Two smtpd listeners, identical except for the milter.
-cat >"$pfetc/master.cf" <<EOF
+{
+    cat <<EOF
 127.0.0.1:$port_plain  inet n - n - $smtpd_procs smtpd -o smtpd_milters=
 127.0.0.1:$port_milter inet n - n - $smtpd_procs smtpd -o smtpd_milters=inet:127.0.0.1:$milter_port
-pickup     unix  n - n 60 1 pickup
-cleanup    unix  n - n -  0 cleanup
-qmgr       unix  n - n 300 1 qmgr
-rewrite    unix  - - n -  - trivial-rewrite
-bounce     unix  - - n -  0 bounce
-defer      unix  - - n -  0 bounce
-trace      unix  - - n -  0 bounce
-verify     unix  - - n -  1 verify
-flush      unix  n - n 1000? 0 flush
-proxymap   unix  - - n -  - proxymap
-proxywrite unix  - - n -  1 proxymap
-smtp       unix  - - n -  - smtp
-relay      unix  - - n -  - smtp
-showq      unix  n - n -  - showq
-error      unix  - - n -  - error
-retry      unix  - - n -  - error
-discard    unix  - - n -  - discard
-anvil      unix  - - n -  1 anvil
-scache     unix  - - n -  1 scache
-postlog    unix-dgram n - n - 1 postlogd
 EOF
+    postfix_base_services
+} >"$pfetc/master.cf"
 
-smtpd_greets() {  # smtpd_greets PORT
-    local line
-    exec 4<>"/dev/tcp/127.0.0.1/$1" || return 1
-    IFS= read -r -t 5 line <&4 || line=""
-    printf 'QUIT\r\n' >&4 2>/dev/null || true
-    exec 4<&- 4>&-
-    [[ $line == 220* ]]
-}
 timeout 60 postfix -c "$pfetc" check >>"$work/postfix-cmd.log" 2>&1 || die "postfix check failed"
 pf_started=1
 timeout 60 postfix -c "$pfetc" start >>"$work/postfix-cmd.log" 2>&1 || die "postfix start failed"

@@ -2,7 +2,7 @@
 # The base of a private Postfix instance on loopback, shared by
 # tests/integration/postfix_test.sh and bench/postfix_throughput.sh: nothing in it
 # refers to /etc/postfix, DNS is off, and accepted mail is relayed to an SMTP sink.
-# Source it; it defines a function only (no traps, no side effects).
+# Source it; it defines functions only (no traps, no side effects).
 
 # postfix_base_main_cf WORK QUEUE_DIR SINK_PORT BANNER: prints the main.cf lines both
 # users share; each appends its own smtpd_milters and specific settings. Creates the
@@ -61,4 +61,41 @@ milter_connect_timeout = 5s
 milter_command_timeout = 10s
 milter_content_timeout = 15s
 END_OF_BASE
+}
+
+# postfix_base_services: the internal services master.cf needs, without chroot (the
+# queue directory holds no copy of /etc); each user adds its own smtpd listeners.
+postfix_base_services() {
+    cat <<'END_OF_SERVICES'
+pickup     unix  n - n 60 1 pickup
+cleanup    unix  n - n -  0 cleanup
+qmgr       unix  n - n 300 1 qmgr
+rewrite    unix  - - n -  - trivial-rewrite
+bounce     unix  - - n -  0 bounce
+defer      unix  - - n -  0 bounce
+trace      unix  - - n -  0 bounce
+verify     unix  - - n -  1 verify
+flush      unix  n - n 1000? 0 flush
+proxymap   unix  - - n -  - proxymap
+proxywrite unix  - - n -  1 proxymap
+smtp       unix  - - n -  - smtp
+relay      unix  - - n -  - smtp
+showq      unix  n - n -  - showq
+error      unix  - - n -  - error
+retry      unix  - - n -  - error
+discard    unix  - - n -  - discard
+anvil      unix  - - n -  1 anvil
+scache     unix  - - n -  1 scache
+postlog    unix-dgram n - n - 1 postlogd
+END_OF_SERVICES
+}
+
+# smtpd_greets PORT: true when an SMTP server on 127.0.0.1:PORT sends a 220 greeting.
+smtpd_greets() {  # smtpd_greets PORT
+    local line
+    exec 4<>"/dev/tcp/127.0.0.1/$1" || return 1
+    IFS= read -r -t 5 line <&4 || line=""
+    printf 'QUIT\r\n' >&4 2>/dev/null || true
+    exec 4<&- 4>&-
+    [[ $line == 220* ]]
 }

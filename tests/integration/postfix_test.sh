@@ -131,43 +131,18 @@ EOF
 # Only the services this test needs; no chroot (the queue directory holds no copy of /etc).
 # The submission smtpd relays only for clients that logged in, so whatever it accepts
 # came through SMTP AUTH (and mailsiftd got {auth_authen}).
-cat >"$PFETC/master.cf" <<EOF
+{
+    cat <<EOF
 127.0.0.1:$SMTP_PORT inet n - n - - smtpd
 127.0.0.1:$SUBMIT_PORT inet n - n - - smtpd
   -o syslog_name=postfix/submission
   -o smtpd_sasl_auth_enable=yes
   -o smtpd_relay_restrictions=permit_sasl_authenticated,reject
   -o smtpd_recipient_restrictions=permit_sasl_authenticated,reject
-pickup     unix  n - n 60 1 pickup
-cleanup    unix  n - n -  0 cleanup
-qmgr       unix  n - n 300 1 qmgr
-rewrite    unix  - - n -  - trivial-rewrite
-bounce     unix  - - n -  0 bounce
-defer      unix  - - n -  0 bounce
-trace      unix  - - n -  0 bounce
-verify     unix  - - n -  1 verify
-flush      unix  n - n 1000? 0 flush
-proxymap   unix  - - n -  - proxymap
-proxywrite unix  - - n -  1 proxymap
-smtp       unix  - - n -  - smtp
-relay      unix  - - n -  - smtp
-showq      unix  n - n -  - showq
-error      unix  - - n -  - error
-retry      unix  - - n -  - error
-discard    unix  - - n -  - discard
-anvil      unix  - - n -  1 anvil
-scache     unix  - - n -  1 scache
-postlog    unix-dgram n - n - 1 postlogd
 EOF
+    postfix_base_services
+} >"$PFETC/master.cf"
 
-smtpd_greets() {  # smtpd_greets PORT
-    local line
-    exec 4<>"/dev/tcp/127.0.0.1/$1" || return 1
-    IFS= read -r -t 5 line <&4 || line=""
-    printf 'QUIT\r\n' >&4 2>/dev/null || true
-    exec 4<&- 4>&-
-    [[ "$line" == 220* ]]
-}
 
 # "postfix check" creates the queue directories with the right owners; "start"
 # runs the same integrity check again and starts this instance's master.
