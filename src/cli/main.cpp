@@ -134,8 +134,8 @@ observed spam share) and throughput; --json prints it as one JSON object.
     {"tune", R"(usage: mailsift tune (--spam PATH... --ham PATH... | --index FILE)
                      [--budget SECONDS] [--seed N] [--json]
 
-Search the model's settings (alpha, term frequency, feature switches, token
-lengths) on training data only: every 5th message is held out, the rest
+Search the model's settings (alpha, term frequency, length normalisation of
+content and headers, feature switches, token lengths) on training data only: every 5th message is held out, the rest
 trained, in temporary databases. Coordinate search from the current
 settings, in an order shuffled by --seed (default 1), until a round changes
 nothing or --budget seconds (default 300) are spent; deterministic for a seed.

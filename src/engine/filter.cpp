@@ -186,7 +186,7 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
 
     std::vector<model::Term> terms;
     terms.reserve(bag.size());
-    for (const auto& e : bag.entries()) terms.push_back({e.id, e.count});
+    for (const auto& e : bag.entries()) terms.push_back({e.id, e.count, features::is_header_feature(bag.text(e))});
     Classification c;
     c.prefix_only = !parsed.limits_hit.empty();
     c.truncated = parsed.truncated;

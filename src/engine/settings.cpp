@@ -199,6 +199,11 @@ const std::map<std::string, Setter, std::less<>>& setters() {
          [](Settings& s, std::string_view v) {
              return parse_size(v, s.model.length_norm_features) && s.model.length_norm_features <= 100000;
          }},
+        {"header_length_norm_features",
+         [](Settings& s, std::string_view v) {
+             return parse_size(v, s.model.header_length_norm_features) &&
+                    s.model.header_length_norm_features <= 100000;
+         }},
         {"features.words", boolean(&features::Options::words)},
         {"features.word_pairs", boolean(&features::Options::word_pairs)},
         {"features.subject", boolean(&features::Options::subject)},

@@ -91,7 +91,7 @@ void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const 
         const mime::ParsedMessage parsed = mime::parse(*raw, settings.limits);
         const features::FeatureBag bag = features::extract(parsed, nullptr, &contacts, settings.features);
         terms.clear();
-        for (const auto& e : bag.entries()) terms.push_back({e.id, e.count});
+        for (const auto& e : bag.entries()) terms.push_back({e.id, e.count, features::is_header_feature(bag.text(e))});
         const model::Score s = model::score(terms, snapshot);
         out.scored.push_back({m.spam, s.log_odds, s.probability, s.verdict});
         out.score_seconds += seconds_since(t0);

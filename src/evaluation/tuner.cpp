@@ -32,6 +32,15 @@ Candidate boolean(const std::string& key, bool features::Options::*member, bool 
     return {key + " = " + (on ? "on" : "off"), [member, on](engine::Settings& s) { s.features.*member = on; }};
 }
 
+Axis sizes(const std::string& key, std::initializer_list<std::size_t> values,
+           void (*set)(engine::Settings&, std::size_t)) {
+    Axis axis{key, {}};
+    for (std::size_t n : values) {
+        axis.values.push_back({key + " = " + std::to_string(n), [set, n](engine::Settings& s) { set(s, n); }});
+    }
+    return axis;
+}
+
 std::vector<Axis> axes() {
     std::vector<Axis> out;
     Axis alpha{"alpha", {}};
@@ -50,18 +59,14 @@ std::vector<Axis> axes() {
     for (const auto& [key, member] : switches) {
         out.push_back({key, {boolean(key, member, true), boolean(key, member, false)}});
     }
-    Axis min_token{"features.min_token_bytes", {}};
-    for (std::size_t n : {1, 2, 3}) {
-        min_token.values.push_back({"features.min_token_bytes = " + std::to_string(n),
-                                    [n](engine::Settings& s) { s.features.min_token_bytes = n; }});
-    }
-    out.push_back(min_token);
-    Axis max_token{"features.max_token_bytes", {}};
-    for (std::size_t n : {20, 40, 80}) {
-        max_token.values.push_back({"features.max_token_bytes = " + std::to_string(n),
-                                    [n](engine::Settings& s) { s.features.max_token_bytes = n; }});
-    }
-    out.push_back(max_token);
+    out.push_back(sizes("length_norm_features", {0, 5, 10, 20, 40},
+                        [](engine::Settings& s, std::size_t n) { s.model.length_norm_features = n; }));
+    out.push_back(sizes("header_length_norm_features", {0, 3, 5, 10},
+                        [](engine::Settings& s, std::size_t n) { s.model.header_length_norm_features = n; }));
+    out.push_back(sizes("features.min_token_bytes", {1, 2, 3},
+                        [](engine::Settings& s, std::size_t n) { s.features.min_token_bytes = n; }));
+    out.push_back(sizes("features.max_token_bytes", {20, 40, 80},
+                        [](engine::Settings& s, std::size_t n) { s.features.max_token_bytes = n; }));
     return out;
 }
 

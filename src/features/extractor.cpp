@@ -429,4 +429,8 @@ FeatureBag extract(const mime::ParsedMessage& message, const Envelope* envelope,
     return bag;
 }
 
+bool is_header_feature(std::string_view feature) {
+    return feature.starts_with("h:") || feature.starts_with("hdr:") || feature.starts_with("env:");
+}
+
 }  // namespace mailsift::features

@@ -91,21 +91,36 @@ Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t r
     s.log_odds = snapshot.prior_log_odds();
     const TermFrequency tf = snapshot.parameters().term_frequency;
     std::vector<Contribution> contributions;
-    if (reasons > 0) contributions.reserve(terms.size());
-    std::size_t known = 0;
+    std::vector<std::uint8_t> views;  // which view each contribution belongs to
+    if (reasons > 0) {
+        contributions.reserve(terms.size());
+        views.reserve(terms.size());
+    }
+    // Evidence and known-feature count per view: [0] content, [1] headers.
+    const Parameters& params = snapshot.parameters();
+    const bool split = params.header_length_norm_features > 0;
+    double evidence[2] = {0.0, 0.0};
+    std::size_t known[2] = {0, 0};
     for (const Term& t : terms) {
         const auto it = snapshot.entries_.find(t.id);
         if (it == snapshot.entries_.end()) continue;  // unknown features carry no evidence
         const double c = effective_count(t.count, tf) * (it->second.local + snapshot.shared_);
-        s.log_odds += c;
-        ++known;
-        if (reasons > 0) contributions.push_back({t.id, c});
+        const int view = split && t.header ? 1 : 0;
+        evidence[view] += c;
+        ++known[view];
+        if (reasons > 0) {
+            contributions.push_back({t.id, c});
+            views.push_back(static_cast<std::uint8_t>(view));
+        }
     }
-    if (const std::size_t k = snapshot.parameters().length_norm_features; k > 0 && known > k) {
-        const double scale = std::sqrt(static_cast<double>(k) / static_cast<double>(known));
-        s.log_odds = snapshot.prior_log_odds() + (s.log_odds - snapshot.prior_log_odds()) * scale;
-        for (auto& c : contributions) c.log_odds *= scale;
-    }
+    // sqrt(K/n) when n > K known features, else 1 (also when K = 0: off).
+    auto scale = [](std::size_t k, std::size_t n) {
+        return k > 0 && n > k ? std::sqrt(static_cast<double>(k) / static_cast<double>(n)) : 1.0;
+    };
+    const double scales[2] = {scale(params.length_norm_features, known[0]),
+                              scale(params.header_length_norm_features, known[1])};
+    s.log_odds += evidence[0] * scales[0] + evidence[1] * scales[1];
+    for (std::size_t i = 0; i < contributions.size(); ++i) contributions[i].log_odds *= scales[views[i]];
     s.probability = probability_from_log_odds(s.log_odds / snapshot.parameters().calibration_temperature);
     s.verdict = verdict_for(s.log_odds, s.probability, snapshot.parameters());
 

@@ -182,6 +182,9 @@ TEST_CASE("The shipped example configuration parses with every setting uncomment
     REQUIRE(s.model.term_frequency == defaults.model.term_frequency);
     REQUIRE(s.model.spam_threshold == defaults.model.spam_threshold);
     REQUIRE(s.model.ham_threshold == defaults.model.ham_threshold);
+    REQUIRE(s.model.length_norm_features == defaults.model.length_norm_features);
+    REQUIRE(s.model.header_length_norm_features == defaults.model.header_length_norm_features);
+    REQUIRE(s.model.calibration_temperature == defaults.model.calibration_temperature);
     REQUIRE(s.features.max_features == defaults.features.max_features);
     REQUIRE(s.limits.max_message_bytes == defaults.limits.max_message_bytes);
     REQUIRE(s.limits.max_header_bytes == defaults.limits.max_header_bytes);

@@ -216,3 +216,13 @@ TEST_CASE("Invalid UTF-8 decodes to replacement characters without reading past 
     REQUIRE(bag.count("w:ok") == 1);
     REQUIRE(bag.count("w:end") == 1);
 }
+
+TEST_CASE("Header, header-fact and envelope features form the header view", "[features]") {
+    REQUIRE(features::is_header_feature("h:example.com"));
+    REQUIRE(features::is_header_feature("hdr:no_date"));
+    REQUIRE(features::is_header_feature("env:authenticated"));
+    REQUIRE_FALSE(features::is_header_feature("w:hello"));
+    REQUIRE_FALSE(features::is_header_feature("s:offer"));
+    REQUIRE_FALSE(features::is_header_feature("url:host:example.com"));
+    REQUIRE_FALSE(features::is_header_feature("hello:world"));
+}

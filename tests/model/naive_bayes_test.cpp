@@ -169,3 +169,30 @@ TEST_CASE("Length normalisation scales the evidence of long messages by sqrt(K/n
     const double prior = std::log(4.0 / 2.0);
     REQUIRE(normed.log_odds - prior == Approx((plain.log_odds - prior) * std::sqrt(1.0 / 3.0)));
 }
+
+TEST_CASE("Header evidence can be length-normalised apart from the content", "[model]") {
+    // Content: chinese, beijing, shanghai (3 known); headers: tokyo, japan (2 known).
+    const Term doc[] = {{chinese, 1}, {beijing, 1}, {shanghai, 1}, {tokyo, 1, true}, {japan, 1, true}};
+    const Snapshot plain(china_counts(), laplace_raw());
+    const double prior = plain.prior_log_odds();
+    const double content = *plain.weight(chinese) + *plain.weight(beijing) + *plain.weight(shanghai);
+    const double headers = *plain.weight(tokyo) + *plain.weight(japan);
+
+    Parameters p = laplace_raw();
+    p.length_norm_features = 1;
+    SECTION("off: one normalisation over all five features, header flags ignored") {
+        const Score s = score(doc, Snapshot(china_counts(), p));
+        REQUIRE(s.log_odds - prior == Approx((content + headers) * std::sqrt(1.0 / 5.0)));
+    }
+    SECTION("on: each view scaled by its own sqrt(K/n)") {
+        p.header_length_norm_features = 1;
+        const Score s = score(doc, Snapshot(china_counts(), p));
+        REQUIRE(s.log_odds - prior == Approx(content * std::sqrt(1.0 / 3.0) + headers * std::sqrt(1.0 / 2.0)));
+    }
+    SECTION("contributions are scaled as their view is") {
+        p.header_length_norm_features = 1;
+        const Score s = score(doc, Snapshot(china_counts(), p), 5);
+        REQUIRE(s.toward_ham.size() == 2);
+        REQUIRE(s.toward_ham[0].log_odds + s.toward_ham[1].log_odds == Approx(headers * std::sqrt(1.0 / 2.0)));
+    }
+}

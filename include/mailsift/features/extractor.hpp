@@ -62,6 +62,10 @@ struct Options {
 FeatureBag extract(const mime::ParsedMessage& message, const Envelope* envelope, const Contacts* contacts,
                    const Options& options);
 
+// True for features drawn from the header and envelope (h:, hdr:, env:), the
+// view the model may normalise apart from the content (model::Term::header).
+bool is_header_feature(std::string_view feature);
+
 // The lower-case addr-spec in a header value such as "Name <User@Example.COM>", or "".
 std::string address_in(std::string_view header_value);
 // The part after '@', or "".
