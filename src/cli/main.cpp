@@ -36,6 +36,7 @@
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/store/database.hpp"
 #include "message_source.hpp"
+#include "pipeline.hpp"
 
 namespace {
 
@@ -93,7 +94,7 @@ const CommandHelp command_help[] = {
 Learn each message as spam or ham. A message already learned with the same
 label is left as it is (success); one learned with the other label is moved.
 Senders of messages learned as ham become contacts. Messages are committed in
-batches (batch_messages, default 1000): an error rolls back only its batch.
+batches (batch_messages, default 5000): an error rolls back only its batch.
 )"},
     {"unlearn", R"(usage: mailsift unlearn (--spam|--ham) [--files-from LIST] [PATH...]
 
@@ -334,20 +335,36 @@ int cmd_train(const Context& ctx, const std::string& command, const std::vector<
     engine::Trainer trainer(db, ctx.settings);
     const std::int64_t now = std::time(nullptr);
     int status = exit_ok;
-    cli::for_each_message(args.paths, ctx.settings.limits.max_message_bytes, [&](cli::InputMessage& m) {
-        if (!m.error.empty()) {
-            report(m.label, m.error);
-            status = exit_input;
-            return true;
-        }
-        if (learning) {
-            // "Already learned" is success: a mail client moving a message twice must not see a failure.
-            const auto outcome = trainer.learn(m.raw, m.size_bytes, *args.label, now);
-            if (outcome.problem != engine::MessageProblem::none) {
-                report(m.label, std::string(engine::describe(outcome.problem)) + "; not learned");
+    if (learning) {
+        // Parsing and features on every core; the database, in input order, on this thread.
+        const std::function<engine::Trainer::Prepared(const cli::InputMessage&)> prepare =
+            [&](const cli::InputMessage& m) {
+                return m.error.empty() ? trainer.prepare(m.raw, m.size_bytes) : engine::Trainer::Prepared{};
+            };
+        const std::function<bool(cli::InputMessage&, engine::Trainer::Prepared&)> learn =
+            [&](cli::InputMessage& m, engine::Trainer::Prepared& p) {
+                if (!m.error.empty()) {
+                    report(m.label, m.error);
+                    status = exit_input;
+                    return true;
+                }
+                // "Already learned" is success: a mail client moving a message twice must not see a failure.
+                const auto outcome = trainer.learn_prepared(p, *args.label, now);
+                if (outcome.problem != engine::MessageProblem::none) {
+                    report(m.label, std::string(engine::describe(outcome.problem)) + "; not learned");
+                    status = exit_input;
+                }
+                return true;
+            };
+        cli::for_each_message_parallel<engine::Trainer::Prepared>(
+            args.paths, ctx.settings.limits.max_message_bytes, cli::worker_threads(), prepare, learn);
+    } else {
+        cli::for_each_message(args.paths, ctx.settings.limits.max_message_bytes, [&](cli::InputMessage& m) {
+            if (!m.error.empty()) {
+                report(m.label, m.error);
                 status = exit_input;
+                return true;
             }
-        } else {
             const auto r = trainer.unlearn(m.raw, *args.label);
             if (r == store::UnlearnResult::not_learned) {
                 report(m.label, std::string("was not learned as ") + store::to_string(*args.label) + "; nothing to unlearn");
@@ -356,9 +373,9 @@ int cmd_train(const Context& ctx, const std::string& command, const std::vector<
                                     (*args.label == store::Class::spam ? "ham" : "spam") + ", not " +
                                     store::to_string(*args.label) + "; left as it is");
             }
-        }
-        return true;
-    });
+            return true;
+        });
+    }
     trainer.commit();
     const auto& c = trainer.counts();
     if (learning) {
@@ -744,13 +761,26 @@ int cmd_classify(const Context& ctx, const std::vector<std::string>& rest) {
     engine::Filter filter(db, settings);
     int status = exit_ok;
     std::string line;
-    cli::for_each_message(args.paths, settings.limits.max_message_bytes, [&](cli::InputMessage& m) {
+    // Parsing, features and scoring run on every core; reports and output in input order.
+    struct Scored {
+        engine::MessageProblem problem = engine::MessageProblem::none;
+        engine::Classification classification;
+    };
+    const std::function<Scored(const cli::InputMessage&)> work = [&](const cli::InputMessage& m) {
+        Scored r;
+        if (!m.error.empty()) return r;
+        r.problem = engine::check_message(m.raw, m.size_bytes, settings.limits);
+        if (r.problem == engine::MessageProblem::empty || r.problem == engine::MessageProblem::not_a_message) return r;
+        r.classification = filter.classify(m.raw);
+        return r;
+    };
+    const std::function<bool(cli::InputMessage&, Scored&)> print = [&](cli::InputMessage& m, Scored& r) {
         if (!m.error.empty()) {
             report(m.label, m.error);
             status = exit_input;
             return true;
         }
-        const auto problem = engine::check_message(m.raw, m.size_bytes, settings.limits);
+        const auto problem = r.problem;
         if (problem == engine::MessageProblem::empty || problem == engine::MessageProblem::not_a_message) {
             report(m.label, std::string(engine::describe(problem)) + "; not classified");
             status = exit_input;
@@ -761,7 +791,7 @@ int cmd_classify(const Context& ctx, const std::vector<std::string>& rest) {
                                 std::to_string(settings.limits.max_message_bytes) + " bytes");
             status = exit_input;
         }
-        const engine::Classification c = filter.classify(m.raw);
+        const engine::Classification& c = r.classification;
         if (c.truncated) {
             report(m.label, std::string(engine::describe(engine::MessageProblem::truncated_mime)) +
                                 "; scored on what was read");
@@ -789,7 +819,9 @@ int cmd_classify(const Context& ctx, const std::vector<std::string>& rest) {
             std::cout << line;
         }
         return true;
-    });
+    };
+    cli::for_each_message_parallel<Scored>(args.paths, settings.limits.max_message_bytes, cli::worker_threads(), work,
+                                           print);
     return status;
 }
 

@@ -45,21 +45,43 @@ store::LearnResult Trainer::learn_terms(const store::Digest& digest, const std::
 }
 
 Trainer::LearnOutcome Trainer::learn(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now) {
-    if (const auto p = check_message(raw, size_bytes, settings_.limits); p != MessageProblem::none) return {p, {}};
-    return learn_parsed(raw, mime::parse(raw, settings_.limits), c, now);
+    return learn_prepared(prepare(raw, size_bytes), c, now);
+}
+
+Trainer::Prepared Trainer::prepare(std::string_view raw, std::size_t size_bytes) const {
+    Prepared p;
+    p.problem = check_message(raw, size_bytes, settings_.limits);
+    if (p.problem != MessageProblem::none) return p;
+    const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
+    prepare_parsed(raw, parsed, p);
+    return p;
+}
+
+void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& parsed, Prepared& p) const {
+    // A cut-off message would teach the model a fragment; ask for the whole one.
+    if (parsed.truncated) {
+        p.problem = MessageProblem::truncated_mime;
+        return;
+    }
+    p.bag = features::extract(parsed, nullptr, &contacts_, settings_.features);
+    p.digest = message_digest(raw);
+    const auto* from = parsed.find("From");
+    if (from != nullptr) p.from_address = features::address_in(from->value);
+}
+
+Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c, std::int64_t now) {
+    if (p.problem != MessageProblem::none) return {p.problem, {}};
+    std::vector<store::TrainTerm> terms;
+    terms.reserve(p.bag.size());
+    for (const auto& e : p.bag.entries()) terms.push_back({e.id, e.count, p.bag.text(e)});
+    return {MessageProblem::none, learn_terms(p.digest, terms, p.from_address, c, now)};
 }
 
 Trainer::LearnOutcome Trainer::learn_parsed(std::string_view raw, const mime::ParsedMessage& parsed, store::Class c,
                                             std::int64_t now) {
-    // A cut-off message would teach the model a fragment; ask for the whole one.
-    if (parsed.truncated) return {MessageProblem::truncated_mime, {}};
-    const features::FeatureBag bag = features::extract(parsed, nullptr, &contacts_, settings_.features);
-    std::vector<store::TrainTerm> terms;
-    terms.reserve(bag.size());
-    for (const auto& e : bag.entries()) terms.push_back({e.id, e.count, bag.text(e)});
-    const auto* from = parsed.find("From");
-    const std::string address = from != nullptr ? features::address_in(from->value) : std::string();
-    return {MessageProblem::none, learn_terms(message_digest(raw), terms, address, c, now)};
+    Prepared p;
+    prepare_parsed(raw, parsed, p);
+    return learn_prepared(p, c, now);
 }
 
 Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Class c, std::int64_t now) {

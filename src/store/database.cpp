@@ -236,6 +236,9 @@ Database::Database(std::filesystem::path path, Mode mode, std::chrono::milliseco
         if (mode_ == Mode::read_write) {
             exec("PRAGMA journal_mode = WAL");
             exec("PRAGMA synchronous = NORMAL");
+            // A training batch touches tens of thousands of feature rows; SQLite's
+            // default 2 MiB page cache would read and write the same pages over again.
+            exec("PRAGMA cache_size = -32768");
             migrate();
         } else {
             const int version = user_version();
@@ -1228,7 +1231,16 @@ void TrainingBatch::commit() {
     assert(open_ && "commit twice");
     sqlite3* db = db_.db_;
     std::int64_t occ_spam = 0, occ_ham = 0, pres_spam = 0, pres_ham = 0;
-    for (const auto& [id, d] : deltas_) {
+    // In the table's key order (ids are stored as signed 64-bit), so the B-tree of
+    // features is walked once from left to right rather than at random (ids are hashes).
+    std::vector<std::pair<model::FeatureId, const Delta*>> order;
+    order.reserve(deltas_.size());
+    for (const auto& [id, d] : deltas_) order.emplace_back(id, &d);
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+        return static_cast<std::int64_t>(a.first) < static_cast<std::int64_t>(b.first);
+    });
+    for (const auto& [id, dp] : order) {
+        const Delta& d = *dp;
         // Final changes of the row: what this batch learned, less what it unlearned of earlier messages.
         std::int64_t change[4] = {d.occurrences_spam, d.occurrences_ham, d.presence_spam, d.presence_ham};
         bool remove_row = false, row_exists = false;

@@ -117,6 +117,18 @@ public:
     };
     // Adds one message to the open batch (committing every settings.batch_messages).
     LearnOutcome learn(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now);
+
+    // learn() in two halves, so that bulk training can featurize on several
+    // threads: prepare() only reads (safe to call concurrently, not with the
+    // learning half), learn_prepared() writes, in the order messages are given.
+    struct Prepared {
+        MessageProblem problem = MessageProblem::none;
+        store::Digest digest{};
+        features::FeatureBag bag;
+        std::string from_address;
+    };
+    Prepared prepare(std::string_view raw, std::size_t size_bytes) const;
+    LearnOutcome learn_prepared(const Prepared& p, store::Class c, std::int64_t now);
     store::UnlearnResult unlearn(std::string_view raw, store::Class c);
 
     // A correction: when the message carries a signature the database knows,
@@ -139,6 +151,7 @@ public:
 private:
     void open_batch();
     LearnOutcome learn_parsed(std::string_view raw, const mime::ParsedMessage& parsed, store::Class c, std::int64_t now);
+    void prepare_parsed(std::string_view raw, const mime::ParsedMessage& parsed, Prepared& p) const;
     store::LearnResult learn_terms(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
                                    std::string_view from_address, store::Class c, std::int64_t now);
     CorrectOutcome learn_scan(const store::Scan& scan, store::Class c, std::int64_t now);

@@ -51,7 +51,7 @@ struct Settings {
     features::Options features;
     mime::Limits limits;
     std::size_t reasons = 5;          // contributions reported in each direction
-    std::size_t batch_messages = 1000;  // messages per training transaction
+    std::size_t batch_messages = 5000;  // messages per training transaction (1000 -> 5000: whole-corpus learn 0.86 -> 0.77 s)
     bool train_on_error = false;        // correct: skip scans whose confident verdict was already right
     DaemonSettings daemon;
 };

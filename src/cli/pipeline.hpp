@@ -1,0 +1,144 @@
+// Ordered parallel map over the CLI's messages: a reader thread reads them
+// (for_each_message), worker threads turn each into a result, and the calling
+// thread consumes the results one by one in input order. Batch commands use it
+// to parse and featurize on every core while output and database writes stay
+// on one thread, in the order the messages were given.
+#pragma once
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "message_source.hpp"
+
+namespace mailsift::cli {
+
+// Threads for the parallel part: the machine's cores (at least one).
+inline std::size_t worker_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+// Reads every message under `paths` (as for_each_message) and calls
+// `work(message)` on up to `threads` threads and then `consume(message, result)`
+// on the calling thread, in input order. At most `window` messages are held at
+// once, so memory stays bounded however many are read. `work` must be safe to
+// run concurrently; `consume` returning false stops reading (messages already
+// in flight are dropped unconsumed). An exception from `work` or `consume` is
+// rethrown here after every thread has stopped. Returns false when reading
+// stopped early.
+template <typename Result>
+bool for_each_message_parallel(const std::vector<std::string>& paths, std::size_t max_bytes, std::size_t threads,
+                               const std::function<Result(const InputMessage&)>& work,
+                               const std::function<bool(InputMessage&, Result&)>& consume,
+                               std::size_t window = 256) {
+    struct Item {
+        InputMessage message;
+        std::optional<Result> result;
+        bool claimed = false;
+    };
+    std::mutex mu;
+    std::condition_variable changed;
+    std::deque<Item> items;    // items.front() is the next to consume
+    bool reading_done = false;
+    bool stop = false;
+    std::exception_ptr failure;
+
+    auto fail = [&](std::exception_ptr e) {
+        std::lock_guard lock(mu);
+        if (!failure) failure = std::move(e);
+        stop = true;
+        changed.notify_all();
+    };
+
+    std::thread reader([&] {
+        try {
+            for_each_message(paths, max_bytes, [&](InputMessage& m) {
+                std::unique_lock lock(mu);
+                changed.wait(lock, [&] { return stop || items.size() < window; });
+                if (stop) return false;
+                items.push_back({std::move(m), std::nullopt, false});
+                changed.notify_all();
+                return true;
+            });
+        } catch (...) {
+            fail(std::current_exception());
+        }
+        std::lock_guard lock(mu);
+        reading_done = true;
+        changed.notify_all();
+    });
+
+    std::vector<std::thread> workers;
+    for (std::size_t t = 0; t < std::max<std::size_t>(1, threads); ++t) {
+        workers.emplace_back([&] {
+            std::unique_lock lock(mu);
+            for (;;) {
+                Item* next = nullptr;
+                changed.wait(lock, [&] {
+                    if (stop) return true;
+                    for (auto& it : items) {
+                        if (!it.claimed) {
+                            next = &it;
+                            return true;
+                        }
+                    }
+                    return reading_done;
+                });
+                if (stop || next == nullptr) return;
+                next->claimed = true;
+                lock.unlock();
+                // std::deque keeps element addresses while only the ends change.
+                std::optional<Result> r;
+                try {
+                    r.emplace(work(next->message));
+                } catch (...) {
+                    fail(std::current_exception());
+                    lock.lock();
+                    return;
+                }
+                lock.lock();
+                next->result = std::move(r);
+                changed.notify_all();
+            }
+        });
+    }
+
+    bool completed = true;
+    try {
+        for (;;) {
+            std::unique_lock lock(mu);
+            changed.wait(lock, [&] { return stop || (!items.empty() && items.front().result) || (items.empty() && reading_done); });
+            if (stop) break;
+            if (items.empty()) break;  // everything read and consumed
+            Item item = std::move(items.front());
+            items.pop_front();
+            changed.notify_all();  // room for the reader
+            lock.unlock();
+            if (!consume(item.message, *item.result)) {
+                completed = false;
+                std::lock_guard again(mu);
+                stop = true;
+                changed.notify_all();
+                break;
+            }
+        }
+    } catch (...) {
+        fail(std::current_exception());
+    }
+    {
+        std::lock_guard lock(mu);
+        stop = true;
+        changed.notify_all();
+    }
+    reader.join();
+    for (auto& w : workers) w.join();
+    if (failure) std::rethrow_exception(failure);
+    return completed;
+}
+
+}  // namespace mailsift::cli
