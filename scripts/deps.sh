@@ -5,10 +5,16 @@
 #                            (left unconfigured and stopped), miltertest, the man-page
 #                            linters and systemd-analyze. Installing them here, once,
 #                            keeps parallel tests from racing for the dpkg lock.
+#   scripts/deps.sh --bench  also what the benchmarks use: Google Benchmark (for
+#                            mailsift-bench-micro), bogofilter and time (for
+#                            bench/compare_bogofilter.sh).
 set -euo pipefail
 packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev catch2 util-linux python3)
 if [ "${1:-}" = "--test" ]; then
   packages+=(postfix miltertest mandoc groff-base systemd sasl2-bin libsasl2-modules)
+fi
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(libbenchmark-dev bogofilter time)
 fi
 missing=()
 for p in "${packages[@]}"; do

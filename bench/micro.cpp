@@ -1,0 +1,272 @@
+// mailsift-bench-micro — Google Benchmark timings of one message through each
+// stage of the pipeline: MIME parse, feature extraction, scoring, and the three
+// together, for three corpus messages chosen by size (10th percentile, median,
+// 99th percentile of the sorted corpus listing).
+//
+// usage: mailsift-bench-micro [--corpus DIR] [Google Benchmark flags...]
+//
+// The model scored against is trained in memory on every labelled message of
+// the corpus (boolean counts, default parameters). When DIR holds no files the
+// committed fixtures under tests/data/ are used instead, and stderr says so.
+// A benchmark, not a test: it prints numbers.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "mailsift/engine/settings.hpp"
+#include "mailsift/features/extractor.hpp"
+#include "mailsift/mime/message.hpp"
+#include "mailsift/model/naive_bayes.hpp"
+
+#ifndef MAILSIFT_SOURCE_DIR
+#define MAILSIFT_SOURCE_DIR "."
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace mailsift;
+
+enum class Label : std::int8_t { unknown = -1, ham = 0, spam = 1 };
+
+struct CorpusFile {
+    fs::path path;
+    std::uintmax_t size = 0;
+    Label label = Label::unknown;
+};
+
+struct Corpus {
+    std::string description;
+    std::vector<CorpusFile> files;  // sorted by path
+};
+
+// No address is a known correspondent: what a fresh installation sees.
+class NoContacts final : public features::Contacts {
+public:
+    bool contains(std::string_view address) const override { return known_.count(std::string(address)) > 0; }
+
+private:
+    std::unordered_set<std::string> known_;
+};
+
+std::string read_file(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+// A path component naming the class: "spam", "spam_2", "easy_ham", "ham_x.eml".
+Label label_from_path(const fs::path& relative) {
+    for (const auto& part : relative) {
+        const std::string s = part.string();
+        if (starts_with(s, "spam")) return Label::spam;
+        if (starts_with(s, "ham") || s.find("_ham") != std::string::npos) return Label::ham;
+    }
+    return Label::unknown;
+}
+
+// TREC-style "spam|ham PATH" lines, as tests/data/corpus/index has.
+std::unordered_map<std::string, Label> read_index(const fs::path& dir) {
+    std::unordered_map<std::string, Label> labels;
+    std::ifstream in(dir / "index");
+    std::string label, path;
+    while (in >> label >> path) labels[(dir / path).lexically_normal().string()] = label == "spam" ? Label::spam : Label::ham;
+    return labels;
+}
+
+// Regular files under `dir`, sorted; `eml_only` keeps *.eml (the fixtures hold other files).
+void list_files(const fs::path& dir, bool eml_only, std::vector<CorpusFile>& out) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return;
+    const auto index = read_index(dir);
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+        if (!it->is_regular_file(ec)) continue;
+        const fs::path& p = it->path();
+        const std::string name = p.filename().string();
+        if (name.empty() || name[0] == '.' || name == "cmds" || name == "index" || name == "README") continue;
+        if (eml_only && p.extension() != ".eml") continue;
+        CorpusFile f;
+        f.path = p;
+        f.size = it->file_size(ec);
+        const auto found = index.find(p.lexically_normal().string());
+        f.label = found != index.end() ? found->second : label_from_path(p.lexically_relative(dir));
+        out.push_back(std::move(f));
+    }
+    std::sort(out.begin(), out.end(), [](const CorpusFile& a, const CorpusFile& b) { return a.path < b.path; });
+}
+
+Corpus load_corpus(const fs::path& dir) {
+    Corpus c;
+    list_files(dir, false, c.files);
+    if (!c.files.empty()) {
+        c.description = dir.string();
+        return c;
+    }
+    const fs::path src = MAILSIFT_SOURCE_DIR;
+    std::fprintf(stderr, "mailsift-bench-micro: no corpus at %s; using the committed fixtures in %s and %s\n",
+                 dir.string().c_str(), (src / "tests/data/messages").string().c_str(),
+                 (src / "tests/data/corpus").string().c_str());
+    list_files(src / "tests/data/messages", true, c.files);
+    list_files(src / "tests/data/corpus", true, c.files);
+    c.description = "fixtures (tests/data/messages, tests/data/corpus)";
+    return c;
+}
+
+std::vector<model::Term> terms_of(const features::FeatureBag& bag) {
+    std::vector<model::Term> terms;
+    terms.reserve(bag.size());
+    for (const auto& e : bag.entries()) terms.push_back({e.id, e.count, features::is_header_feature(bag.text(e))});
+    return terms;
+}
+
+// Boolean counts: a feature counts once per message of its class.
+model::Counts train(const Corpus& corpus, const engine::Settings& settings, const features::Contacts& contacts) {
+    model::Counts counts;
+    for (const auto& f : corpus.files) {
+        if (f.label == Label::unknown) continue;
+        const bool spam = f.label == Label::spam;
+        const std::string raw = read_file(f.path);
+        const auto parsed = mime::parse(raw, settings.limits);
+        const auto bag = features::extract(parsed, nullptr, &contacts, settings.features);
+        (spam ? counts.messages.spam : counts.messages.ham) += 1;
+        for (const auto& e : bag.entries()) {
+            auto& c = counts.features[e.id];
+            (spam ? c.spam : c.ham) += 1;
+            (spam ? counts.feature_totals.spam : counts.feature_totals.ham) += 1;
+        }
+    }
+    return counts;
+}
+
+struct Chosen {
+    std::string tag;  // "p10", "p50", "p99"
+    CorpusFile file;
+    std::string raw;
+    mime::ParsedMessage parsed;
+    features::FeatureBag bag;
+    std::vector<model::Term> terms;
+};
+
+// Every benchmark reports the message's bytes and one item (message) per iteration.
+void account(benchmark::State& state, const Chosen& m) {
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(m.raw.size()));
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+    state.counters["msg_bytes"] = static_cast<double>(m.raw.size());
+    state.counters["features"] = static_cast<double>(m.bag.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    fs::path corpus_dir = "../shared/corpus/spamassassin";
+    // --corpus is ours; everything else goes to Google Benchmark.
+    int kept = 1;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--corpus" && i + 1 < argc) {
+            corpus_dir = argv[++i];
+        } else if (starts_with(a, "--corpus=")) {
+            corpus_dir = std::string(a.substr(9));
+        } else {
+            argv[kept++] = argv[i];
+        }
+    }
+    argc = kept;
+    argv[argc] = nullptr;
+
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+
+    static const engine::Settings settings;  // built-in defaults: limits, feature options
+    static const NoContacts contacts;
+    static const Corpus corpus = load_corpus(corpus_dir);
+    if (corpus.files.empty()) {
+        std::fprintf(stderr, "mailsift-bench-micro: no messages found\n");
+        return 1;
+    }
+
+    const model::Counts counts = train(corpus, settings, contacts);
+    static const model::Snapshot snapshot(counts, model::Parameters{});
+    std::fprintf(stderr, "corpus: %s: %zu files; model: %llu spam + %llu ham messages, %zu features\n",
+                 corpus.description.c_str(), corpus.files.size(),
+                 static_cast<unsigned long long>(snapshot.messages().spam),
+                 static_cast<unsigned long long>(snapshot.messages().ham), snapshot.vocabulary());
+
+    // Percentiles of the size distribution; ties in size broken by path, so the choice is stable.
+    std::vector<const CorpusFile*> by_size;
+    for (const auto& f : corpus.files) by_size.push_back(&f);
+    std::stable_sort(by_size.begin(), by_size.end(),
+                     [](const CorpusFile* a, const CorpusFile* b) { return a->size < b->size; });
+    static std::vector<Chosen> chosen;
+    chosen.reserve(3);
+    for (const auto& [tag, p] : {std::pair{"p10", 0.10}, std::pair{"p50", 0.50}, std::pair{"p99", 0.99}}) {
+        const auto idx = static_cast<std::size_t>(std::llround(p * static_cast<double>(by_size.size() - 1)));
+        Chosen c;
+        c.tag = tag;
+        c.file = *by_size[idx];
+        c.raw = read_file(c.file.path);
+        c.parsed = mime::parse(c.raw, settings.limits);
+        c.bag = features::extract(c.parsed, nullptr, &contacts, settings.features);
+        c.terms = terms_of(c.bag);
+        std::fprintf(stderr, "%s: %s (%zu bytes, %zu features)\n", tag, c.file.path.string().c_str(), c.raw.size(),
+                     c.bag.size());
+        chosen.push_back(std::move(c));
+    }
+
+    for (const Chosen& m : chosen) {
+        const std::string suffix = "/" + m.tag + "_" + std::to_string(m.raw.size()) + "B";
+        benchmark::RegisterBenchmark(("parse" + suffix).c_str(), [&m](benchmark::State& state) {
+            for (auto _ : state) {
+                auto parsed = mime::parse(m.raw, settings.limits);
+                benchmark::DoNotOptimize(parsed);
+            }
+            account(state, m);
+        });
+        benchmark::RegisterBenchmark(("extract" + suffix).c_str(), [&m](benchmark::State& state) {
+            for (auto _ : state) {
+                auto bag = features::extract(m.parsed, nullptr, &contacts, settings.features);
+                benchmark::DoNotOptimize(bag);
+            }
+            account(state, m);
+        });
+        benchmark::RegisterBenchmark(("score" + suffix).c_str(), [&m](benchmark::State& state) {
+            for (auto _ : state) {
+                auto s = model::score(m.terms, snapshot);
+                benchmark::DoNotOptimize(s);
+            }
+            account(state, m);
+        });
+        benchmark::RegisterBenchmark(("full" + suffix).c_str(), [&m](benchmark::State& state) {
+            std::vector<model::Term> terms;
+            for (auto _ : state) {
+                const auto parsed = mime::parse(m.raw, settings.limits);
+                const auto bag = features::extract(parsed, nullptr, &contacts, settings.features);
+                terms.clear();
+                for (const auto& e : bag.entries())
+                    terms.push_back({e.id, e.count, features::is_header_feature(bag.text(e))});
+                auto s = model::score(terms, snapshot);
+                benchmark::DoNotOptimize(s);
+            }
+            account(state, m);
+        });
+    }
+
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
