@@ -15,10 +15,19 @@ namespace mailsift::features {
 
 namespace {
 
+// ASCII only, without the C library's locale lookups: header names, URL
+// schemes and currency words are ASCII, and this runs for many words of a body.
+constexpr char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
+// Byte classes of Extractor::patterns.
+constexpr std::uint8_t pattern_start = 1, url_start = 2;
+constexpr bool ascii_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+constexpr bool ascii_alnum(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
 bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return ascii_lower(x) == ascii_lower(y); });
 }
 
 bool istarts_with(std::string_view s, std::string_view prefix) {
@@ -27,7 +36,7 @@ bool istarts_with(std::string_view s, std::string_view prefix) {
 
 std::string lower_ascii(std::string_view s) {
     std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : out) c = ascii_lower(c);
     return out;
 }
 
@@ -164,9 +173,23 @@ public:
 
     // Money, runs of '!' and '$', phone-like numbers, bare URLs in plain text.
     void patterns(std::string_view t) {
+        // Which bytes can start something this scan looks for; every other byte
+        // is skipped by one table lookup (most of a body is plain words).
+        static constexpr auto starts = [] {
+            std::array<std::uint8_t, 256> table{};
+            for (unsigned char c : {'!', '$', '\xE2', '\xC2'}) table[c] |= pattern_start;
+            for (char c = '0'; c <= '9'; ++c) table[static_cast<unsigned char>(c)] |= pattern_start;
+            for (unsigned char c : {'h', 'H', 'w', 'W'}) table[c] |= url_start;
+            return table;
+        }();
+        const std::uint8_t wanted = (opt_.patterns ? pattern_start : 0) | (opt_.urls ? url_start : 0);
+        if (wanted == 0) return;
         const std::size_t n = t.size();
         for (std::size_t i = 0; i < n;) {
+            while (i < n && (starts[static_cast<unsigned char>(t[i])] & wanted) == 0) ++i;
+            if (i == n) break;
             const char c = t[i];
+            const bool word_start = i == 0 || !ascii_alnum(t[i - 1]);
             if (!opt_.patterns) {
                 // only URLs wanted
             } else if (c == '!' || c == '$') {
@@ -184,16 +207,16 @@ public:
                 money_after(t, i + 2);
                 i += 2;
                 continue;
-            } else if (c >= '0' && c <= '9' && (i == 0 || !std::isalnum(static_cast<unsigned char>(t[i - 1])))) {
+            } else if (c >= '0' && c <= '9' && word_start) {
                 i = number_at(t, i);
                 continue;
             }
-            if (opt_.urls && (c == 'h' || c == 'H' || c == 'w' || c == 'W') && (i == 0 || !std::isalnum(static_cast<unsigned char>(t[i - 1])))) {
-                if (istarts_with(t.substr(i), "http://") || istarts_with(t.substr(i), "https://") ||
-                    istarts_with(t.substr(i), "www.")) {
+            if (opt_.urls && (c == 'h' || c == 'H' || c == 'w' || c == 'W') && word_start) {
+                const std::string_view rest = t.substr(i);
+                if (istarts_with(rest, "http://") || istarts_with(rest, "https://") || istarts_with(rest, "www.")) {
                     std::size_t j = i;
-                    while (j < n && !std::isspace(static_cast<unsigned char>(t[j])) && t[j] != '<' && t[j] != '>' &&
-                           t[j] != '"' && t[j] != '\'' && t[j] != ')')
+                    while (j < n && !ascii_space(t[j]) && t[j] != '<' && t[j] != '>' && t[j] != '"' && t[j] != '\'' &&
+                           t[j] != ')')
                         ++j;
                     url(t.substr(i, j - i));
                     i = j;
