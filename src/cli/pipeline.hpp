@@ -12,6 +12,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <pthread.h>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -56,6 +57,7 @@ bool for_each_message_parallel(const std::vector<std::string>& paths, std::size_
     };
 
     std::thread reader([&] {
+        pthread_setname_np(pthread_self(), "mailsift-read");  // names show in top and perf
         try {
             for_each_message(paths, max_bytes, [&](InputMessage& m) {
                 std::unique_lock lock(mu);
@@ -76,6 +78,7 @@ bool for_each_message_parallel(const std::vector<std::string>& paths, std::size_
     std::vector<std::thread> workers;
     for (std::size_t t = 0; t < std::max<std::size_t>(1, threads); ++t) {
         workers.emplace_back([&] {
+            pthread_setname_np(pthread_self(), "mailsift-work");
             std::unique_lock lock(mu);
             for (;;) {
                 Item* next = nullptr;

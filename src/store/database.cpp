@@ -111,7 +111,7 @@ bool get_varint(std::string_view in, std::size_t& i, std::uint64_t& v) {
 }
 
 std::string encode_terms(std::vector<std::pair<model::FeatureId, std::uint32_t>> terms) {
-    std::sort(terms.begin(), terms.end());
+    if (!std::is_sorted(terms.begin(), terms.end())) std::sort(terms.begin(), terms.end());  // callers often sort
     std::string out;
     out.reserve(terms.size() * 6);
     model::FeatureId prev = 0;
@@ -1111,6 +1111,7 @@ TrainingBatch::TrainingBatch(Database& db) : db_(db) {
     db_.exec("BEGIN IMMEDIATE");
     open_ = true;
     deltas_.reserve(1 << 16);  // a batch of corpus mail touches tens of thousands of features
+    delta_slots_.assign(1 << 17, 0);
 }
 
 TrainingBatch::~TrainingBatch() {
@@ -1123,9 +1124,31 @@ std::size_t TrainingBatch::DigestHash::operator()(const Digest& d) const noexcep
     return static_cast<std::size_t>(h);
 }
 
+TrainingBatch::Delta& TrainingBatch::delta(model::FeatureId id) {
+    if ((deltas_.size() + 1) * 2 > delta_slots_.size()) {  // load factor at most 1/2
+        delta_slots_.assign(delta_slots_.size() * 2, 0);
+        const std::size_t mask = delta_slots_.size() - 1;
+        for (std::size_t i = 0; i < deltas_.size(); ++i) {
+            std::size_t s = static_cast<std::size_t>(deltas_[i].first) & mask;
+            while (delta_slots_[s] != 0) s = (s + 1) & mask;
+            delta_slots_[s] = static_cast<std::uint32_t>(i + 1);
+        }
+    }
+    const std::size_t mask = delta_slots_.size() - 1;
+    std::size_t s = static_cast<std::size_t>(id) & mask;  // ids are hashes: their low bits are well mixed
+    while (delta_slots_[s] != 0) {
+        auto& entry = deltas_[delta_slots_[s] - 1];
+        if (entry.first == id) return entry.second;
+        s = (s + 1) & mask;
+    }
+    deltas_.emplace_back(id, Delta{});
+    delta_slots_[s] = static_cast<std::uint32_t>(deltas_.size());
+    return deltas_.back().second;
+}
+
 // n > 0 learns; n < 0 unlearns, from a message learned in this batch or (`earlier`) before it.
 void TrainingBatch::count(Class c, model::FeatureId id, std::int64_t n, std::string_view text, bool earlier) {
-    Delta& d = deltas_[id];
+    Delta& d = delta(id);
     const bool spam = c == Class::spam;
     if (earlier) {
         (spam ? d.removed_occurrences_spam : d.removed_occurrences_ham) -= n;

@@ -125,6 +125,7 @@ public:
         MessageProblem problem = MessageProblem::none;
         store::Digest digest{};
         features::FeatureBag bag;
+        std::vector<std::uint32_t> order;  // bag entries in id order: the store keeps lists sorted
         std::string from_address;
     };
     Prepared prepare(std::string_view raw, std::size_t size_bytes) const;

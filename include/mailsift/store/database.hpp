@@ -271,7 +271,12 @@ private:
 
     Database& db_;
     bool open_ = false;
-    std::unordered_map<model::FeatureId, Delta> deltas_;
+    Delta& delta(model::FeatureId id);
+    // The batch's deltas, with an open-addressing index (slot -> position + 1,
+    // 0 empty): one probe per feature of a learned message and no allocation
+    // per new feature, on the single thread every write goes through.
+    std::vector<std::pair<model::FeatureId, Delta>> deltas_;
+    std::vector<std::uint32_t> delta_slots_;
     std::string texts_;  // arena for the texts of features new in this batch
     std::int64_t messages_spam_ = 0, messages_ham_ = 0;
     std::int64_t latest_ = 0;                             // the batch's time: latest `now` given to learn()
