@@ -40,20 +40,30 @@ bool for_each_message_parallel(const std::vector<std::string>& paths, std::size_
     struct Item {
         InputMessage message;
         std::optional<Result> result;
-        bool claimed = false;
     };
     std::mutex mu;
-    std::condition_variable changed;
-    std::deque<Item> items;    // items.front() is the next to consume
+    // One condition per waiter, each notified only when its condition may have
+    // changed: waking every thread for every event costs more than the work.
+    std::condition_variable room;       // the reader: the window has room
+    std::condition_variable work_ready; // workers: an unclaimed message, or the end
+    std::condition_variable front_done; // the consumer: the next message's result
+    std::deque<Item> items;             // items.front() is the next to consume
+    std::size_t consumed = 0;           // messages taken off the front so far
+    std::size_t claimed = 0;            // messages handed to workers so far (>= consumed)
     bool reading_done = false;
     bool stop = false;
     std::exception_ptr failure;
 
+    auto halt = [&] {  // with mu held
+        stop = true;
+        room.notify_all();
+        work_ready.notify_all();
+        front_done.notify_all();
+    };
     auto fail = [&](std::exception_ptr e) {
         std::lock_guard lock(mu);
         if (!failure) failure = std::move(e);
-        stop = true;
-        changed.notify_all();
+        halt();
     };
 
     std::thread reader([&] {
@@ -61,10 +71,10 @@ bool for_each_message_parallel(const std::vector<std::string>& paths, std::size_
         try {
             for_each_message(paths, max_bytes, [&](InputMessage& m) {
                 std::unique_lock lock(mu);
-                changed.wait(lock, [&] { return stop || items.size() < window; });
+                room.wait(lock, [&] { return stop || items.size() < window; });
                 if (stop) return false;
-                items.push_back({std::move(m), std::nullopt, false});
-                changed.notify_all();
+                items.push_back({std::move(m), std::nullopt});
+                work_ready.notify_one();
                 return true;
             });
         } catch (...) {
@@ -72,7 +82,8 @@ bool for_each_message_parallel(const std::vector<std::string>& paths, std::size_
         }
         std::lock_guard lock(mu);
         reading_done = true;
-        changed.notify_all();
+        work_ready.notify_all();
+        front_done.notify_all();
     });
 
     std::vector<std::thread> workers;
@@ -81,32 +92,23 @@ bool for_each_message_parallel(const std::vector<std::string>& paths, std::size_
             pthread_setname_np(pthread_self(), "mailsift-work");
             std::unique_lock lock(mu);
             for (;;) {
-                Item* next = nullptr;
-                changed.wait(lock, [&] {
-                    if (stop) return true;
-                    for (auto& it : items) {
-                        if (!it.claimed) {
-                            next = &it;
-                            return true;
-                        }
-                    }
-                    return reading_done;
-                });
-                if (stop || next == nullptr) return;
-                next->claimed = true;
+                work_ready.wait(lock, [&] { return stop || claimed < consumed + items.size() || reading_done; });
+                if (stop || claimed == consumed + items.size()) return;  // stopped, or read and all claimed
+                const std::size_t seq = claimed++;
+                // std::deque keeps element addresses while only its ends change, and
+                // the consumer does not take an item before its result is set.
+                Item& item = items[seq - consumed];
                 lock.unlock();
-                // std::deque keeps element addresses while only the ends change.
                 std::optional<Result> r;
                 try {
-                    r.emplace(work(next->message));
+                    r.emplace(work(item.message));
                 } catch (...) {
                     fail(std::current_exception());
-                    lock.lock();
                     return;
                 }
                 lock.lock();
-                next->result = std::move(r);
-                changed.notify_all();
+                item.result = std::move(r);
+                if (seq == consumed) front_done.notify_one();
             }
         });
     }
@@ -115,18 +117,17 @@ bool for_each_message_parallel(const std::vector<std::string>& paths, std::size_
     try {
         for (;;) {
             std::unique_lock lock(mu);
-            changed.wait(lock, [&] { return stop || (!items.empty() && items.front().result) || (items.empty() && reading_done); });
-            if (stop) break;
-            if (items.empty()) break;  // everything read and consumed
+            front_done.wait(lock, [&] {
+                return stop || (!items.empty() && items.front().result) || (items.empty() && reading_done);
+            });
+            if (stop || items.empty()) break;  // failed, or everything read and consumed
             Item item = std::move(items.front());
             items.pop_front();
-            changed.notify_all();  // room for the reader
+            ++consumed;
+            room.notify_one();
             lock.unlock();
             if (!consume(item.message, *item.result)) {
                 completed = false;
-                std::lock_guard again(mu);
-                stop = true;
-                changed.notify_all();
                 break;
             }
         }
@@ -135,8 +136,7 @@ bool for_each_message_parallel(const std::vector<std::string>& paths, std::size_
     }
     {
         std::lock_guard lock(mu);
-        stop = true;
-        changed.notify_all();
+        halt();
     }
     reader.join();
     for (auto& w : workers) w.join();
