@@ -125,16 +125,20 @@ Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t r
     s.verdict = verdict_for(s.log_odds, s.probability, snapshot.parameters());
 
     if (reasons > 0) {
-        auto by_spam = [](const Contribution& a, const Contribution& b) { return a.log_odds > b.log_odds; };
-        std::sort(contributions.begin(), contributions.end(), by_spam);
-        for (const auto& c : contributions) {
-            if (c.log_odds <= 0 || s.toward_spam.size() >= reasons) break;
-            s.toward_spam.push_back(c);
-        }
-        for (auto it = contributions.rbegin(); it != contributions.rend(); ++it) {
-            if (it->log_odds >= 0 || s.toward_ham.size() >= reasons) break;
-            s.toward_ham.push_back(*it);
-        }
+        // Only the `reasons` strongest of each sign are wanted: partial sorts, not a full one.
+        const auto ham_begin = std::partition(contributions.begin(), contributions.end(),
+                                              [](const Contribution& c) { return c.log_odds > 0; });
+        const auto take = [reasons](auto first, auto last, auto stronger, std::vector<Contribution>& out) {
+            const auto n = std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(reasons), last - first);
+            std::partial_sort(first, first + n, last, stronger);
+            out.assign(first, first + n);
+        };
+        take(contributions.begin(), ham_begin,
+             [](const Contribution& a, const Contribution& b) { return a.log_odds > b.log_odds; }, s.toward_spam);
+        const auto ham_end = std::partition(ham_begin, contributions.end(),
+                                            [](const Contribution& c) { return c.log_odds < 0; });
+        take(ham_begin, ham_end,
+             [](const Contribution& a, const Contribution& b) { return a.log_odds < b.log_odds; }, s.toward_ham);
     }
     return s;
 }
