@@ -5,19 +5,86 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdint>
 
 namespace mailsift::model {
+
+namespace {
+
+std::uint32_t saturate(std::uint64_t n) {
+    return n > UINT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(n);
+}
+
+// Smallest power of two that holds n features at a load of at most 3/4.
+std::size_t capacity_for(std::size_t n) {
+    std::size_t c = 16;
+    while (c * 3 / 4 < n + 1) c *= 2;
+    return c;
+}
+
+}  // namespace
 
 Snapshot::Snapshot(const Counts& counts, const Parameters& params)
     : params_(params), messages_(counts.messages), totals_(counts.feature_totals) {
     assert(params.alpha > 0.0 && "smoothing must be positive or unseen-in-one-class features give log 0");
     const double a = params.alpha;
-    entries_.reserve(counts.features.size());
+    rehash(capacity_for(counts.features.size()));
     for (const auto& [id, c] : counts.features) {
-        const double local = std::log((static_cast<double>(c.spam) + a) / (static_cast<double>(c.ham) + a));
-        entries_.emplace(id, Entry{local, c});
+        const std::size_t i = find_or_insert(id);
+        Slot& slot = i == SIZE_MAX ? zero_ : slots_[i];
+        slot.local = std::log((static_cast<double>(c.spam) + a) / (static_cast<double>(c.ham) + a));
+        small_counts(&slot) = {saturate(c.spam), saturate(c.ham)};
     }
     update_shared();
+}
+
+void Snapshot::rehash(std::size_t capacity) {
+    std::vector<Slot> old_slots(capacity, Slot{empty_id, 0.0});
+    std::vector<SmallCounts> old_counts(capacity, SmallCounts{0, 0});
+    old_slots.swap(slots_);
+    old_counts.swap(counts_);
+    const std::size_t mask = capacity - 1;
+    for (std::size_t i = 0; i < old_slots.size(); ++i) {
+        if (old_slots[i].id == empty_id) continue;
+        std::size_t s = static_cast<std::size_t>(old_slots[i].id) & mask;
+        while (slots_[s].id != empty_id) s = (s + 1) & mask;
+        slots_[s] = old_slots[i];
+        counts_[s] = old_counts[i];
+    }
+}
+
+const Snapshot::Slot* Snapshot::find(FeatureId id) const {
+    if (id == empty_id) return has_zero_ ? &zero_ : nullptr;
+    if (slots_.empty()) return nullptr;
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t s = static_cast<std::size_t>(id) & mask;; s = (s + 1) & mask) {
+        const Slot& slot = slots_[s];
+        if (slot.id == id) return &slot;
+        if (slot.id == empty_id) return nullptr;  // the load stays below 1: a free slot ends every probe
+    }
+}
+
+std::size_t Snapshot::find_or_insert(FeatureId id) {
+    if (id == empty_id) {
+        if (!has_zero_) {
+            has_zero_ = true;
+            ++size_;
+        }
+        return SIZE_MAX;  // zero_
+    }
+    if (slots_.empty() || (size_ + 1) * 4 > slots_.size() * 3) rehash(capacity_for(size_ + 1) * 2);
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t s = static_cast<std::size_t>(id) & mask;
+    while (slots_[s].id != empty_id && slots_[s].id != id) s = (s + 1) & mask;
+    if (slots_[s].id == empty_id) {
+        slots_[s] = Slot{id, 0.0};
+        ++size_;
+    }
+    return s;
+}
+
+Snapshot::SmallCounts& Snapshot::small_counts(const Slot* slot) {
+    return slot == &zero_ ? zero_counts_ : counts_[static_cast<std::size_t>(slot - slots_.data())];
 }
 
 void Snapshot::update_shared() {
@@ -25,19 +92,21 @@ void Snapshot::update_shared() {
     const double n_h = static_cast<double>(messages_.ham);
     prior_log_odds_ = std::log((n_s + 1.0) / (n_h + 1.0));  // (N_s+1)/(N+2) ÷ (N_h+1)/(N+2)
     const double a = params_.alpha;
-    const double v = static_cast<double>(entries_.size());
+    const double v = static_cast<double>(size_);
     shared_ = std::log(static_cast<double>(totals_.ham) + a * v) - std::log(static_cast<double>(totals_.spam) + a * v);
 }
 
 std::optional<double> Snapshot::weight(FeatureId id) const {
-    auto it = entries_.find(id);
-    if (it == entries_.end()) return std::nullopt;
-    return it->second.local + shared_;
+    const Slot* slot = find(id);
+    if (slot == nullptr) return std::nullopt;
+    return slot->local + shared_;
 }
 
 ClassCounts Snapshot::counts(FeatureId id) const {
-    auto it = entries_.find(id);
-    return it == entries_.end() ? ClassCounts{} : it->second.counts;
+    const Slot* slot = find(id);
+    if (slot == nullptr) return {};
+    const SmallCounts& c = slot == &zero_ ? zero_counts_ : counts_[static_cast<std::size_t>(slot - slots_.data())];
+    return {c.spam, c.ham};
 }
 
 void Snapshot::learn(std::span<const Term> terms, bool spam) {
@@ -46,10 +115,12 @@ void Snapshot::learn(std::span<const Term> terms, bool spam) {
         if (t.count == 0) continue;
         // The same counts the store keeps for this term-frequency mode.
         const std::uint64_t n = params_.term_frequency == TermFrequency::boolean ? 1 : t.count;
-        Entry& e = entries_.try_emplace(t.id, Entry{0.0, {}}).first->second;
-        (spam ? e.counts.spam : e.counts.ham) += n;
+        const std::size_t i = find_or_insert(t.id);
+        Slot& slot = i == SIZE_MAX ? zero_ : slots_[i];
+        SmallCounts& c = small_counts(&slot);
+        (spam ? c.spam : c.ham) = saturate(static_cast<std::uint64_t>(spam ? c.spam : c.ham) + n);
         (spam ? totals_.spam : totals_.ham) += n;
-        e.local = std::log((static_cast<double>(e.counts.spam) + a) / (static_cast<double>(e.counts.ham) + a));
+        slot.local = std::log((static_cast<double>(c.spam) + a) / (static_cast<double>(c.ham) + a));
     }
     (spam ? messages_.spam : messages_.ham) += 1;
     update_shared();
@@ -102,9 +173,9 @@ Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t r
     double evidence[2] = {0.0, 0.0};
     std::size_t known[2] = {0, 0};
     for (const Term& t : terms) {
-        const auto it = snapshot.entries_.find(t.id);
-        if (it == snapshot.entries_.end()) continue;  // unknown features carry no evidence
-        const double c = effective_count(t.count, tf) * (it->second.local + snapshot.shared_);
+        const Snapshot::Slot* slot = snapshot.find(t.id);
+        if (slot == nullptr) continue;  // unknown features carry no evidence
+        const double c = effective_count(t.count, tf) * (slot->local + snapshot.shared_);
         const int view = split && t.header ? 1 : 0;
         evidence[view] += c;
         ++known[view];
