@@ -167,7 +167,12 @@ bool Filter::refresh() {
     auto m = std::make_shared<Model>();
     m->data_version = version;
     m->fingerprint = std::move(fingerprint);
-    m->snapshot = model::Snapshot(db_.load_counts(settings_.model.term_frequency), settings_.model);
+    // Streamed from the database into the snapshot's table: no Counts map in between.
+    std::optional<model::Snapshot::Builder> builder;
+    const auto totals = db_.visit_counts(
+        settings_.model.term_frequency, [&](std::size_t n) { builder.emplace(settings_.model, n); },
+        [&](model::FeatureId id, model::ClassCounts c) { builder->add(id, c); });
+    m->snapshot = std::move(*builder).finish(totals.messages, totals.feature_totals);
     m->contacts = db_.load_contacts();
     std::lock_guard lock(model_mutex_);
     model_ = std::move(m);

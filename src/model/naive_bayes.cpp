@@ -24,18 +24,35 @@ std::size_t capacity_for(std::size_t n) {
 
 }  // namespace
 
-Snapshot::Snapshot(const Counts& counts, const Parameters& params)
-    : params_(params), messages_(counts.messages), totals_(counts.feature_totals) {
+Snapshot::Snapshot(const Counts& counts, const Parameters& params) {
+    Builder b(params, counts.features.size());
+    for (const auto& [id, c] : counts.features) b.add(id, c);
+    *this = std::move(b).finish(counts.messages, counts.feature_totals);
+}
+
+Snapshot::Builder::Builder(const Parameters& params, std::size_t expected_features)
+    : owned_(std::make_unique<Snapshot>()) {
     assert(params.alpha > 0.0 && "smoothing must be positive or unseen-in-one-class features give log 0");
-    const double a = params.alpha;
-    rehash(capacity_for(counts.features.size()));
-    for (const auto& [id, c] : counts.features) {
-        const std::size_t i = find_or_insert(id);
-        Slot& slot = i == SIZE_MAX ? zero_ : slots_[i];
-        slot.local = std::log((static_cast<double>(c.spam) + a) / (static_cast<double>(c.ham) + a));
-        small_counts(&slot) = {saturate(c.spam), saturate(c.ham)};
-    }
-    update_shared();
+    s_ = owned_.get();
+    s_->params_ = params;
+    s_->rehash(capacity_for(expected_features));
+}
+
+void Snapshot::Builder::add(FeatureId id, ClassCounts counts) { s_->set(id, counts); }
+
+Snapshot Snapshot::Builder::finish(ClassCounts messages, ClassCounts totals) && {
+    s_->messages_ = messages;
+    s_->totals_ = totals;
+    s_->update_shared();
+    return std::move(*owned_);
+}
+
+void Snapshot::set(FeatureId id, ClassCounts c) {
+    const double a = params_.alpha;
+    const std::size_t i = find_or_insert(id);
+    Slot& slot = i == SIZE_MAX ? zero_ : slots_[i];
+    slot.local = std::log((static_cast<double>(c.spam) + a) / (static_cast<double>(c.ham) + a));
+    small_counts(&slot) = {saturate(c.spam), saturate(c.ham)};
 }
 
 void Snapshot::rehash(std::size_t capacity) {

@@ -345,8 +345,19 @@ std::string Database::model_fingerprint() {
 }
 
 model::Counts Database::load_counts(model::TermFrequency tf) {
-    const bool boolean = tf == model::TermFrequency::boolean;
     model::Counts counts;
+    const ClassTotals t = visit_counts(
+        tf, [&](std::size_t n) { counts.features.reserve(n); },
+        [&](model::FeatureId id, model::ClassCounts c) { counts.features.emplace(id, c); });
+    counts.messages = t.messages;
+    counts.feature_totals = t.feature_totals;
+    return counts;
+}
+
+Database::ClassTotals Database::visit_counts(model::TermFrequency tf, const std::function<void(std::size_t)>& size,
+                                             const std::function<void(model::FeatureId, model::ClassCounts)>& feature) {
+    const bool boolean = tf == model::TermFrequency::boolean;
+    ClassTotals totals;
     exec("BEGIN");  // one consistent read of classes and features
     try {
         {
@@ -355,9 +366,14 @@ model::Counts Database::load_counts(model::TermFrequency tf) {
                 const bool spam = sqlite3_column_int(q.get(), 0) == 1;
                 const auto messages = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 1));
                 const auto total = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), boolean ? 3 : 2));
-                (spam ? counts.messages.spam : counts.messages.ham) = messages;
-                (spam ? counts.feature_totals.spam : counts.feature_totals.ham) = total;
+                (spam ? totals.messages.spam : totals.messages.ham) = messages;
+                (spam ? totals.feature_totals.spam : totals.feature_totals.ham) = total;
             }
+        }
+        {
+            Statement q(db_, "SELECT count(*) FROM features", path_);
+            if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot count features: ") + sqlite3_errmsg(db_));
+            size(static_cast<std::size_t>(sqlite3_column_int64(q.get(), 0)));
         }
         Statement q(db_,
                     boolean ? "SELECT id, spam_presences, ham_presences FROM features"
@@ -365,9 +381,9 @@ model::Counts Database::load_counts(model::TermFrequency tf) {
                     path_);
         int rc;
         while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
-            const auto id = static_cast<model::FeatureId>(sqlite3_column_int64(q.get(), 0));
-            counts.features.emplace(id, model::ClassCounts{static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 1)),
-                                                           static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 2))});
+            feature(static_cast<model::FeatureId>(sqlite3_column_int64(q.get(), 0)),
+                    model::ClassCounts{static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 1)),
+                                       static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 2))});
         }
         if (rc != SQLITE_DONE) fail(std::string("cannot read features: ") + sqlite3_errmsg(db_));
         exec("COMMIT");
@@ -375,7 +391,7 @@ model::Counts Database::load_counts(model::TermFrequency tf) {
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
         throw;
     }
-    return counts;
+    return totals;
 }
 
 ContactSet Database::load_contacts() {

@@ -877,8 +877,9 @@ TEST_CASE("Bulk classify and learn on all cores keep input order and results", "
             std::vector<std::string> f;
             std::istringstream fields(line);
             for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
-            if (f.size() == 7 && f[0] == "feature") f[5].clear();
+            if (f.size() == 8 && f[0] == "feature") f[6].clear();
             if (f.size() == 5 && f[0] == "message") f[3].clear();
+            if (f.size() == 4 && f[0] == "contact") f[3].clear();
             for (const auto& x : f) out += x + '|';
             out += '\n';
         }

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -102,6 +103,21 @@ public:
     Snapshot() = default;
     Snapshot(const Counts& counts, const Parameters& params);
 
+    // Builds a snapshot feature by feature, e.g. straight from a database
+    // cursor, without a Counts map in between (half the memory and time for
+    // ten million features). Each id at most once.
+    class Builder {
+    public:
+        Builder(const Parameters& params, std::size_t expected_features);
+        void add(FeatureId id, ClassCounts counts);
+        // messages: N_s, N_h; totals: T_s, T_h.
+        Snapshot finish(ClassCounts messages, ClassCounts totals) &&;
+
+    private:
+        Snapshot* s_;
+        std::unique_ptr<Snapshot> owned_;
+    };
+
     const Parameters& parameters() const { return params_; }
     double prior_log_odds() const { return prior_log_odds_; }
     const ClassCounts& messages() const { return messages_; }
@@ -131,6 +147,7 @@ private:
     std::size_t find_or_insert(FeatureId id);
     void rehash(std::size_t capacity);
     void update_shared();
+    void set(FeatureId id, ClassCounts counts);
     SmallCounts& small_counts(const Slot* slot);
 
     Parameters params_;

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -174,6 +175,14 @@ public:
 
     // All counts for the model, in the columns `tf` trains on.
     model::Counts load_counts(model::TermFrequency tf);
+    // The same, streamed in one read transaction: `size(n)` first with the
+    // number of features, then `feature(id, counts)` for each; returns the
+    // class counts (messages, feature totals) of that same read.
+    struct ClassTotals {
+        model::ClassCounts messages, feature_totals;
+    };
+    ClassTotals visit_counts(model::TermFrequency tf, const std::function<void(std::size_t)>& size,
+                             const std::function<void(model::FeatureId, model::ClassCounts)>& feature);
     ContactSet load_contacts();
     Statistics statistics();
     // Text of a feature id, or "" when unknown.
