@@ -3,6 +3,7 @@
 #include "mailsift/engine/settings.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -34,14 +35,19 @@ bool parse_size(std::string_view v, std::size_t& out) {
     if (unit == "k" || unit == "K" || unit == "KiB") mul = 1024;
     else if (unit == "M" || unit == "MiB") mul = 1024 * 1024;
     else if (!unit.empty()) return false;
+    if (n > SIZE_MAX / mul) return false;  // "100000000000000M" must not wrap to a small number
     out = n * mul;
     return true;
 }
 
 bool parse_double(std::string_view v, double& out) {
     // std::from_chars for double is in g++ 11+.
-    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-    return ec == std::errc{} && p == v.data() + v.size();
+    double d = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+    // "nan" and "inf" parse, and NaN passes every range check written as "d < lo || d > hi".
+    if (ec != std::errc{} || p != v.data() + v.size() || !std::isfinite(d)) return false;
+    out = d;
+    return true;
 }
 
 using Setter = std::function<bool(Settings&, std::string_view)>;
@@ -154,7 +160,9 @@ const std::map<std::string, Setter, std::less<>>& setters() {
         {"refresh_interval",
          [](Settings& s, std::string_view v) {
              std::size_t ms = 0;
-             return parse_size(v, ms) && ms >= 10 && (s.daemon.refresh_interval = std::chrono::milliseconds(ms), true);
+             // At most a day: larger values overflow the clock's signed milliseconds.
+             return parse_size(v, ms) && ms >= 10 && ms <= 86'400'000 &&
+                    (s.daemon.refresh_interval = std::chrono::milliseconds(ms), true);
          }},
         {"on_error",
          [](Settings& s, std::string_view v) {
@@ -172,8 +180,8 @@ const std::map<std::string, Setter, std::less<>>& setters() {
         {"add_reasons", [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.add_reasons); }},
         {"subject_tag",
          [](Settings& s, std::string_view v) {
-             // A header value: no control characters.
-             for (char c : v) if (static_cast<unsigned char>(c) < 0x20) return false;
+             // A header value: no control characters (DEL is one too).
+             for (char c : v) if (static_cast<unsigned char>(c) < 0x20 || c == '\x7f') return false;
              return s.daemon.subject_tag = std::string(v), true;
          }},
         {"record_signatures", [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.record_signatures); }},

@@ -34,6 +34,10 @@ bool istarts_with(std::string_view s, std::string_view prefix) {
     return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
 }
 
+bool printable_ascii(std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return c > ' ' && c < '\x7f'; });
+}
+
 std::string lower_ascii(std::string_view s) {
     std::string out(s);
     for (char& c : out) c = ascii_lower(c);
@@ -396,9 +400,12 @@ void mime_shape(const mime::ParsedMessage& m, FeatureBag& bag) {
     if (any_html && any_plain) bag.add("mime:plain_and_html");
     if (m.texts.empty()) bag.add("mime:no_text");
     for (const auto& a : m.attachments) {
-        bag.add("mime:attachment_type:", a.content_type);
+        // Both come from the sender's bytes: only printable ASCII makes a feature, so
+        // every feature text stays valid UTF-8 (a cut multi-byte name would not be).
+        bag.add("mime:attachment_type:", printable_ascii(a.content_type) ? std::string_view(a.content_type) : "invalid");
         if (auto dot = a.filename.rfind('.'); dot != std::string::npos && a.filename.size() - dot <= 6) {
-            bag.add("mime:attachment_ext:", lower_ascii(std::string_view(a.filename).substr(dot + 1)));
+            const std::string_view ext = std::string_view(a.filename).substr(dot + 1);
+            if (printable_ascii(ext)) bag.add("mime:attachment_ext:", lower_ascii(ext));
         }
     }
     if (m.malformed) bag.add("mime:malformed");

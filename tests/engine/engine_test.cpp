@@ -305,3 +305,23 @@ TEST_CASE("With train_on_error a confident right verdict is confirmed, not train
     REQUIRE(db.corrections_since(0).false_positives == 1);
     REQUIRE(db.corrections_since(0).unsure_to_spam == 1);
 }
+
+TEST_CASE("Bugs found by fuzz_config: nan, overflowing sizes and DEL are refused", "[engine]") {
+    // Each reproducer was accepted before: NaN passes every "d < lo || d > hi" check,
+    // a size with a unit wrapped around, milliseconds overflowed the clock, DEL is a control character.
+    for (const char* name : {"spam_threshold_nan.conf", "quarantine_threshold_nan.conf", "size_unit_overflow.conf",
+                             "refresh_interval_negative.conf", "subject_tag_del.conf"}) {
+        INFO(name);
+        std::ifstream in(std::string(MAILSIFT_TEST_DATA) + "/fuzz/" + name, std::ios::binary);
+        REQUIRE(in);
+        std::stringstream text;
+        text << in.rdbuf();
+        REQUIRE_THROWS_AS(engine::parse_settings(text.str(), name), engine::ConfigError);
+    }
+    REQUIRE_THROWS_AS(engine::parse_settings("alpha = inf\n", "x.conf"), engine::ConfigError);
+    REQUIRE_THROWS_AS(engine::parse_settings("calibration_temperature = nan\n", "x.conf"), engine::ConfigError);
+    // The limits themselves still parse.
+    REQUIRE(engine::parse_settings("refresh_interval = 86400000\n", "x.conf").daemon.refresh_interval ==
+            std::chrono::milliseconds(86'400'000));
+    REQUIRE(engine::parse_settings("limits.max_message_bytes = 64M\n", "x.conf").limits.max_message_bytes == 64u << 20);
+}

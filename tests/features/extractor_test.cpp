@@ -1,6 +1,8 @@
 #include "mailsift/features/extractor.hpp"
 
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/text.hpp"
@@ -225,4 +227,43 @@ TEST_CASE("Header, header-fact and envelope features form the header view", "[fe
     REQUIRE_FALSE(features::is_header_feature("s:offer"));
     REQUIRE_FALSE(features::is_header_feature("url:host:example.com"));
     REQUIRE_FALSE(features::is_header_feature("hello:world"));
+}
+
+namespace {
+bool valid_utf8(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        const auto b = static_cast<unsigned char>(s[i]);
+        const std::size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+        if (n == 0 || i + n > s.size()) return false;
+        for (std::size_t k = 1; k < n; ++k) {
+            if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+        }
+        i += n;
+    }
+    return true;
+}
+}  // namespace
+
+TEST_CASE("Bug attachment_type_not_utf8: attachment types and names from raw bytes stay valid UTF-8", "[features]") {
+    // Found by fuzz_mime_features: a Content-Type of raw high bytes became the text of a feature.
+    std::ifstream in(std::string(MAILSIFT_TEST_DATA) + "/fuzz/attachment_type_not_utf8.eml", std::ios::binary);
+    REQUIRE(in);
+    const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const FeatureBag from_file = extract(mime::parse(raw));
+    for (const auto& e : from_file.entries()) {
+        INFO(from_file.text(e));
+        REQUIRE(valid_utf8(from_file.text(e)));
+    }
+
+    mime::ParsedMessage m = message({{"From", "a@example.org"}}, "see attached");
+    m.attachments.push_back({"report.p\xC3\xA9", "\x9e/-", 10});  // a type of raw high bytes, a non-ASCII extension
+    m.attachments.push_back({"x.\xA9\xC3", "application/pdf", 10});  // a name cut inside a UTF-8 sequence
+    const FeatureBag bag = extract(m);
+    for (const auto& e : bag.entries()) {
+        INFO(bag.text(e));
+        REQUIRE(valid_utf8(bag.text(e)));
+    }
+    REQUIRE(bag.count("mime:attachment_type:invalid") == 1);
+    REQUIRE(bag.count("mime:attachment_type:application/pdf") == 1);
+    REQUIRE(bag.count("mime:attachment_ext:pdf") == 0);
 }
