@@ -3,7 +3,8 @@
 # the SpamAssassin public corpus. A benchmark, not a test: it prints a table and
 # exits 0 whenever it ran, whatever the numbers are.
 #
-# usage: bench/compare_bogofilter.sh [--mailsift PATH_TO_BINARY] [--corpus DIR]
+# usage: bench/compare_bogofilter.sh [--mailsift PATH_TO_BINARY] [--corpus DIR] [--speed-only]
+#   --speed-only   run the speed half only (no accuracy split, no ACCURACY table)
 set -euo pipefail
 
 # Byte-order sort (so the train/test split is the same on every machine) and
@@ -17,12 +18,14 @@ mailsift=$repo_root/build/src/cli/mailsift
 corpus=$repo_root/../shared/corpus/spamassassin
 reps=3                       # learn+classify repetitions; the median is reported
 roc=$repo_root/bench/roc.py
+speed_only=0
 
-usage() { sed -n '2,6s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,7s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 while (($#)); do
     case $1 in
         --mailsift) mailsift=${2:?--mailsift needs a path}; shift 2 ;;
         --corpus)   corpus=${2:?--corpus needs a directory}; shift 2 ;;
+        --speed-only) speed_only=1; shift ;;
         -h|--help)  usage; exit 0 ;;
         *)          usage >&2; exit 2 ;;
     esac
@@ -213,32 +216,36 @@ to_roc_input() {
     check_count "$3 (test set, after matching paths)" "$2" "$n_test"
 }
 
-say "accuracy: train on $n_train, classify $n_test"
-if ((ms_ok)); then
-    d=$tmp/ms.acc; mkdir "$d"; : >"$tmp/t"
-    if ms_learn "$d/mailsift.db" "$tmp/train" "$tmp/t" &&
-       ms_classify "$d/mailsift.db" "$tmp/test.list" "$tmp/ms.test.raw"; then
-        # mailsift: PATH VERDICT PROBABILITY LOG_ODDS. Rank by log-odds: the
-        # probability saturates at 0/1 long before the log-odds do.
-        cut -f1,2,4 "$tmp/ms.test.raw" >"$tmp/ms.test.pred"
-        to_roc_input "$tmp/ms.test.pred" "$tmp/ms.test.tsv" mailsift
-        "$roc" "$tmp/ms.test.tsv" >"$tmp/results/ms.roc"
-    else ms_disable "the accuracy run"; fi
-fi
+if ((speed_only)); then
+    say "accuracy half skipped (--speed-only)"
+else
+    say "accuracy: train on $n_train, classify $n_test"
+    if ((ms_ok)); then
+        d=$tmp/ms.acc; mkdir "$d"; : >"$tmp/t"
+        if ms_learn "$d/mailsift.db" "$tmp/train" "$tmp/t" &&
+           ms_classify "$d/mailsift.db" "$tmp/test.list" "$tmp/ms.test.raw"; then
+            # mailsift: PATH VERDICT PROBABILITY LOG_ODDS. Rank by log-odds: the
+            # probability saturates at 0/1 long before the log-odds do.
+            cut -f1,2,4 "$tmp/ms.test.raw" >"$tmp/ms.test.pred"
+            to_roc_input "$tmp/ms.test.pred" "$tmp/ms.test.tsv" mailsift
+            "$roc" "$tmp/ms.test.tsv" >"$tmp/results/ms.roc"
+        else ms_disable "the accuracy run"; fi
+    fi
 
-d=$tmp/bf.acc; mkdir "$d"; : >"$tmp/t"
-bf_learn "$d" "$tmp/train" "$tmp/t"
-# Verdicts from -T; scores from -TT, whose 16 digits break more ties than the
-# rounded value -T prints (a second, untimed pass; classification is read-only).
-bf_classify "$d" "$tmp/test.list" "$tmp/bf.test.T" -T
-bf_classify "$d" "$tmp/test.list" "$tmp/bf.test.TT" -TT
-# Paths may not contain white space (checked above), so fields are simple.
-awk -v OFS='\t' 'NR == FNR { score[$1] = $NF; next }
-    { v = $(NF - 1); v = (v == "S" ? "spam" : v == "H" ? "ham" : v == "U" ? "unsure" : "?")
-      print $1, v, ($1 in score ? score[$1] : $NF) }' \
-    "$tmp/bf.test.TT" "$tmp/bf.test.T" >"$tmp/bf.test.pred"
-to_roc_input "$tmp/bf.test.pred" "$tmp/bf.test.tsv" bogofilter
-"$roc" "$tmp/bf.test.tsv" >"$tmp/results/bf.roc"
+    d=$tmp/bf.acc; mkdir "$d"; : >"$tmp/t"
+    bf_learn "$d" "$tmp/train" "$tmp/t"
+    # Verdicts from -T; scores from -TT, whose 16 digits break more ties than the
+    # rounded value -T prints (a second, untimed pass; classification is read-only).
+    bf_classify "$d" "$tmp/test.list" "$tmp/bf.test.T" -T
+    bf_classify "$d" "$tmp/test.list" "$tmp/bf.test.TT" -TT
+    # Paths may not contain white space (checked above), so fields are simple.
+    awk -v OFS='\t' 'NR == FNR { score[$1] = $NF; next }
+        { v = $(NF - 1); v = (v == "S" ? "spam" : v == "H" ? "ham" : v == "U" ? "unsure" : "?")
+          print $1, v, ($1 in score ? score[$1] : $NF) }' \
+        "$tmp/bf.test.TT" "$tmp/bf.test.T" >"$tmp/bf.test.pred"
+    to_roc_input "$tmp/bf.test.pred" "$tmp/bf.test.tsv" bogofilter
+    "$roc" "$tmp/bf.test.tsv" >"$tmp/results/bf.roc"
+fi
 
 # ---------------------------------------------------------------- report
 # median FILE COLUMN: median over the repetitions (n/a when absent).
@@ -311,22 +318,24 @@ speed_row "classify: wall s" classify.wall
 speed_row "classify: CPU s (user+sys)" classify.cpu
 speed_row "classify: msgs/s" classify.rate
 speed_row "classify: peak RSS MiB" classify.rss
-echo
-row "ACCURACY, split: every 5th file is test" mailsift bogofilter ""
-row "----------------------------------------" "----------------" "----------------" ""
-row "train / test messages" "$n_train / $n_test" "$n_train / $n_test" ""
-acc_row "test spam" n_spam
-acc_row "test ham" n_ham
-row "score used for ranking" "log-odds" "spamicity (-TT)" ""
-acc_row "AUC" auc
-acc_row "1-ROCA %" one_minus_roca_pct
-acc_row "false positives (ham -> spam)" fp fp_pct
-acc_row "false negatives (spam -> ham)" fn fn_pct
-acc_row "unsure spam" unsure_spam unsure_spam_pct
-acc_row "unsure ham" unsure_ham unsure_ham_pct
-acc_row "tied spam/ham score pairs (count 1/2)" tied_pairs tied_pairs_pct
-acc_row "messages at the lowest score" at_min
-acc_row "messages at the highest score" at_max
+if ((!speed_only)); then
+    echo
+    row "ACCURACY, split: every 5th file is test" mailsift bogofilter ""
+    row "----------------------------------------" "----------------" "----------------" ""
+    row "train / test messages" "$n_train / $n_test" "$n_train / $n_test" ""
+    acc_row "test spam" n_spam
+    acc_row "test ham" n_ham
+    row "score used for ranking" "log-odds" "spamicity (-TT)" ""
+    acc_row "AUC" auc
+    acc_row "1-ROCA %" one_minus_roca_pct
+    acc_row "false positives (ham -> spam)" fp fp_pct
+    acc_row "false negatives (spam -> ham)" fn fn_pct
+    acc_row "unsure spam" unsure_spam unsure_spam_pct
+    acc_row "unsure ham" unsure_ham unsure_ham_pct
+    acc_row "tied spam/ham score pairs (count 1/2)" tied_pairs tied_pairs_pct
+    acc_row "messages at the lowest score" at_min
+    acc_row "messages at the highest score" at_max
+fi
 echo
 echo "ratio = mailsift / bogofilter (msgs/s: >1 means mailsift is faster). Each learn"
 echo "run starts from an empty database; wall, CPU and RSS are medians over $reps runs"

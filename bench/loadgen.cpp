@@ -3,7 +3,14 @@
 // messages per second and the latency from end-of-body to the final reply.
 //
 // usage: mailsift-loadgen [--connect HOST:PORT] [--connections N] [--messages M]
+//                         [--duration SECONDS] [--interval SECONDS]
 //                         [--files-from LIST | PATH...]
+//
+// The messages are sent in turn, starting over at the first when M exceeds their
+// number. --duration runs until the time is up instead (also stopping at M if
+// --messages is given too). --interval adds one "interval" line per period, as it
+// ends, with the messages completed in it and their latency percentiles, before the
+// usual summary line.
 //
 // A benchmark, not a test: it prints numbers and fails only when the milter
 // misbehaves (a protocol error or a missing reply).
@@ -16,11 +23,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -145,17 +154,30 @@ void step(Client& c, char letter, std::string_view data, std::uint32_t no_reply_
     }
 }
 
+using Clock = std::chrono::steady_clock;
+
 struct Results {
     std::mutex mutex;
     std::vector<double> latencies_ms;
     std::atomic<std::size_t> errors{0};
     std::string first_error;
+    // Latencies of the current --interval period; the reporter takes them.
+    bool track_interval = false;
+    std::mutex interval_mutex;
+    std::vector<double> interval_ms;
 };
 
-void run_connection(const sockaddr_in& addr, const std::vector<Message>& messages, std::size_t first,
-                    std::size_t count, Results& results) {
+// When a connection stops sending: after `count` messages or at `deadline`.
+struct Stop {
+    std::size_t count;
+    Clock::time_point deadline;  // time_point::max() without --duration
+};
+
+void run_connection(const sockaddr_in& addr, const std::vector<Message>& messages, std::size_t first, Stop stop,
+                    Results& results) {
+    const std::size_t count = stop.count;
     std::vector<double> latencies;
-    latencies.reserve(count);
+    latencies.reserve(std::min<std::size_t>(count, 1u << 16));
     try {
         Client c(addr);
         std::string out;
@@ -181,7 +203,7 @@ void run_connection(const sockaddr_in& addr, const std::vector<Message>& message
         step(c, 'C', connect, nr_conn);
         step(c, 'H', z({"client.example.net"}), nr_helo);
 
-        for (std::size_t k = 0; k < count; ++k) {
+        for (std::size_t k = 0; k < count && Clock::now() < stop.deadline; ++k) {
             const Message& m = messages[(first + k) % messages.size()];
             out.clear();
             frame(out, 'D', "M" + z({"i", "4F" + std::to_string(first + k), "{mail_addr}", "sender@example.net"}));
@@ -201,7 +223,7 @@ void run_connection(const sockaddr_in& addr, const std::vector<Message>& message
             }
             out.clear();
             frame(out, 'E', "");
-            const auto t0 = std::chrono::steady_clock::now();
+            const auto t0 = Clock::now();
             c.send(out);
             for (;;) {  // header edits, then the final reply
                 r = c.reply();
@@ -212,7 +234,12 @@ void run_connection(const sockaddr_in& addr, const std::vector<Message>& message
                     throw std::runtime_error(std::string("unexpected reply '") + r.first + "'");
                 }
             }
-            latencies.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+            const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+            latencies.push_back(ms);
+            if (results.track_interval) {
+                std::lock_guard lock(results.interval_mutex);
+                results.interval_ms.push_back(ms);
+            }
             out.clear();
             frame(out, 'A', "");  // as Postfix does after every message
             c.send(out);
@@ -236,12 +263,70 @@ double percentile(std::vector<double>& v, double p) {
     return v[i];
 }
 
+// One --interval line: the period's end (seconds since the start), the messages
+// completed in it, their rate over the period and latency percentiles ("-" when
+// none completed).
+void print_interval(double elapsed, double period, std::vector<double>& v) {
+    if (v.empty()) {
+        std::printf("interval  elapsed %.2f  messages 0  msgs/s 0  latency ms p50 - p99 - max -\n", elapsed);
+    } else {
+        std::printf("interval  elapsed %.2f  messages %zu  msgs/s %.0f  latency ms p50 %.3f p99 %.3f max %.3f\n",
+                    elapsed, v.size(), period > 0 ? static_cast<double>(v.size()) / period : 0.0,
+                    percentile(v, 0.50), percentile(v, 0.99), percentile(v, 1.0));
+    }
+    std::fflush(stdout);
+}
+
+// Prints one line per `interval` until `finished`, then one for the partial
+// period at the end (if it is not empty).
+void report_intervals(double interval, Clock::time_point t0, Results& results, std::mutex& m,
+                      std::condition_variable& cv, const bool& finished) {
+    const auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval));
+    auto boundary = t0;
+    double last = 0;
+    std::vector<double> batch;
+    for (;;) {
+        boundary += period;
+        bool end;
+        {
+            std::unique_lock lock(m);
+            end = cv.wait_until(lock, boundary, [&] { return finished; });
+        }
+        const double elapsed = std::chrono::duration<double>((end ? Clock::now() : boundary) - t0).count();
+        batch.clear();
+        {
+            std::lock_guard lock(results.interval_mutex);
+            batch.swap(results.interval_ms);
+        }
+        if (!end || !batch.empty()) print_interval(elapsed, elapsed - last, batch);
+        last = elapsed;
+        if (end) return;
+    }
+}
+
+double parse_seconds(const std::string& option, const std::string& v) {
+    std::size_t used = 0;
+    double d = -1;
+    try {
+        d = std::stod(v, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != v.size() || !(d > 0) || d > 1e7) {
+        std::cerr << "mailsift-loadgen: " << option << " needs a positive number of seconds, not '" << v << "'\n";
+        std::exit(2);
+    }
+    return d;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     std::string host = "127.0.0.1";
     int port = 8891;
     std::size_t connections = 1, total = 1000;
+    bool messages_given = false;
+    double duration = 0, interval = 0;  // seconds; 0: not given
     std::vector<std::string> paths;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -261,14 +346,22 @@ int main(int argc, char** argv) {
             connections = std::stoul(value());
         } else if (a == "--messages") {
             total = std::stoul(value());
+            messages_given = true;
+        } else if (a == "--duration") {
+            duration = parse_seconds(a, value());
+        } else if (a == "--interval") {
+            interval = parse_seconds(a, value());
         } else if (a == "--files-from") {
             std::ifstream list(value());
             for (std::string line; std::getline(list, line);) {
                 if (!line.empty()) paths.push_back(line);
             }
         } else if (a == "-h" || a == "--help") {
-            std::cout << "usage: mailsift-loadgen [--connect HOST:PORT] [--connections N] [--messages M] "
-                         "[--files-from LIST | PATH...]\n";
+            std::cout << "usage: mailsift-loadgen [--connect HOST:PORT] [--connections N] [--messages M]\n"
+                         "                        [--duration SECONDS] [--interval SECONDS] [--files-from LIST | PATH...]\n"
+                         "  --messages M        messages in all (default 1000), the files in turn, repeated as needed\n"
+                         "  --duration SECONDS  send until the time is up (and stop at M only if --messages is given)\n"
+                         "  --interval SECONDS  also print one line per period: messages and latency p50/p99/max\n";
             return 0;
         } else {
             paths.push_back(a);
@@ -294,16 +387,47 @@ int main(int argc, char** argv) {
     addr.sin_port = htons(static_cast<std::uint16_t>(port));
     ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
 
+    if (connections == 0) {
+        std::cerr << "mailsift-loadgen: --connections must be at least 1\n";
+        return 2;
+    }
     Results results;
+    results.track_interval = interval > 0;
     std::vector<std::thread> threads;
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
+    const bool timed = duration > 0;
+    const auto deadline =
+        timed ? t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration))
+              : Clock::time_point::max();
+    std::mutex finish_mutex;
+    std::condition_variable finish_cv;
+    bool finished = false;
+    std::thread reporter;
+    if (interval > 0) {
+        reporter = std::thread(report_intervals, interval, t0, std::ref(results), std::ref(finish_mutex),
+                               std::ref(finish_cv), std::cref(finished));
+    }
     for (std::size_t c = 0; c < connections; ++c) {
-        const std::size_t share = total / connections + (c < total % connections ? 1 : 0);
-        threads.emplace_back(run_connection, std::cref(addr), std::cref(messages), c * (total / connections + 1), share,
+        std::size_t share = total / connections + (c < total % connections ? 1 : 0);
+        // Each connection starts at its own place in the list.
+        std::size_t first = c * (total / connections + 1);
+        if (timed) {
+            if (!messages_given) share = std::numeric_limits<std::size_t>::max();
+            first = c * std::max<std::size_t>(1, messages.size() / connections);
+        }
+        threads.emplace_back(run_connection, std::cref(addr), std::cref(messages), first, Stop{share, deadline},
                              std::ref(results));
     }
     for (auto& t : threads) t.join();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (reporter.joinable()) {
+        {
+            std::lock_guard lock(finish_mutex);
+            finished = true;
+        }
+        finish_cv.notify_all();
+        reporter.join();
+    }
     auto& l = results.latencies_ms;
     const std::size_t done = l.size();
     std::printf("connections %zu  messages %zu  errors %zu  seconds %.2f  msgs/s %.0f  "
