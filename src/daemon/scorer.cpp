@@ -2,6 +2,7 @@
 // by pointer; only refresh() touches SQLite.
 #include "scorer.hpp"
 
+#include <chrono>
 #include <stdexcept>
 
 namespace mailsift::daemon {
@@ -14,7 +15,15 @@ void Scorer::reconfigure(engine::Settings settings) {
     reconfigured_ = true;
 }
 
+namespace {
+std::string took_since(std::chrono::steady_clock::time_point start) {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    return " in " + std::to_string(ms.count()) + " ms";
+}
+}  // namespace
+
 std::string Scorer::refresh() {
+    const auto start = std::chrono::steady_clock::now();
     try {
         if (!writer_ || reconfigured_) {
             auto state = std::make_shared<State>();
@@ -30,13 +39,13 @@ std::string Scorer::refresh() {
             const auto m = state->filter->model();
             return "loaded model from " + database_.string() + ": " + std::to_string(m->snapshot.messages().spam) +
                    " spam, " + std::to_string(m->snapshot.messages().ham) + " ham, " +
-                   std::to_string(m->snapshot.vocabulary()) + " features";
+                   std::to_string(m->snapshot.vocabulary()) + " features" + took_since(start);
         }
         if (writer_->filter->refresh()) {
             const auto m = writer_->filter->model();
             return "reloaded model: " + std::to_string(m->snapshot.messages().spam) + " spam, " +
                    std::to_string(m->snapshot.messages().ham) + " ham, " + std::to_string(m->snapshot.vocabulary()) +
-                   " features";
+                   " features" + took_since(start);
         }
         return {};
     } catch (const std::exception& e) {
