@@ -6,7 +6,7 @@
 #
 # usage: bench/postfix_throughput.sh [--messages N] [--sessions S] [--reps R]
 #            [--reuse] [--message FILE] [--corpus DIR] [--keep]
-#            [--mailsiftd PATH] [--mailsift PATH]
+#            [--mailsiftd PATH] [--mailsift PATH] [--milter-config FILE]
 #
 #   --messages N   messages per run (default 2000)
 #   --sessions S   parallel SMTP sessions of smtp-source (default 16)
@@ -16,6 +16,10 @@
 #   --message FILE message to send (default: the easy_ham message closest to 5 KB)
 #   --corpus DIR   SpamAssassin corpus (default ../shared/corpus/spamassassin)
 #   --keep         keep the work directory (logs, queue, config)
+#   --milter-config FILE  mailsiftd's configuration (default /dev/null: the
+#                  defaults). E.g. limits.max_message_bytes = 1024 with
+#                  oversize = skip makes it a milter that scores nothing: what
+#                  the milter protocol alone costs Postfix.
 #
 # How: one private Postfix instance (config and queue under mktemp -d; nothing
 # in /etc/postfix or on port 25 is touched) with two smtpd listeners on
@@ -46,8 +50,9 @@ reps=3
 reuse=0
 message=
 keep=0
+milter_config=/dev/null
 
-usage() { sed -n '7,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '7,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 while (($#)); do
     case $1 in
         --messages)  messages=${2:?--messages needs a number}; shift 2 ;;
@@ -59,6 +64,7 @@ while (($#)); do
         --keep)      keep=1; shift ;;
         --mailsiftd) mailsiftd=${2:?--mailsiftd needs a path}; shift 2 ;;
         --mailsift)  mailsift=${2:?--mailsift needs a path}; shift 2 ;;
+        --milter-config) milter_config=${2:?--milter-config needs a file}; shift 2 ;;
         -h|--help)   usage; exit 0 ;;
         *)           usage >&2; exit 2 ;;
     esac
@@ -72,7 +78,7 @@ die() { say "ERROR: $*"; show_logs; exit 1; }
 start_seconds=$SECONDS
 
 # ---------------------------------------------------------------- cleanup
-work= dpid= sinkpid= srcpid= pf_started= pfetc=
+work='' dpid='' sinkpid='' srcpid='' pf_started='' pfetc=''
 show_logs() {
     [[ -n $work ]] || return 0
     local f
@@ -137,6 +143,7 @@ fi
 [[ -x $mailsift ]] || die "mailsift not found: $mailsift"
 mailsiftd=$(realpath "$mailsiftd")
 mailsift=$(realpath "$mailsift")
+milter_config=$(realpath "$milter_config")
 [[ -d $corpus/spam && -d $corpus/easy_ham ]] || die "corpus not found: $corpus (needs spam/ and easy_ham/)"
 corpus=$(realpath "$corpus")
 
@@ -186,7 +193,7 @@ t=$SECONDS
 learn_seconds=$((SECONDS - t))
 
 # ---------------------------------------------------------------- mailsiftd
-"$mailsiftd" --foreground --db "$db" --listen "inet:127.0.0.1:$milter_port" --config /dev/null \
+"$mailsiftd" --foreground --db "$db" --listen "inet:127.0.0.1:$milter_port" --config "$milter_config" \
     >"$work/mailsiftd.log" 2>&1 &
 dpid=$!
 daemon_ready() {
@@ -402,7 +409,7 @@ echo
 echo "mailsift: end-to-end SMTP throughput through a private Postfix on 127.0.0.1"
 echo "machine    : $(nproc) CPUs, ${cpu_model:-unknown CPU}, Linux $(uname -r); load average $load_before before, $load_after after"
 echo "postfix    : $(postconf -d -h mail_version 2>/dev/null) (queue on $fs)"
-echo "mailsiftd  : $("$mailsiftd" --version 2>&1 | head -n 1), --config /dev/null (defaults), model: $model_line"
+echo "mailsiftd  : $("$mailsiftd" --version 2>&1 | head -n 1), --config $milter_config$([[ $milter_config == /dev/null ]] && echo ' (defaults)'), model: $model_line"
 echo "message    : $msg_label, $msg_bytes bytes (mbox From_ line removed)"
 echo "load       : smtp-source, N=$messages messages per run, S=$sessions parallel sessions, $conn_mode"
 echo "tuning     : default_process_limit=$process_limit, smtpd maxproc=$smtpd_procs per listener, in_flow_delay=0,"
