@@ -4,6 +4,8 @@
 //
 // Exit status: 0 clean stop (or --check-config ok), 2 usage, 3 configuration
 // or listen error.
+#include <grp.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include <utility>  // Boost 1.74 Asio uses std::exchange without including it
@@ -107,6 +109,26 @@ void detach() {
     if (std::freopen("/dev/null", "r", stdin) == nullptr) { /* stdin is unused */ }
 }
 
+// Started as root with `user` set: become that user (its uid, gid and
+// supplementary groups) for good, before any connection or database is read.
+// Returns a line for the log, or "".
+std::string drop_privileges(const std::string& user) {
+    if (::geteuid() != 0) {
+        return user.empty() ? std::string() : "not started as root: 'user = " + user + "' ignored, running as uid " +
+                                                  std::to_string(::geteuid());
+    }
+    if (user.empty()) return "running as root: set 'user' (e.g. mailsift) to drop privileges after listening";
+    const struct passwd* pw = ::getpwnam(user.c_str());
+    if (pw == nullptr) throw std::runtime_error("user " + user + ": no such user");
+    const uid_t uid = pw->pw_uid;
+    const gid_t gid = pw->pw_gid;
+    if (::initgroups(user.c_str(), gid) != 0) throw std::system_error(errno, std::generic_category(), "initgroups");
+    if (::setgid(gid) != 0) throw std::system_error(errno, std::generic_category(), "setgid");
+    if (::setuid(uid) != 0) throw std::system_error(errno, std::generic_category(), "setuid");
+    if (uid != 0 && (::setuid(0) == 0 || ::geteuid() == 0)) throw std::runtime_error("could regain root after setuid");
+    return "running as " + user + " (uid " + std::to_string(uid) + ", gid " + std::to_string(gid) + ")";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -133,7 +155,11 @@ int main(int argc, char** argv) {
                                    resolved.settings.daemon.signature_keep});
         daemon::Server server(io, scorer, recorder, resolved.settings);
         server.listen(resolved.settings.daemon.listen);
+        // Listening may need root (a socket under /run); nothing after it does.
+        // The recorder thread opens the database only at its first flush, later.
+        const std::string privileges = drop_privileges(resolved.settings.daemon.user);
         if (!options.foreground) detach();
+        if (!privileges.empty()) daemon::log_info(privileges);
 
         // Loading and reloading the model run on their own thread, so a large
         // model never stalls I/O: until the first load completes, the MTA gets

@@ -4,6 +4,7 @@
 #include "server.hpp"
 
 #include <grp.h>
+#include <pwd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/stat.h>
@@ -260,6 +261,15 @@ void Server::listen(const std::string& spec) {
             if (g == nullptr) throw std::runtime_error("socket_group " + d.socket_group + ": no such group");
             if (::chown(unix_path_.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0) {
                 throw std::system_error(errno, std::generic_category(), "cannot set group of " + unix_path_);
+            }
+        }
+        // The owner: socket_owner, else the user the daemon will run as, so that it
+        // can still remove the socket after dropping root.
+        if (const std::string& owner = d.socket_owner.empty() ? d.user : d.socket_owner; !owner.empty()) {
+            const struct passwd* pw = ::getpwnam(owner.c_str());
+            if (pw == nullptr) throw std::runtime_error("socket_owner " + owner + ": no such user");
+            if (::chown(unix_path_.c_str(), pw->pw_uid, static_cast<gid_t>(-1)) != 0) {
+                throw std::system_error(errno, std::generic_category(), "cannot set owner of " + unix_path_);
             }
         }
     }

@@ -146,6 +146,8 @@ const std::map<std::string, Setter, std::less<>>& setters() {
              return ec == std::errc{} && p == v.data() + v.size() && mode <= 0777 && (s.daemon.socket_mode = mode, true);
          }},
         {"socket_group", [](Settings& s, std::string_view v) { return s.daemon.socket_group = std::string(v), true; }},
+        {"socket_owner", [](Settings& s, std::string_view v) { return s.daemon.socket_owner = std::string(v), true; }},
+        {"user", [](Settings& s, std::string_view v) { return s.daemon.user = std::string(v), true; }},
         {"threads",
          [](Settings& s, std::string_view v) {
              return parse_size(v, s.daemon.threads) && s.daemon.threads >= 1 && s.daemon.threads <= 256;

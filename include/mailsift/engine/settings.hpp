@@ -26,6 +26,8 @@ struct DaemonSettings {
     std::string listen = "inet:127.0.0.1:8891";  // Postfix notation: inet:HOST:PORT or unix:PATH
     unsigned socket_mode = 0660;                  // unix socket permissions
     std::string socket_group;                     // unix socket group ("" = the daemon's)
+    std::string socket_owner;                     // unix socket owner ("" = `user`, else the daemon's)
+    std::string user;                             // started as root: run as this user ("" = stay)
     std::size_t threads = 2;                      // scoring threads
     std::size_t max_frame_bytes = 1024 * 1024;    // largest milter frame accepted (a Postfix header can pass 64 KiB)
     std::chrono::seconds read_timeout{300};       // silence from the MTA before the connection is closed
