@@ -26,6 +26,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "bench_corpus.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/features/extractor.hpp"
 #include "mailsift/mime/message.hpp"
@@ -40,75 +41,13 @@ namespace {
 namespace fs = std::filesystem;
 using namespace mailsift;
 
-enum class Label : std::int8_t { unknown = -1, ham = 0, spam = 1 };
-
-struct CorpusFile {
-    fs::path path;
-    std::uintmax_t size = 0;
-    Label label = Label::unknown;
-};
+using namespace mailsift::bench;
 
 struct Corpus {
     std::string description;
     std::vector<CorpusFile> files;  // sorted by path
 };
 
-// No address is a known correspondent: what a fresh installation sees.
-class NoContacts final : public features::Contacts {
-public:
-    bool contains(std::string_view address) const override { return known_.count(std::string(address)) > 0; }
-
-private:
-    std::unordered_set<std::string> known_;
-};
-
-std::string read_file(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-// A path component naming the class: "spam", "spam_2", "easy_ham", "ham_x.eml".
-Label label_from_path(const fs::path& relative) {
-    for (const auto& part : relative) {
-        const std::string s = part.string();
-        if (starts_with(s, "spam")) return Label::spam;
-        if (starts_with(s, "ham") || s.find("_ham") != std::string::npos) return Label::ham;
-    }
-    return Label::unknown;
-}
-
-// TREC-style "spam|ham PATH" lines, as tests/data/corpus/index has.
-std::unordered_map<std::string, Label> read_index(const fs::path& dir) {
-    std::unordered_map<std::string, Label> labels;
-    std::ifstream in(dir / "index");
-    std::string label, path;
-    while (in >> label >> path) labels[(dir / path).lexically_normal().string()] = label == "spam" ? Label::spam : Label::ham;
-    return labels;
-}
-
-// Regular files under `dir`, sorted; `eml_only` keeps *.eml (the fixtures hold other files).
-void list_files(const fs::path& dir, bool eml_only, std::vector<CorpusFile>& out) {
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) return;
-    const auto index = read_index(dir);
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec)) {
-        if (!it->is_regular_file(ec)) continue;
-        const fs::path& p = it->path();
-        const std::string name = p.filename().string();
-        if (name.empty() || name[0] == '.' || name == "cmds" || name == "index" || name == "README") continue;
-        if (eml_only && p.extension() != ".eml") continue;
-        CorpusFile f;
-        f.path = p;
-        f.size = it->file_size(ec);
-        const auto found = index.find(p.lexically_normal().string());
-        f.label = found != index.end() ? found->second : label_from_path(p.lexically_relative(dir));
-        out.push_back(std::move(f));
-    }
-    std::sort(out.begin(), out.end(), [](const CorpusFile& a, const CorpusFile& b) { return a.path < b.path; });
-}
 
 Corpus load_corpus(const fs::path& dir) {
     Corpus c;

@@ -33,6 +33,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "bench_corpus.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/features/extractor.hpp"
 #include "mailsift/mime/message.hpp"
@@ -50,65 +51,15 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-enum class Label : std::int8_t { unknown = -1, ham = 0, spam = 1 };
+using namespace mailsift::bench;
 
-struct CorpusFile {
-    fs::path path;
-    Label label = Label::unknown;
-};
-
-// No address is a known correspondent: what a fresh installation sees.
-class NoContacts final : public features::Contacts {
-public:
-    bool contains(std::string_view address) const override { return known_.count(std::string(address)) > 0; }
-
-private:
-    std::unordered_set<std::string> known_;
-};
-
-std::string read_file(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-// A path component naming the class: "spam", "spam_2", "easy_ham", "ham_x.eml".
-Label label_from_path(const fs::path& relative) {
-    for (const auto& part : relative) {
-        const std::string s = part.string();
-        if (starts_with(s, "spam")) return Label::spam;
-        if (starts_with(s, "ham") || s.find("_ham") != std::string::npos) return Label::ham;
+// Labelled files only.
+void list_labelled(const fs::path& dir, bool eml_only, std::vector<CorpusFile>& out) {
+    std::vector<CorpusFile> all;
+    list_files(dir, eml_only, all);
+    for (auto& f : all) {
+        if (f.label != Label::unknown) out.push_back(std::move(f));
     }
-    return Label::unknown;
-}
-
-// TREC-style "spam|ham PATH" lines, as tests/data/corpus/index has.
-std::unordered_map<std::string, Label> read_index(const fs::path& dir) {
-    std::unordered_map<std::string, Label> labels;
-    std::ifstream in(dir / "index");
-    std::string label, path;
-    while (in >> label >> path) labels[(dir / path).lexically_normal().string()] = label == "spam" ? Label::spam : Label::ham;
-    return labels;
-}
-
-// Labelled regular files under `dir`, sorted; `eml_only` keeps *.eml (the fixtures hold other files).
-void list_files(const fs::path& dir, bool eml_only, std::vector<CorpusFile>& out) {
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) return;
-    const auto index = read_index(dir);
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec)) {
-        if (!it->is_regular_file(ec)) continue;
-        const fs::path& p = it->path();
-        const std::string name = p.filename().string();
-        if (name.empty() || name[0] == '.' || name == "cmds" || name == "index" || name == "README") continue;
-        if (eml_only && p.extension() != ".eml") continue;
-        const auto found = index.find(p.lexically_normal().string());
-        const Label label = found != index.end() ? found->second : label_from_path(p.lexically_relative(dir));
-        if (label != Label::unknown) out.push_back({p, label});
-    }
-    std::sort(out.begin(), out.end(), [](const CorpusFile& a, const CorpusFile& b) { return a.path < b.path; });
 }
 
 // VmRSS (or another "Name:  N kB" line) of /proc/self/status, in bytes.
@@ -478,15 +429,15 @@ int main(int argc, char** argv) {
     engine::Settings settings;  // built-in defaults
     const NoContacts contacts;
     std::vector<CorpusFile> files;
-    list_files(corpus_dir, false, files);
+    list_labelled(corpus_dir, false, files);
     std::string source = corpus_dir.string();
     if (files.empty()) {
         const fs::path src = MAILSIFT_SOURCE_DIR;
         std::fprintf(stderr, "mailsift-bench-scale: no corpus at %s; using the committed fixtures in %s and %s\n",
                      corpus_dir.string().c_str(), (src / "tests/data/messages").string().c_str(),
                      (src / "tests/data/corpus").string().c_str());
-        list_files(src / "tests/data/messages", true, files);
-        list_files(src / "tests/data/corpus", true, files);
+        list_labelled(src / "tests/data/messages", true, files);
+        list_labelled(src / "tests/data/corpus", true, files);
         source = "fixtures (tests/data/messages, tests/data/corpus)";
     }
     if (files.empty()) {
