@@ -3,7 +3,8 @@
 // Invariants (settings.hpp, mailsift.conf(5)):
 //   - it returns settings or throws engine::ConfigError, whose message names the
 //     source; nothing else escapes;
-//   - accepted settings lie in the documented ranges (NaN is in no range);
+//   - accepted settings lie in the documented ranges (NaN is in no range;
+//     refresh_interval 10 to 86400000 ms, at most a day);
 //   - every integer setting holds exactly the value its last line in the file
 //     says (a key given twice takes the later value), computed here from the
 //     documented syntax, "digits [unit]" with K/k/KiB = 1024 and M/MiB = 1048576;
@@ -122,7 +123,7 @@ void check_ranges(const engine::Settings& s) {
     for (const auto secs : {d.read_timeout, d.drain_timeout, d.stats_interval}) {
         FUZZ_CHECK("range-seconds", secs.count() >= 1 && secs.count() <= 86400, "seconds " + std::to_string(secs.count()));
     }
-    FUZZ_CHECK("range-refresh", d.refresh_interval.count() >= 10,
+    FUZZ_CHECK("range-refresh", d.refresh_interval.count() >= 10 && d.refresh_interval.count() <= 86'400'000,
                "refresh_interval " + std::to_string(d.refresh_interval.count()) + " ms");
     FUZZ_CHECK("range-signature-days",
                d.signature_keep.count() % 86400 == 0 && d.signature_keep.count() >= 86400 &&
