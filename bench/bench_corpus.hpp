@@ -15,6 +15,11 @@
 
 #include "mailsift/features/extractor.hpp"
 
+// The source tree, for the committed fixtures (CMake defines it for the bench targets).
+#ifndef MAILSIFT_SOURCE_DIR
+#define MAILSIFT_SOURCE_DIR "."
+#endif
+
 namespace mailsift::bench {
 
 namespace fs = std::filesystem;

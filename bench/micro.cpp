@@ -32,10 +32,6 @@
 #include "mailsift/mime/message.hpp"
 #include "mailsift/model/naive_bayes.hpp"
 
-#ifndef MAILSIFT_SOURCE_DIR
-#define MAILSIFT_SOURCE_DIR "."
-#endif
-
 namespace {
 
 namespace fs = std::filesystem;
