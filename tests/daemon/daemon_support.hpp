@@ -1,0 +1,216 @@
+// What the daemon tests share: the real mailsiftd started on a unix socket in
+// a private directory, and an MTA side written byte by byte.
+#pragma once
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace daemon_test {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+inline const std::string daemon_binary = MAILSIFTD;
+inline const std::string cli = MAILSIFT_CLI;
+inline const std::string data = std::string(MAILSIFT_TEST_DATA) + "/messages";
+
+inline std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Waits up to `limit` for `done()`; the limit only bounds the test, it is no speed claim.
+template <typename F>
+inline bool eventually(F done, std::chrono::milliseconds limit = 10s) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+        if (done()) return true;
+        std::this_thread::sleep_for(20ms);
+    }
+    return done();
+}
+
+struct Daemon {
+    fs::path dir;
+    fs::path socket;
+    pid_t pid = -1;
+
+    explicit Daemon(const std::string& extra_config = "") {
+        char tmpl[] = "/tmp/mailsiftd-test-XXXXXX";
+        dir = ::mkdtemp(tmpl);
+        socket = dir / "milter.sock";
+        std::ofstream(dir / "mailsift.conf") << "listen = unix:" << socket.string() << "\n"
+                                             << "database = " << (dir / "model.db").string() << "\n"
+                                             << "refresh_interval = 50\n"
+                                             << extra_config;
+    }
+    ~Daemon() {
+        stop(SIGKILL);
+        fs::remove_all(dir);
+    }
+    void start() {
+        pid = ::fork();
+        if (pid == 0) {
+            const std::string log = (dir / "daemon.log").string();
+            std::freopen(log.c_str(), "a", stderr);
+            const std::string config = (dir / "mailsift.conf").string();
+            ::execl(daemon_binary.c_str(), "mailsiftd", "--foreground", "--config", config.c_str(), nullptr);
+            std::_Exit(127);
+        }
+        REQUIRE(eventually([&] { return fs::exists(socket); }));
+    }
+    // Sends a signal and reaps the process; returns its exit status, if it exited.
+    std::optional<int> stop(int sig) {
+        if (pid <= 0) return std::nullopt;
+        ::kill(pid, sig);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        pid = -1;
+        if (WIFEXITED(status)) return WEXITSTATUS(status);
+        return std::nullopt;
+    }
+    std::string log() const { return slurp(dir / "daemon.log"); }
+    void train() const {
+        const std::string db = (dir / "model.db").string();
+        REQUIRE(std::system((cli + " --db " + db + " learn --spam " + data + "/spam_money_offer.eml " + data +
+                             "/spam_cheap_pills.eml " + data + "/spam_investment.eml >/dev/null")
+                                .c_str()) == 0);
+        REQUIRE(std::system((cli + " --db " + db + " learn --ham " + data + "/ham_meeting_notes.eml " + data +
+                             "/ham_patch_review.eml " + data + "/ham_build_report.eml >/dev/null")
+                                .c_str()) == 0);
+    }
+};
+
+inline void put32(std::string& s, std::uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) s.push_back(static_cast<char>((v >> shift) & 0xFF));
+}
+
+inline std::string frame(char letter, const std::string& payload) {
+    std::string f;
+    put32(f, static_cast<std::uint32_t>(payload.size() + 1));
+    f.push_back(letter);
+    return f + payload;
+}
+
+inline std::string z(const std::string& s) { return s + std::string(1, '\0'); }
+
+struct Client {
+    int fd = -1;
+    explicit Client(const fs::path& path) {
+        fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+        REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+        timeval tv{10, 0};  // bounds the test if the daemon never answers
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    }
+    ~Client() { ::close(fd); }
+    void send(const std::string& bytes) const { REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size())); }
+    // One reply (letter, data), or nothing when the daemon closed the connection.
+    std::optional<std::pair<char, std::string>> reply() const {
+        std::string head(4, '\0');
+        if (!read_all(head)) return std::nullopt;
+        std::uint32_t n = 0;
+        for (char c : head) n = (n << 8) | static_cast<unsigned char>(c);
+        std::string body(n, '\0');
+        if (n == 0 || !read_all(body)) return std::nullopt;
+        return std::make_pair(body[0], body.substr(1));
+    }
+    bool read_all(std::string& buf) const {
+        std::size_t got = 0;
+        while (got < buf.size()) {
+            const ssize_t n = ::read(fd, buf.data() + got, buf.size() - got);
+            if (n <= 0) return false;
+            got += static_cast<std::size_t>(n);
+        }
+        return true;
+    }
+    // Negotiates asking for replies to nothing but end of body.
+    std::uint32_t negotiate() const {
+        std::string o;
+        put32(o, 6);
+        put32(o, 0x1FF);
+        put32(o, 0x1FFFFF);
+        send(frame('O', o));
+        const auto r = reply();
+        REQUIRE(r);
+        REQUIRE(r->first == 'O');
+        return 0;
+    }
+    // Sends one message (no-reply steps negotiated) and returns every reply up to the final one.
+    std::vector<std::pair<char, std::string>> message(const std::string& headers_and_body) const {
+        const auto split = headers_and_body.find("\n\n");
+        std::istringstream hs(headers_and_body.substr(0, split));
+        send(frame('M', z("<sender@example.net>")));
+        send(frame('R', z("<user@example.org>")));
+        for (std::string line; std::getline(hs, line);) {
+            const auto colon = line.find(':');
+            send(frame('L', z(line.substr(0, colon)) + z(line.substr(colon + 1))));
+        }
+        send(frame('N', ""));
+        send(frame('B', headers_and_body.substr(split + 2)));
+        send(frame('E', ""));
+        std::vector<std::pair<char, std::string>> out;
+        for (;;) {
+            const auto r = reply();
+            REQUIRE(r);
+            out.push_back(*r);
+            if (std::string("catrdy").find(r->first) != std::string::npos) break;
+        }
+        send(frame('A', ""));
+        return out;
+    }
+};
+
+inline std::string added_status(const std::vector<std::pair<char, std::string>>& replies) {
+    for (const auto& [letter, payload] : replies) {
+        if (letter == 'h' && payload.rfind("X-Mailsift-Status", 0) == 0) return payload.substr(payload.find('\0') + 1);
+    }
+    return {};
+}
+
+inline const std::string spam = "From: Lottery <win@prize.example>\nSubject: You WON a FREE prize!!!\n\n"
+                         "CONGRATULATIONS! You have WON $250,000. Claim your FREE prize now, act now!!!\n";
+
+inline std::string run(const std::string& cmd) {
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    ::pclose(p);
+    return out;
+}
+inline std::string header_value(const std::vector<std::pair<char, std::string>>& replies, const std::string& name) {
+    for (const auto& [letter, payload] : replies) {
+        if (letter == 'h' && payload.rfind(name + std::string(1, '\0'), 0) == 0) {
+            std::string v = payload.substr(name.size() + 1);
+            v = v.substr(0, v.find('\0'));
+            while (!v.empty() && v.front() == ' ') v.erase(0, 1);
+            return v;
+        }
+    }
+    return {};
+}
+}  // namespace daemon_test
