@@ -18,12 +18,14 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -107,6 +109,9 @@ public:
         }
         int one = 1;
         ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        // A reply that never comes is an error (a lost reply), not a hang.
+        timeval limit{30, 0};
+        ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
     }
     ~Client() { ::close(fd_); }
 
@@ -135,6 +140,9 @@ private:
     void read_exact(char* p, std::size_t n) {
         while (n > 0) {
             const ssize_t got = ::read(fd_, p, n);
+            if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                throw std::runtime_error("no reply within 30 s (lost reply)");
+            }
             if (got <= 0) throw std::runtime_error("connection closed by the milter");
             p += got;
             n -= static_cast<std::size_t>(got);
