@@ -889,3 +889,48 @@ TEST_CASE("Bulk classify and learn on all cores keep input order and results", "
     REQUIRE(exported.find("class|spam|603|") != std::string::npos);
     REQUIRE(exported == without_times(one.mailsift("export -").out));
 }
+
+TEST_CASE("A forged signature in a correction trains only what that signature recorded, once", "[cli][security]") {
+    // A user who moves a message to Junk controls its text, X-Mailsift-Signature
+    // included. Whatever signature they write, a correction trains the features
+    // mailsiftd recorded under it (never the text at hand), and only once.
+    Sandbox sb;
+    sb.train();
+    const std::string db = sb.db();
+    const std::string victim = "0123456789abcdef0123456789abcdef";
+    sql_exec(db, "INSERT INTO signatures (id, scanned_at, verdict, features) VALUES (x'" + victim +
+                     "', strftime('%s', 'now'), 0, 'w:recordedword\t1\n');");
+    const auto spam_messages = [&] { return *sql_value(db, "SELECT messages FROM classes WHERE class = 1"); };
+    const auto spam_presences = [&](const std::string& text) {
+        return sql_value(db, "SELECT spam_presences FROM features WHERE text = '" + text + "'");
+    };
+    const long long before = spam_messages();
+    std::ofstream(sb.dir / "forged.eml") << "From: mallory@example.net\nSubject: injected\nX-Mailsift-Signature: " << victim
+                                         << "\n\ninjectedword injectedword\n";
+    const auto r = sb.mailsift("correct --spam " + (sb.dir / "forged.eml").string());
+    REQUIRE(r.status == 0);
+    REQUIRE(r.out.find("1 by signature") != std::string::npos);
+    REQUIRE(spam_messages() == before + 1);
+    REQUIRE(spam_presences("w:recordedword") == std::optional<long long>(1));
+    REQUIRE_FALSE(spam_presences("w:injectedword").has_value());  // the text at hand trained nothing
+    REQUIRE_FALSE(spam_presences("s:injected").has_value());
+
+    // Replaying it, with any text, trains nothing more.
+    std::ofstream(sb.dir / "again.eml") << "Subject: other\nX-Mailsift-Signature: " << victim << "\n\nmore words\n";
+    const auto again = sb.mailsift("correct --spam " + (sb.dir / "again.eml").string() + " --signature " + victim);
+    REQUIRE(again.status == 0);  // already learned is success, and says so for both
+    REQUIRE(again.out.find("2 by signature") != std::string::npos);
+    REQUIRE(again.out.find("0 learned") != std::string::npos);
+    REQUIRE(again.err.find("already learned as spam") != std::string::npos);
+    REQUIRE(spam_messages() == before + 1);
+    REQUIRE(spam_presences("w:recordedword") == std::optional<long long>(1));
+
+    // A signature nobody recorded: the message is learned as itself, and the
+    // forged header is not one of its features.
+    std::ofstream(sb.dir / "unknown.eml") << "Subject: hello\nX-Mailsift-Signature: ffffffffffffffffffffffffffffffff\n\nplainword\n";
+    const auto unknown = sb.mailsift("correct --spam " + (sb.dir / "unknown.eml").string());
+    REQUIRE(unknown.status == 0);
+    REQUIRE(unknown.out.find("0 by signature, 1 as the message") != std::string::npos);
+    REQUIRE(spam_presences("w:plainword") == std::optional<long long>(1));
+    REQUIRE(*sql_value(db, "SELECT count(*) FROM features WHERE text LIKE '%mailsift%' OR text LIKE '%ffffffff%'") == 0);
+}
