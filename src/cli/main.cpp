@@ -9,6 +9,8 @@
 //   2 usage error
 //   3 database or configuration error; the failing batch changed nothing
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -335,6 +337,7 @@ int cmd_train(const Context& ctx, const std::string& command, const std::vector<
     engine::Trainer trainer(db, ctx.settings);
     const std::int64_t now = std::time(nullptr);
     int status = exit_ok;
+    try {
     if (learning) {
         // Parsing and features on every core; the database, in input order, on this thread.
         const std::function<engine::Trainer::Prepared(const cli::InputMessage&)> prepare =
@@ -377,6 +380,16 @@ int cmd_train(const Context& ctx, const std::string& command, const std::vector<
         });
     }
     trainer.commit();
+    } catch (const store::Error& e) {
+        // Say what is kept: every batch committed before the error; the open one rolled back.
+        const auto& done = trainer.committed();
+        const std::size_t lost = trainer.in_batch();
+        std::cerr << "mailsift: " << e.what() << "\nmailsift: " << command << " stopped: "
+                  << (learning ? done.learned + done.moved : done.unlearned) << " message(s) "
+                  << (learning ? "learned" : "unlearned") << " in earlier batches are kept, the batch in progress ("
+                  << lost << " message(s)) was rolled back; run the same command again to go on\n";
+        return exit_environment;
+    }
     const auto& c = trainer.counts();
     if (learning) {
         std::cout << "learned " << c.learned << " as " << store::to_string(*args.label) << ", " << c.moved
@@ -927,6 +940,61 @@ double latency_percentile(const std::vector<std::pair<std::string, std::int64_t>
     return HUGE_VAL;
 }
 
+// Why `user` ("" = whoever runs this) could not write the database, or "" when it can:
+// mailsiftd records its signatures and counters there. Judged from the file
+// modes, the way the kernel would (root may write anything).
+std::string write_problem(const std::filesystem::path& db, const std::string& user) {
+    uid_t uid = ::geteuid();
+    std::vector<gid_t> groups;
+    if (user.empty()) {
+        groups.resize(static_cast<std::size_t>(std::max(0, ::getgroups(0, nullptr))) + 1);
+        groups.resize(static_cast<std::size_t>(std::max(0, ::getgroups(static_cast<int>(groups.size()), groups.data()))));
+        groups.push_back(::getegid());
+    } else {
+        const struct passwd* pw = ::getpwnam(user.c_str());
+        if (pw == nullptr) return "user " + user + " does not exist";
+        uid = pw->pw_uid;
+        int n = 64;
+        groups.resize(static_cast<std::size_t>(n));
+        if (::getgrouplist(user.c_str(), pw->pw_gid, groups.data(), &n) < 0) {
+            groups.resize(static_cast<std::size_t>(n));
+            ::getgrouplist(user.c_str(), pw->pw_gid, groups.data(), &n);
+        }
+        groups.resize(static_cast<std::size_t>(std::max(n, 0)));
+    }
+    if (uid == 0) return {};
+    auto writable = [&](const std::string& p, bool& exists) {
+        struct stat st{};
+        exists = ::stat(p.c_str(), &st) == 0;
+        if (!exists) return false;
+        if (st.st_uid == uid) return (st.st_mode & S_IWUSR) != 0;
+        if (std::find(groups.begin(), groups.end(), st.st_gid) != groups.end()) return (st.st_mode & S_IWGRP) != 0;
+        return (st.st_mode & S_IWOTH) != 0;
+    };
+    auto mode_of = [](const std::string& p) {
+        struct stat st{};
+        if (::stat(p.c_str(), &st) != 0) return std::string();
+        char buf[64];
+        const struct passwd* owner = ::getpwuid(st.st_uid);
+        std::snprintf(buf, sizeof buf, "mode %04o, owner ", static_cast<unsigned>(st.st_mode & 07777));
+        return std::string(buf) + (owner ? owner->pw_name : std::to_string(st.st_uid));
+    };
+    bool exists = false;
+    const std::string file = db.string();
+    if (!writable(file, exists)) return "cannot write " + file + " (" + mode_of(file) + ")";
+    // SQLite also writes FILE-wal and FILE-shm beside it, creating them when missing.
+    const std::string dir = db.has_parent_path() ? db.parent_path().string() : std::string(".");
+    bool dir_exists = false;
+    if (writable(dir, dir_exists)) return {};
+    for (const char* suffix : {"-wal", "-shm"}) {
+        const std::string p = file + suffix;
+        if (!writable(p, exists)) {
+            return "cannot create or write " + p + " (the directory " + dir + " has " + mode_of(dir) + ")";
+        }
+    }
+    return {};
+}
+
 int cmd_stats(const Context& ctx, const std::vector<std::string>& rest) {
     bool json = false;
     for (const auto& s : rest) {
@@ -945,6 +1013,17 @@ int cmd_stats(const Context& ctx, const std::vector<std::string>& rest) {
                    {"all", db.corrections_since(0)}};
     const auto counters = db.counters();
     auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
+    // mailsiftd writes its signatures and counters here: say when it cannot (they wait in its memory).
+    std::vector<std::string> warnings;
+    {
+        // Only when the configuration names mailsiftd's user: otherwise whoever runs this is no guide.
+        const std::string& user = ctx.settings.daemon.user;
+        const std::string problem = user.empty() ? std::string() : write_problem(ctx.db_path, user);
+        if (!problem.empty()) {
+            warnings.push_back("mailsiftd's user " + user + " " + problem +
+                               ": mailsiftd keeps its signatures and counters in memory until it can write them");
+        }
+    }
     if (json) {
         std::ostringstream out;
         out << "{\"database\":\"" << json_escape(path) << "\",\"database_from\":\"" << json_escape(ctx.db_source)
@@ -970,7 +1049,9 @@ int cmd_stats(const Context& ctx, const std::vector<std::string>& rest) {
             out << (i ? "," : "") << "\"p" << static_cast<int>(shares[i] * 100) << "\":"
                 << (v < 0 ? std::string("null") : number(v));
         }
-        out << "}}\n";
+        out << "},\"warnings\":[";
+        for (std::size_t i = 0; i < warnings.size(); ++i) out << (i ? "," : "") << "\"" << json_escape(warnings[i]) << "\"";
+        out << "]}\n";
         std::cout << out.str();
         return exit_ok;
     }
@@ -982,6 +1063,7 @@ int cmd_stats(const Context& ctx, const std::vector<std::string>& rest) {
     std::printf("distinct features: %llu\n", u(st.distinct_features));
     std::printf("contacts:          %llu\n", u(st.contacts));
     std::printf("signatures kept:   %llu\n", u(st.signatures));
+    for (const auto& w : warnings) std::printf("warning:           %s\n", w.c_str());
     std::printf("\ncorrections of mailsiftd's verdicts:\n  %-6s %16s %16s %14s %14s\n", "", "false positives",
                 "false negatives", "unsure->spam", "unsure->ham");
     for (const auto& p : periods) {

@@ -25,6 +25,7 @@ void Trainer::commit() {
         batch_->commit();
         batch_.reset();
         in_batch_ = 0;
+        committed_ = counts_;
     }
 }
 

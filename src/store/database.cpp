@@ -217,13 +217,23 @@ Database::Database(std::filesystem::path path, Mode mode, std::chrono::milliseco
             ::chmod(dir.c_str(), 0750);
         }
     }
+    if (!exists && mode_ == Mode::read_write) {
+        // A -wal or -shm without its database belongs to a deleted one: SQLite would
+        // apply that old log to the new file (and share the old index), so it goes first.
+        for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+            const std::string companion = path_.string() + suffix;
+            if (::unlink(companion.c_str()) != 0 && errno != ENOENT) {
+                throw Error(companion, std::string("left by a deleted database and cannot be removed: ") + std::strerror(errno));
+            }
+        }
+    }
     const int flags = mode_ == Mode::read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     // The database is created 0640 (umask 027) so other local users cannot read what was learned.
     const mode_t old_mask = exists ? 0 : ::umask(027);
     const int rc = sqlite3_open_v2(path_.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
     if (!exists) ::umask(old_mask);
     if (rc != SQLITE_OK) {
-        const std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+        const std::string msg = db_ ? error_text() : sqlite3_errstr(rc);
         sqlite3_close(db_);
         db_ = nullptr;
         throw Error(path_, "cannot open database: " + msg);
@@ -234,6 +244,11 @@ Database::Database(std::filesystem::path path, Mode mode, std::chrono::milliseco
         // Is it an SQLite database at all? Reading the schema tells.
         exec("SELECT count(*) FROM sqlite_schema");
         if (mode_ == Mode::read_write) {
+            // SQLite quietly opens a file it may not write read-only; a writer says so at once.
+            if (sqlite3_db_readonly(db_, "main") == 1) {
+                fail("cannot write the database: permission denied (uid " + std::to_string(::geteuid()) +
+                     " may only read it)");
+            }
             exec("PRAGMA journal_mode = WAL");
             exec("PRAGMA synchronous = NORMAL");
             // A training batch touches tens of thousands of feature rows; SQLite's
@@ -269,10 +284,28 @@ Database::~Database() {
 
 void Database::fail(const std::string& what) const { throw Error(path_, what); }
 
+std::string Database::error_text() const {
+    if (db_ == nullptr) return "out of memory";
+    const int rc = sqlite3_extended_errcode(db_);
+    switch (rc & 0xFF) {
+        case SQLITE_BUSY: {
+            const auto ms = busy_timeout_.count();
+            const std::string waited = ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
+            return "database is locked by another process (waited " + waited + "); try again when it has finished";
+        }
+        case SQLITE_READONLY:
+            return std::string(sqlite3_errmsg(db_)) + " (no permission to write the file, its directory, or its -wal/-shm files)";
+        case SQLITE_FULL:
+            return "database or disk is full (no space left where the database is; nothing of this transaction was written)";
+        default: return sqlite3_errmsg(db_);
+    }
+}
+
 void Database::exec(const char* sql) {
     char* err = nullptr;
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-        std::string msg = err ? err : sqlite3_errmsg(db_);
+    if (const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err); rc != SQLITE_OK) {
+        const int primary = rc & 0xFF;
+        std::string msg = err && primary != SQLITE_BUSY && primary != SQLITE_FULL && primary != SQLITE_READONLY ? err : error_text();
         sqlite3_free(err);
         if (msg == "file is not a database") msg = "not a mailsift database (file is not an SQLite database)";
         fail(msg);
@@ -283,7 +316,7 @@ int Database::user_version() {
     int version = 0;
     sqlite3_stmt* s = nullptr;
     if (sqlite3_prepare_v2(db_, "PRAGMA user_version", -1, &s, nullptr) != SQLITE_OK) {
-        fail(std::string("cannot read schema version: ") + sqlite3_errmsg(db_));
+        fail(std::string("cannot read schema version: ") + error_text());
     }
     if (sqlite3_step(s) == SQLITE_ROW) version = sqlite3_column_int(s, 0);
     sqlite3_finalize(s);
@@ -325,7 +358,7 @@ void Database::migrate() {
 
 std::uint64_t Database::data_version() {
     Use s(st_->data_version);
-    if (sqlite3_step(*s) != SQLITE_ROW) fail(std::string("cannot read data_version: ") + sqlite3_errmsg(db_));
+    if (sqlite3_step(*s) != SQLITE_ROW) fail(std::string("cannot read data_version: ") + error_text());
     return static_cast<std::uint64_t>(sqlite3_column_int64(*s, 0));
 }
 
@@ -372,7 +405,7 @@ Database::ClassTotals Database::visit_counts(model::TermFrequency tf, const std:
         }
         {
             Statement q(db_, "SELECT count(*) FROM features", path_);
-            if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot count features: ") + sqlite3_errmsg(db_));
+            if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot count features: ") + error_text());
             size(static_cast<std::size_t>(sqlite3_column_int64(q.get(), 0)));
         }
         Statement q(db_,
@@ -385,7 +418,7 @@ Database::ClassTotals Database::visit_counts(model::TermFrequency tf, const std:
                     model::ClassCounts{static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 1)),
                                        static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 2))});
         }
-        if (rc != SQLITE_DONE) fail(std::string("cannot read features: ") + sqlite3_errmsg(db_));
+        if (rc != SQLITE_DONE) fail(std::string("cannot read features: ") + error_text());
         exec("COMMIT");
     } catch (...) {
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -414,7 +447,7 @@ std::optional<Scan> Database::find_scan(const Digest& id) {
     bind_digest(*s, 1, id);
     const int rc = sqlite3_step(*s);
     if (rc == SQLITE_DONE) return std::nullopt;
-    if (rc != SQLITE_ROW) fail(std::string("cannot look up signature: ") + sqlite3_errmsg(db_));
+    if (rc != SQLITE_ROW) fail(std::string("cannot look up signature: ") + error_text());
     Scan scan;
     scan.id = id;
     scan.scanned_at = sqlite3_column_int64(*s, 0);
@@ -434,14 +467,14 @@ void Database::record(const Recording& r) {
             sqlite3_bind_int64(*s, 2, scan.scanned_at);
             sqlite3_bind_int(*s, 3, static_cast<int>(scan.verdict));
             sqlite3_bind_text(*s, 4, scan.features.data(), static_cast<int>(scan.features.size()), SQLITE_STATIC);
-            if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot record signature: ") + sqlite3_errmsg(db_));
+            if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot record signature: ") + error_text());
         }
         for (const auto& c : r.contacts) add_contact(c.address, c.source, c.added_at);
         for (const auto& [name, n] : r.counter_increments) {
             Use s(st_->add_counter);
             sqlite3_bind_text(*s, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
             sqlite3_bind_int64(*s, 2, n);
-            if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot update counter: ") + sqlite3_errmsg(db_));
+            if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot update counter: ") + error_text());
         }
         exec("COMMIT");
     } catch (...) {
@@ -453,7 +486,7 @@ void Database::record(const Recording& r) {
 std::size_t Database::prune_scans(std::int64_t before) {
     Statement q(db_, "DELETE FROM signatures WHERE scanned_at < ?1", path_);
     sqlite3_bind_int64(q.get(), 1, before);
-    if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune signatures: ") + sqlite3_errmsg(db_));
+    if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune signatures: ") + error_text());
     return static_cast<std::size_t>(sqlite3_changes(db_));
 }
 
@@ -496,14 +529,14 @@ bool Database::add_contact(std::string_view address, std::string_view source, st
     sqlite3_bind_text(*s, 1, address.data(), static_cast<int>(address.size()), SQLITE_TRANSIENT);
     sqlite3_bind_text(*s, 2, source.data(), static_cast<int>(source.size()), SQLITE_TRANSIENT);
     sqlite3_bind_int64(*s, 3, now);
-    if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot add contact: ") + sqlite3_errmsg(db_));
+    if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot add contact: ") + error_text());
     return sqlite3_changes(db_) > 0;
 }
 
 bool Database::remove_contact(std::string_view address) {
     Use s(st_->delete_contact);
     sqlite3_bind_text(*s, 1, address.data(), static_cast<int>(address.size()), SQLITE_TRANSIENT);
-    if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot remove contact: ") + sqlite3_errmsg(db_));
+    if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot remove contact: ") + error_text());
     return sqlite3_changes(db_) > 0;
 }
 
@@ -571,7 +604,7 @@ PruneResult Database::prune(std::int64_t signatures_before, std::int64_t feature
         {
             Statement q(db_, "DELETE FROM signatures WHERE scanned_at < ?1", path_);
             sqlite3_bind_int64(q.get(), 1, signatures_before);
-            if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune signatures: ") + sqlite3_errmsg(db_));
+            if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune signatures: ") + error_text());
             r.signatures = static_cast<std::uint64_t>(sqlite3_changes(db_));
         }
         // Seen exactly once in all, and not since the cut-off.
@@ -583,14 +616,14 @@ PruneResult Database::prune(std::int64_t signatures_before, std::int64_t feature
                             .c_str(),
                         path_);
             sqlite3_bind_int64(q.get(), 1, features_before);
-            if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot read features: ") + sqlite3_errmsg(db_));
+            if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot read features: ") + error_text());
             r.features = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 0));
             for (int k = 0; k < 4; ++k) held[k] = sqlite3_column_int64(q.get(), k + 1);
         }
         {
             Statement q(db_, ("DELETE" + once).c_str(), path_);
             sqlite3_bind_int64(q.get(), 1, features_before);
-            if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune features: ") + sqlite3_errmsg(db_));
+            if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune features: ") + error_text());
         }
         const struct {
             int cls;
@@ -602,7 +635,7 @@ PruneResult Database::prune(std::int64_t signatures_before, std::int64_t feature
             sqlite3_bind_int64(*s, 2, 0);
             sqlite3_bind_int64(*s, 3, -t.occ);
             sqlite3_bind_int64(*s, 4, -t.pres);
-            if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot update totals: ") + sqlite3_errmsg(db_));
+            if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot update totals: ") + error_text());
         }
         exec("COMMIT");
     } catch (...) {
@@ -774,7 +807,7 @@ ModelSummary Database::export_model(std::ostream& out) {
                     << sqlite3_column_int64(q.get(), 1) << '\t' << sqlite3_column_int64(q.get(), 2) << '\t'
                     << sqlite3_column_int64(q.get(), 3) << '\n';
             }
-            if (rc != SQLITE_DONE) fail(std::string("cannot read class totals: ") + sqlite3_errmsg(db_));
+            if (rc != SQLITE_DONE) fail(std::string("cannot read class totals: ") + error_text());
         }
         {
             Statement q(db_,
@@ -794,7 +827,7 @@ ModelSummary Database::export_model(std::ostream& out) {
                 out << line;
                 ++sum.features;
             }
-            if (rc != SQLITE_DONE) fail(std::string("cannot read features: ") + sqlite3_errmsg(db_));
+            if (rc != SQLITE_DONE) fail(std::string("cannot read features: ") + error_text());
         }
         {
             Statement q(db_, "SELECT digest, class, learned_at, features FROM messages ORDER BY digest", path_);
@@ -829,7 +862,7 @@ ModelSummary Database::export_model(std::ostream& out) {
                 out << line;
                 ++sum.messages;
             }
-            if (rc != SQLITE_DONE) fail(std::string("cannot read learned messages: ") + sqlite3_errmsg(db_));
+            if (rc != SQLITE_DONE) fail(std::string("cannot read learned messages: ") + error_text());
         }
         {
             Statement q(db_, "SELECT address, source, added_at FROM contacts ORDER BY address", path_);
@@ -844,7 +877,7 @@ ModelSummary Database::export_model(std::ostream& out) {
                 out << line;
                 ++sum.contacts;
             }
-            if (rc != SQLITE_DONE) fail(std::string("cannot read contacts: ") + sqlite3_errmsg(db_));
+            if (rc != SQLITE_DONE) fail(std::string("cannot read contacts: ") + error_text());
         }
         out << "end\t" << sum.features << '\t' << sum.messages << '\t' << sum.contacts << '\n';
         exec("COMMIT");
@@ -866,7 +899,7 @@ ModelSummary Database::import_model(std::istream& in, const std::string& name) {
                         " (SELECT count(*) FROM contacts),"
                         " (SELECT count(*) FROM classes WHERE messages <> 0 OR occurrences <> 0 OR presences <> 0)",
                         path_);
-            if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot read the database: ") + sqlite3_errmsg(db_));
+            if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot read the database: ") + error_text());
             const auto features = sqlite3_column_int64(q.get(), 0), messages = sqlite3_column_int64(q.get(), 1),
                        contacts = sqlite3_column_int64(q.get(), 2), totals = sqlite3_column_int64(q.get(), 3);
             if (features != 0 || messages != 0 || contacts != 0 || totals != 0) {
@@ -886,13 +919,14 @@ ModelSummary Database::import_model(std::istream& in, const std::string& name) {
         std::string line, text, text2;
         std::uint64_t lineno = 0;
         bool seen_class[2] = {false, false};
+        std::uint64_t class_line[2] = {0, 0};
         bool ended = false;
         std::vector<std::pair<model::FeatureId, std::uint32_t>> list;
         const auto max_count = static_cast<std::uint64_t>(INT64_MAX);
         auto step = [&](sqlite3_stmt* s, const std::string& duplicate) {
             const int rc = sqlite3_step(s);
             if (is_constraint(rc)) format_error(name, lineno, duplicate);
-            if (rc != SQLITE_DONE) fail(std::string("cannot import: ") + sqlite3_errmsg(db_));
+            if (rc != SQLITE_DONE) fail(std::string("cannot import: ") + error_text());
         };
         while (std::getline(in, line)) {
             ++lineno;
@@ -945,6 +979,7 @@ ModelSummary Database::import_model(std::istream& in, const std::string& name) {
                 const int cls = class_field(1);
                 if (seen_class[cls]) format_error(name, lineno, "a second 'class " + std::string(f[1]) + "' record");
                 seen_class[cls] = true;
+                class_line[cls] = lineno;
                 Use s(set_class);
                 sqlite3_bind_int(*s, 1, cls);
                 for (int k = 0; k < 3; ++k) sqlite3_bind_int64(*s, k + 2, count_field(static_cast<std::size_t>(k + 2), "count"));
@@ -1027,6 +1062,44 @@ ModelSummary Database::import_model(std::istream& in, const std::string& name) {
         if (in.bad()) format_error(name, lineno, "read error");
         if (lineno == 0) format_error(name, 1, "empty file, not a mailsift model export");
         if (!ended) format_error(name, lineno + 1, "no 'end' line: the file is incomplete");
+        {
+            // The store's promise (class totals are the sums of the feature rows, and each
+            // class counts its learned messages) holds for every export; a file that
+            // breaks it was edited or damaged, and would score and unlearn wrongly.
+            Statement q(db_,
+                        "SELECT c.class, c.messages, c.occurrences, c.presences,"
+                        " (SELECT coalesce(sum(CASE c.class WHEN 1 THEN spam_occurrences ELSE ham_occurrences END), 0) FROM features),"
+                        " (SELECT coalesce(sum(CASE c.class WHEN 1 THEN spam_presences ELSE ham_presences END), 0) FROM features),"
+                        " (SELECT count(*) FROM messages m WHERE m.class = c.class)"
+                        " FROM classes c ORDER BY c.class DESC",
+                        path_);
+            int rc;
+            while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+                const int cls = sqlite3_column_int(q.get(), 0);
+                const char* cname = cls == 1 ? "spam" : "ham";
+                const struct {
+                    const char* what;
+                    std::int64_t said, sum;
+                    const char* of;
+                } checks[] = {
+                    {"occurrences", sqlite3_column_int64(q.get(), 2), sqlite3_column_int64(q.get(), 4),
+                     "the feature rows' occurrences"},
+                    {"presences", sqlite3_column_int64(q.get(), 3), sqlite3_column_int64(q.get(), 5),
+                     "the feature rows' presences"},
+                    {"messages", sqlite3_column_int64(q.get(), 1), sqlite3_column_int64(q.get(), 6),
+                     "the learned 'message' records"},
+                };
+                for (const auto& c : checks) {
+                    if (c.said != c.sum) {
+                        format_error(name, class_line[cls],
+                                     std::string("class ") + cname + " totals do not match the file: " + c.what + " " +
+                                         std::to_string(c.said) + ", but " + c.of + " of class " + cname + " sum to " +
+                                         std::to_string(c.sum) + " (nothing imported)");
+                    }
+                }
+            }
+            if (rc != SQLITE_DONE) fail(std::string("cannot check the imported totals: ") + error_text());
+        }
         exec("COMMIT");
     } catch (...) {
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -1196,7 +1269,7 @@ void TrainingBatch::remove_stored(const Digest& digest, Class c, const std::stri
     (c == Class::spam ? messages_spam_ : messages_ham_) -= 1;
     Use s(db_.st_->delete_message);
     sqlite3_bind_blob(*s, 1, digest.data(), static_cast<int>(digest.size()), SQLITE_STATIC);
-    if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot delete message: ") + sqlite3_errmsg(db_.db_));
+    if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot delete message: ") + db_.error_text());
 }
 
 LearnResult TrainingBatch::learn(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now) {
@@ -1215,7 +1288,7 @@ LearnResult TrainingBatch::learn(const Digest& digest, Class c, const std::vecto
             remove_stored(digest, stored, blob);
             result = LearnResult::moved;
         } else if (rc != SQLITE_DONE) {
-            db_.fail(std::string("cannot look up message: ") + sqlite3_errmsg(db_.db_));
+            db_.fail(std::string("cannot look up message: ") + db_.error_text());
         }
     }
     std::vector<std::pair<model::FeatureId, std::uint32_t>> list;
@@ -1232,7 +1305,7 @@ LearnResult TrainingBatch::learn(const Digest& digest, Class c, const std::vecto
     sqlite3_bind_int(*s, 2, c == Class::spam ? 1 : 0);
     sqlite3_bind_int64(*s, 3, now);
     sqlite3_bind_blob(*s, 4, blob.data(), static_cast<int>(blob.size()), SQLITE_STATIC);
-    if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot record message: ") + sqlite3_errmsg(db_.db_));
+    if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot record message: ") + db_.error_text());
     learned_here_.insert(digest);
     latest_ = std::max(latest_, now);
     return result;
@@ -1244,7 +1317,7 @@ UnlearnResult TrainingBatch::unlearn(const Digest& digest, Class c) {
     sqlite3_bind_blob(*s, 1, digest.data(), static_cast<int>(digest.size()), SQLITE_STATIC);
     const int rc = sqlite3_step(*s);
     if (rc == SQLITE_DONE) return UnlearnResult::not_learned;
-    if (rc != SQLITE_ROW) db_.fail(std::string("cannot look up message: ") + sqlite3_errmsg(db_.db_));
+    if (rc != SQLITE_ROW) db_.fail(std::string("cannot look up message: ") + db_.error_text());
     const Class stored = sqlite3_column_int(*s, 0) == 1 ? Class::spam : Class::ham;
     if (stored != c) return UnlearnResult::learned_as_other_class;
     std::string blob(static_cast<const char*>(sqlite3_column_blob(*s, 1)),
@@ -1263,12 +1336,11 @@ void TrainingBatch::record_correction(model::Verdict verdict, Class to, std::int
     sqlite3_bind_int64(*s, 1, now);
     sqlite3_bind_int(*s, 2, static_cast<int>(verdict));
     sqlite3_bind_int(*s, 3, to == Class::spam ? 1 : 0);
-    if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot record correction: ") + sqlite3_errmsg(db_.db_));
+    if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot record correction: ") + db_.error_text());
 }
 
 void TrainingBatch::commit() {
     assert(open_ && "commit twice");
-    sqlite3* db = db_.db_;
     std::int64_t occ_spam = 0, occ_ham = 0, pres_spam = 0, pres_ham = 0;
     // In the table's key order (ids are stored as signed 64-bit), so the B-tree of
     // features is walked once from left to right rather than at random (ids are hashes).
@@ -1304,7 +1376,7 @@ void TrainingBatch::commit() {
                     for (int k = 0; k < 4; ++k) change[k] = -sqlite3_column_int64(*s, k);
                 }
             } else if (rc != SQLITE_DONE) {
-                db_.fail(std::string("cannot look up feature: ") + sqlite3_errmsg(db));
+                db_.fail(std::string("cannot look up feature: ") + db_.error_text());
             }
         }
         occ_spam += change[0];
@@ -1314,7 +1386,7 @@ void TrainingBatch::commit() {
         if (remove_row) {
             Use s(db_.st_->delete_feature);
             sqlite3_bind_int64(*s, 1, static_cast<sqlite3_int64>(id));
-            if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot prune feature: ") + sqlite3_errmsg(db));
+            if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot prune feature: ") + db_.error_text());
             continue;
         }
         // Unchanged counts are written only to move last_seen of a row known to exist: learned
@@ -1326,7 +1398,7 @@ void TrainingBatch::commit() {
         for (int k = 0; k < 4; ++k) sqlite3_bind_int64(*s, k + 2, change[k]);
         sqlite3_bind_text(*s, 6, texts_.data() + d.text_offset, static_cast<int>(d.text_bytes), SQLITE_STATIC);
         sqlite3_bind_int64(*s, 7, d.learned ? latest_ : 0);
-        if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot update feature: ") + sqlite3_errmsg(db));
+        if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot update feature: ") + db_.error_text());
     }
     const struct {
         int cls;
@@ -1338,7 +1410,7 @@ void TrainingBatch::commit() {
         sqlite3_bind_int64(*s, 2, t.messages);
         sqlite3_bind_int64(*s, 3, t.occ);
         sqlite3_bind_int64(*s, 4, t.pres);
-        if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot update totals: ") + sqlite3_errmsg(db));
+        if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot update totals: ") + db_.error_text());
     }
     db_.exec("COMMIT");
     open_ = false;

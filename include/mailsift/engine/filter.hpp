@@ -148,6 +148,10 @@ public:
     // Commits the open batch, if any.
     void commit();
     const TrainCounts& counts() const { return counts_; }
+    // What the batches committed so far hold; after an error, counts() less this was rolled back.
+    const TrainCounts& committed() const { return committed_; }
+    // Messages given to the open batch (not yet committed).
+    std::size_t in_batch() const { return batch_ ? in_batch_ : 0; }
 
 private:
     void open_batch();
@@ -163,6 +167,7 @@ private:
     std::unique_ptr<store::TrainingBatch> batch_;
     std::size_t in_batch_ = 0;
     TrainCounts counts_;
+    TrainCounts committed_;
 };
 
 }  // namespace mailsift::engine

@@ -230,6 +230,8 @@ private:
     struct Statements;
     void exec(const char* sql);
     [[noreturn]] void fail(const std::string& what) const;
+    // SQLite's last error in words: a lock names the other process and the wait, a full disk says so.
+    std::string error_text() const;
     void migrate();
     int user_version();
     void check_version(int version) const;
