@@ -153,6 +153,8 @@ int main(int argc, char** argv) {
         daemon::Scorer scorer(resolved.database, resolved.settings);
         daemon::Recorder recorder({resolved.database, resolved.settings.daemon.stats_interval, 20000,
                                    resolved.settings.daemon.signature_keep});
+        // A deleted or replaced database is counted where 'mailsift stats' shows it.
+        scorer.on_event([&recorder](const std::string& name) { recorder.count(name); });
         daemon::Server server(io, scorer, recorder, resolved.settings);
         server.listen(resolved.settings.daemon.listen);
         // Listening may need root (a socket under /run); nothing after it does.

@@ -2,6 +2,7 @@
 #include "recorder.hpp"
 
 #include <ctime>
+#include <iterator>
 
 #include "log.hpp"
 
@@ -72,26 +73,69 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
     if (batch.scans.empty() && batch.contacts.empty() && batch.counter_increments.empty() && !prune) return;
     lock.unlock();
     std::string problem;
+    bool pruned_ok = false;
     try {
         // Never create the database: a missing one means "no model", not "empty model".
         if (!std::filesystem::exists(options_.database)) throw std::runtime_error(options_.database.string() + ": no such database");
         store::Database db(options_.database, store::Database::Mode::read_write, std::chrono::seconds(5));
         db.record(batch);
         if (prune) {
-            const std::int64_t cutoff = static_cast<std::int64_t>(std::time(nullptr)) - options_.keep_scans.count();
-            const std::size_t pruned = db.prune_scans(cutoff);
-            if (pruned > 0) log_info("pruned " + std::to_string(pruned) + " signatures older than the keep time");
+            // Committed above already: a pruning failure must not put the batch back.
+            try {
+                const std::int64_t cutoff = static_cast<std::int64_t>(std::time(nullptr)) - options_.keep_scans.count();
+                const std::size_t pruned = db.prune_scans(cutoff);
+                if (pruned > 0) log_info("pruned " + std::to_string(pruned) + " signatures older than the keep time");
+                pruned_ok = true;
+            } catch (const std::exception& e) {
+                log_warning(std::string("could not prune old signatures (trying again later): ") + e.what());
+            }
         }
     } catch (const std::exception& e) {
         problem = e.what();
     }
     lock.lock();
-    if (prune && problem.empty()) last_prune_ = now;
-    if (!problem.empty() && problem != last_problem_) {
-        log_warning("could not record " + std::to_string(batch.scans.size()) +
-                    " signature(s) and counters (scoring goes on): " + problem);
+    if (pruned_ok) last_prune_ = now;
+    if (!problem.empty()) {
+        // Nothing is lost: counters go back (and are written with the next batch that
+        // succeeds), as do scans and contacts up to the queue's cap (beyond it, counted).
+        for (const auto& [name, n] : batch.counter_increments) counters_[name] += n;
+        ++counters_["record_failures"];
+        restore(batch);
+        if (stopping_) {
+            log_warning("stopping: " + std::to_string(pending_.scans.size()) +
+                        " signature(s) and the counters kept in memory cannot be written and are lost: " + problem);
+        } else if (failures_++ == 0) {  // once per outage, not once per retry
+            log_warning("could not record " + std::to_string(pending_.scans.size()) +
+                        " signature(s) and the counters; keeping them in memory and retrying every " +
+                        std::to_string(options_.interval.count()) + " ms (scoring goes on): " + problem);
+        }
+    } else if (failures_ > 0) {
+        log_info("recording works again after " + std::to_string(failures_) +
+                 " failed attempt(s); the signatures and counters kept in memory are written");
+        failures_ = 0;
     }
-    last_problem_ = problem;
+}
+
+// With the lock held: puts a batch that could not be written back in front of what came since.
+void Recorder::restore(store::Recording& batch) {
+    auto& scans = pending_.scans;
+    batch.scans.insert(batch.scans.end(), std::make_move_iterator(scans.begin()), std::make_move_iterator(scans.end()));
+    scans = std::move(batch.scans);
+    if (scans.size() > options_.max_queued_scans) {
+        // The oldest go first: a correction is likelier for recent mail.
+        const std::size_t excess = scans.size() - options_.max_queued_scans;
+        scans.erase(scans.begin(), scans.begin() + static_cast<std::ptrdiff_t>(excess));
+        counters_["scans_dropped"] += static_cast<std::int64_t>(excess);
+    }
+    auto& contacts = pending_.contacts;
+    batch.contacts.insert(batch.contacts.end(), std::make_move_iterator(contacts.begin()),
+                          std::make_move_iterator(contacts.end()));
+    contacts = std::move(batch.contacts);
+    if (contacts.size() > options_.max_queued_scans) {
+        const std::size_t excess = contacts.size() - options_.max_queued_scans;
+        contacts.erase(contacts.begin(), contacts.begin() + static_cast<std::ptrdiff_t>(excess));
+        counters_["contacts_dropped"] += static_cast<std::int64_t>(excess);
+    }
 }
 
 }  // namespace mailsift::daemon

@@ -1,8 +1,12 @@
 // The daemon's only writer: scans (features under their signature), contacts
 // from outgoing mail, and counters, queued by scoring threads without waiting
 // and written by one thread in a transaction every few seconds. If the
-// database cannot be written, the batch is dropped and said once in the log:
-// scoring never waits for it and mail is never held for it.
+// database cannot be written (missing, locked, read-only, disk full), the
+// problem is said once in the log and the batch stays in memory to be retried
+// every interval: counters are never lost (each failed attempt is counted as
+// record_failures), scans and contacts are kept up to max_queued_scans each
+// (the oldest beyond are dropped and counted as scans_dropped and
+// contacts_dropped). Scoring never waits for it and mail is never held for it.
 #pragma once
 
 #include <chrono>
@@ -41,6 +45,7 @@ public:
 private:
     void run();
     void write_batch(std::unique_lock<std::mutex>& lock);
+    void restore(store::Recording& batch);
 
     Options options_;
     std::mutex mutex_;
@@ -49,7 +54,7 @@ private:
     std::map<std::string, std::int64_t> counters_;
     std::uint64_t flush_requests_ = 0, flushes_done_ = 0;
     bool stopping_ = false;
-    std::string last_problem_;
+    std::uint64_t failures_ = 0;  // failed attempts since the last write that succeeded
     std::chrono::steady_clock::time_point last_prune_{};
     std::thread thread_;
 };

@@ -2,7 +2,11 @@
 // by pointer; only refresh() touches SQLite.
 #include "scorer.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 
 namespace mailsift::daemon {
@@ -20,32 +24,112 @@ std::string took_since(std::chrono::steady_clock::time_point start) {
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
     return " in " + std::to_string(ms.count()) + " ms";
 }
+
+struct Identity {
+    dev_t device = 0;
+    ino_t inode = 0;
+    bool operator==(const Identity& o) const { return device == o.device && inode == o.inode; }
+};
+
+// The file at `path` now; nullopt-like `found = false` when it is not there.
+bool identify(const std::filesystem::path& path, Identity& id, int& error) {
+    struct stat st{};
+    if (::stat(path.c_str(), &st) != 0) {
+        error = errno;
+        return false;
+    }
+    id = {st.st_dev, st.st_ino};
+    return true;
+}
 }  // namespace
+
+std::shared_ptr<Scorer::State> Scorer::open_state() {
+    // The identity is taken before and after opening: a file replaced meanwhile is opened again.
+    for (int attempt = 0;; ++attempt) {
+        Identity before, after;
+        int error = 0;
+        if (!identify(database_, before, error)) {
+            throw store::Error(database_, "no such database (train one first with 'mailsift learn')");
+        }
+        auto state = std::make_shared<State>();
+        state->db = std::make_shared<store::Database>(database_, store::Database::Mode::read_only);
+        state->filter = std::make_shared<engine::Filter>(*state->db, settings_);
+        if ((identify(database_, after, error) && after == before) || attempt == 2) {
+            state->device = before.device;
+            state->inode = before.inode;
+            return state;
+        }
+    }
+}
+
+void Scorer::publish(std::shared_ptr<State> state) {
+    writer_ = state;
+    std::lock_guard lock(mutex_);
+    published_ = std::move(state);
+}
+
+std::string Scorer::describe_model(const State& state) const {
+    const auto m = state.filter->model();
+    return std::to_string(m->snapshot.messages().spam) + " spam, " + std::to_string(m->snapshot.messages().ham) +
+           " ham, " + std::to_string(m->snapshot.vocabulary()) + " features";
+}
 
 std::string Scorer::refresh() {
     const auto start = std::chrono::steady_clock::now();
     try {
         if (!writer_ || reconfigured_) {
-            auto state = std::make_shared<State>();
-            state->db = std::make_unique<store::Database>(database_, store::Database::Mode::read_only);
-            state->filter = std::make_unique<engine::Filter>(*state->db, settings_);
-            writer_ = state;
+            publish(open_state());
             reconfigured_ = false;
-            {
-                std::lock_guard lock(mutex_);
-                published_ = state;
-            }
+            missing_ = false;
             last_problem_.clear();
-            const auto m = state->filter->model();
-            return "loaded model from " + database_.string() + ": " + std::to_string(m->snapshot.messages().spam) +
-                   " spam, " + std::to_string(m->snapshot.messages().ham) + " ham, " +
-                   std::to_string(m->snapshot.vocabulary()) + " features" + took_since(start);
+            return "loaded model from " + database_.string() + ": " + describe_model(*writer_) + took_since(start);
+        }
+        Identity now;
+        int error = 0;
+        if (!identify(database_, now, error)) {
+            if (error != ENOENT) throw store::Error(database_, std::string("cannot look at the file: ") + std::strerror(error));
+            if (missing_) return {};
+            missing_ = true;
+            event("database_missing");
+            // Let go of the deleted file (and its -wal and -shm), so a database created
+            // at this path later starts clean; the model stays in memory.
+            auto detached = std::make_shared<State>(*writer_);
+            detached->db.reset();
+            publish(std::move(detached));
+            last_problem_.clear();
+            return "database " + database_.string() + " was deleted or moved away; scoring with the model in memory (" +
+                   describe_model(*writer_) + ") until a database is there again";
+        }
+        if (!(now == Identity{writer_->device, writer_->inode}) || !writer_->db) {
+            // Another file at the path (or the same one back): load it; on failure keep what we have.
+            // After a deletion any file there is a new one (it may even get the old inode number).
+            const bool same = !missing_ && now == Identity{writer_->device, writer_->inode};
+            std::shared_ptr<State> fresh;
+            try {
+                // Close the old connection first: it must not share SQLite's index with the new file.
+                if (writer_->db) {
+                    auto detached = std::make_shared<State>(*writer_);
+                    detached->db.reset();
+                    publish(std::move(detached));
+                }
+                fresh = open_state();
+            } catch (const std::exception& e) {
+                const std::string problem = std::string(same ? "is back" : "was replaced") + ": " + e.what();
+                if (problem == last_problem_) return {};
+                last_problem_ = problem;
+                return "database " + database_.string() + " " + (same ? "is back" : "was replaced") +
+                       " but cannot be loaded; scoring with the model in memory (" + describe_model(*writer_) +
+                       "): " + e.what();
+            }
+            publish(fresh);
+            if (!same) event("database_replaced");
+            missing_ = false;
+            last_problem_.clear();
+            return "database " + database_.string() + (same ? " is back" : " was replaced") + "; loaded it: " +
+                   describe_model(*writer_) + took_since(start);
         }
         if (writer_->filter->refresh()) {
-            const auto m = writer_->filter->model();
-            return "reloaded model: " + std::to_string(m->snapshot.messages().spam) + " spam, " +
-                   std::to_string(m->snapshot.messages().ham) + " ham, " + std::to_string(m->snapshot.vocabulary()) +
-                   " features" + took_since(start);
+            return "reloaded model: " + describe_model(*writer_) + took_since(start);
         }
         return {};
     } catch (const std::exception& e) {

@@ -2,9 +2,21 @@
 // scoring threads share. refresh() (one thread) opens the database when it
 // appears and reloads the model when it changed; classify() (any thread) never
 // waits for SQLite.
+//
+// The database file is watched by identity (device and inode), not only by
+// SQLite's data_version: a connection keeps reading a file that was deleted or
+// replaced under it. When the file is gone, the daemon closes its connection
+// (so a new database at that path starts clean) and scores with the model in
+// memory; when another file took its place, it loads that one (keeping the old
+// model if the new file cannot be loaded). Each such event is logged once and
+// reported through on_event ("database_missing", "database_replaced") so it is
+// counted in the statistics.
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,8 +33,13 @@ public:
     Scorer(std::filesystem::path database, engine::Settings settings);
 
     // Opens or reloads as needed. Returns a line for the log when something
-    // changed ("loaded model: ..." or "database unavailable: ..."), else "".
+    // changed ("loaded model: ...", "database unavailable: ...", "database ...
+    // was deleted ...", "database ... was replaced ..."), else "".
     std::string refresh();
+
+    // Called (on the refresh thread) with the name of a counter to increment
+    // when the database file was found deleted or replaced.
+    void on_event(std::function<void(const std::string&)> f) { on_event_ = std::move(f); }
 
     // Throws std::runtime_error when no model is loaded.
     engine::Classification classify(std::string_view raw, const features::Envelope& envelope,
@@ -33,9 +50,18 @@ public:
 
 private:
     struct State {
-        std::unique_ptr<store::Database> db;
-        std::unique_ptr<engine::Filter> filter;
+        std::shared_ptr<store::Database> db;  // null: the file is gone, scoring with the model in memory
+        std::shared_ptr<engine::Filter> filter;
+        dev_t device = 0;
+        ino_t inode = 0;
     };
+    std::shared_ptr<State> open_state();
+    void publish(std::shared_ptr<State> state);
+    std::string describe_model(const State& state) const;
+    void event(const std::string& name) const {
+        if (on_event_) on_event_(name);
+    }
+
     std::filesystem::path database_;
     engine::Settings settings_;         // used by refresh() only
     std::shared_ptr<State> writer_;     // refresh()'s own state
@@ -43,6 +69,8 @@ private:
     std::shared_ptr<const State> published_;
     std::string last_problem_;
     bool reconfigured_ = false;
+    bool missing_ = false;              // the file was found deleted and has not come back
+    std::function<void(const std::string&)> on_event_;
 };
 
 }  // namespace mailsift::daemon
