@@ -522,6 +522,48 @@ else
     not_ok "mailsiftd restarted and listens again"
 fi
 
+# ---------------------------------------------------------------- killed during a session
+# mailsiftd stopped (SIGSTOP) while Postfix opens a milter session for a new SMTP
+# client: Postfix waits on the milter inside that session; mailsiftd is then killed
+# (SIGKILL) there. Postfix applies milter_default_action = tempfail to the message,
+# and the resend after the restart is delivered: nothing is lost.
+milter_session_open() {
+    [ -n "$(ss -Htn state established "( dport = :$MILTER_PORT )" 2>/dev/null)" ]
+}
+if [ -n "$DPID" ]; then
+    kill -STOP "$DPID"
+    MIDSESSION_OUT="$WORK/midsession.out"
+    ( rc=0; timeout 60 python3 "$HERE/smtp_send.py" 127.0.0.1 "$SMTP_PORT" sender@example.org \
+          midsession1@example.test "$MESSAGES/ham_patch_review.eml" >"$MIDSESSION_OUT" 2>&1 || rc=$?
+      echo "$rc" >"$MIDSESSION_OUT.rc" ) &
+    SENDER_PID=$!
+    if wait_for 20 milter_session_open; then
+        ok "with mailsiftd stopped, Postfix opened a milter session and waits on it"
+    else
+        not_ok "with mailsiftd stopped, Postfix opened a milter session within 20 s"
+    fi
+    sleep 1  # Postfix has sent its first milter command and waits for the answer
+    { kill -KILL "$DPID" && wait "$DPID"; } 2>/dev/null || true
+    DPID=""
+    wait "$SENDER_PID" || true
+    midsession_rc=$(cat "$MIDSESSION_OUT.rc" 2>/dev/null || echo missing)
+    midsession_out=$(cat "$MIDSESSION_OUT" 2>/dev/null)
+    if [ "$midsession_rc" = 4 ] && [[ "$midsession_out" =~ ^4[0-9][0-9]\  ]]; then
+        ok "mailsiftd killed inside the session: Postfix tempfailed the message ($midsession_out)"
+    else
+        not_ok "mailsiftd killed inside the session: Postfix answers 4xx (status $midsession_rc: $midsession_out)"
+    fi
+    if start_daemon; then
+        ok "mailsiftd restarted after the kill inside a session (pid $DPID)"
+        send resend2 "$MESSAGES/ham_patch_review.eml"
+        expect_delivered resend2 No "resent ham_patch_review.eml after the restart"
+    else
+        not_ok "mailsiftd restarted after the kill inside a session"
+    fi
+else
+    not_ok "mailsiftd running before the kill inside a session"
+fi
+
 # ---------------------------------------------------------------- nothing else arrived
 queue_empty() { postqueue -c "$PFETC" -p 2>/dev/null | grep -q 'Mail queue is empty'; }
 if wait_for 20 queue_empty; then
@@ -530,7 +572,7 @@ else
     not_ok "Postfix queue is empty within 20 s"
     postqueue -c "$PFETC" -p 2>&1 | sed 's/^/#   /'
 fi
-refused=(reject1 tempfail1)
+refused=(reject1 tempfail1 midsession1)
 [ -z "$SASL_READY" ] || refused+=(noauth1)
 for case in "${refused[@]}"; do
     if delivered_file "$case" >/dev/null; then
@@ -539,9 +581,9 @@ for case in "${refused[@]}"; do
         ok "no copy of $case was delivered"
     fi
 done
-# Six from the checks above, and three (bob, alice, bob) from the authenticated submission ones.
-accepted=6
-[ -z "$SASL_READY" ] || accepted=9
+# Seven from the checks above, and three (bob, alice, bob) from the authenticated submission ones.
+accepted=7
+[ -z "$SASL_READY" ] || accepted=10
 count=$(find "$SINK" -name '*.eml' | wc -l)
 if [ "$count" -eq "$accepted" ]; then
     ok "the sink holds exactly the $accepted accepted messages"
