@@ -279,6 +279,24 @@ std::string file_param(const std::vector<Param>& params, std::string_view base) 
     return {};
 }
 
+// Attachment::content_type: "type/subtype" when both are lower-case printable
+// ASCII (no blanks, controls or bytes above 0x7E), else invalid_content_type, so
+// that raw bytes of a hostile message never leave the module as a type.
+std::string attachment_type(std::string_view type, std::string_view subtype) {
+    const auto printable = [](std::string_view s) {
+        return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
+            const auto u = static_cast<unsigned char>(ch);
+            return u > 0x20 && u < 0x7f && !(ch >= 'A' && ch <= 'Z');
+        });
+    };
+    if (!printable(type) || !printable(subtype)) return std::string(invalid_content_type);
+    std::string out;
+    out.reserve(type.size() + 1 + subtype.size());
+    out.append(type).push_back('/');
+    out.append(subtype);
+    return out;
+}
+
 void add_limit(ParsedMessage& m, LimitHit hit) {
     if (std::find(m.limits_hit.begin(), m.limits_hit.end(), hit) == m.limits_hit.end())
         m.limits_hit.push_back(hit);
@@ -505,7 +523,7 @@ private:
             inner = decoded;
         }
         if (c.attachment || !c.filename.empty())
-            out_.attachments.push_back({c.filename, c.type + "/" + c.subtype, inner.size()});
+            out_.attachments.push_back({c.filename, attachment_type(c.type, c.subtype), inner.size()});
         if (e.depth + 1 > limits_.max_depth) {
             add_limit(out_, LimitHit::depth);
             return;
@@ -535,7 +553,7 @@ private:
                 decode(c, body, scratch_);
                 size = scratch_.size();
             }
-            out_.attachments.push_back({c.filename, c.type + "/" + c.subtype, size});
+            out_.attachments.push_back({c.filename, attachment_type(c.type, c.subtype), size});
             return;
         }
         std::string_view bytes = body;

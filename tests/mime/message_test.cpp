@@ -373,3 +373,34 @@ TEST_CASE("A truncated message returns what was read", "[message][malformed]") {
           "The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog. "
           "The quick brown fox j");
 }
+
+TEST_CASE("Attachment content types of raw high bytes are normalised in the mime module", "[message][attachments]") {
+    const auto attachment_of = [](const std::string& content_type) {
+        const ParsedMessage m = parse("Content-Type: multipart/mixed; boundary=b\n\n--b\n\nbody\n--b\nContent-Type: " +
+                                      content_type +
+                                      "\nContent-Disposition: attachment; filename=x.bin\n\nAAAA\n--b--\n");
+        REQUIRE(m.attachments.size() == 1);
+        return m.attachments[0].content_type;
+    };
+    SECTION("high bytes in the type or the subtype") {
+        CHECK(attachment_of("appl\xE9\xFF" "cation/pdf") == invalid_content_type);
+        CHECK(attachment_of("application/p\x80\xC3\xA9" "df") == invalid_content_type);
+    }
+    SECTION("control bytes and blanks") {
+        CHECK(attachment_of("application/pd\x01" "f") == invalid_content_type);
+        CHECK(attachment_of("application/pd\x7f" "f") == invalid_content_type);
+        CHECK(attachment_of("application/p df") == invalid_content_type);
+    }
+    SECTION("printable ASCII stays, lower-cased") {
+        CHECK(attachment_of("Application/X-Thing+Zip") == "application/x-thing+zip");
+    }
+    SECTION("a type that only resembles message/rfc822 is a leaf, normalised too") {
+        const ParsedMessage m = parse("Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: message/rfc\xFF"
+                                      "822\nContent-Disposition: attachment\n\nSubject: inner\n\nhi\n--b--\n");
+        REQUIRE(m.attachments.size() == 1);
+        CHECK(m.attachments[0].content_type == invalid_content_type);
+    }
+    SECTION("the placeholder is printable ASCII, so features keep their form") {
+        CHECK(std::string(invalid_content_type) == "invalid");
+    }
+}

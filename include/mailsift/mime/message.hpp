@@ -47,9 +47,15 @@ struct Link {
     std::string text;    // visible text of the anchor, UTF-8 ("" for images)
 };
 
+// Attachment::content_type when the declared type or subtype holds anything but
+// printable ASCII (blanks, control characters, raw high bytes).
+inline constexpr std::string_view invalid_content_type = "invalid";
+
 struct Attachment {
     std::string filename;      // UTF-8, "" when none was given
-    std::string content_type;  // lower-case type/subtype
+    // Lower-case "type/subtype" of printable ASCII, or invalid_content_type: never
+    // raw bytes from the message.
+    std::string content_type;
     std::size_t size_bytes = 0;  // decoded size
 };
 
