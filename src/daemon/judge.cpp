@@ -21,6 +21,36 @@ const char* latency_bucket(double ms) {
     return "latency_ms_gt_250";
 }
 
+const char* limit_name(mime::LimitHit hit) {
+    switch (hit) {
+        case mime::LimitHit::message_bytes: return "max_message_bytes";
+        case mime::LimitHit::depth: return "max_depth (MIME nesting)";
+        case mime::LimitHit::parts: return "max_parts (MIME parts)";
+        case mime::LimitHit::headers: return "max_headers (header fields in one part)";
+        case mime::LimitHit::header_bytes: return "max_header_bytes (one header field)";
+    }
+    return "a limit";
+}
+
+// Which limits a message hit, for one log line: "" when none. The MTA's message
+// over max_message_bytes is known from the transaction; the MIME limits need a
+// parse, and the classification only says that one was hit, so the (bounded)
+// parse is repeated for those few messages only.
+std::string limits_hit(const milter::Transaction& t, const engine::Settings& s, bool mime_limit) {
+    std::string out;
+    if (t.truncated) {
+        out = "max_message_bytes (" + std::to_string(t.message_bytes) + " bytes, " +
+              std::to_string(t.message.size()) + " kept)";
+    }
+    if (mime_limit) {
+        for (const auto hit : mime::parse(t.message, s.limits).limits_hit) {
+            if (hit == mime::LimitHit::message_bytes && t.truncated) continue;
+            out += (out.empty() ? "" : ", ") + std::string(limit_name(hit));
+        }
+    }
+    return out;
+}
+
 std::string authenticated_user(const milter::Transaction& t) {
     const auto it = t.macros.find("{auth_authen}");
     return it == t.macros.end() ? std::string() : it->second;
@@ -47,13 +77,21 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
 
     Answer answer;
     std::string verdict = "-";
-    if (const std::string why = skip_reason(t, d, s.limits.max_message_bytes); !why.empty()) {
+    bool mime_limit = false;
+    if (t.watched_overflow) {
+        answer = answer_unremovable_headers();
+        recorder.count("rejected_forged_headers");
+        log_warning("message " + (t.macros.count("i") ? t.macros.at("i") : std::string("-")) + ": more than " +
+                    std::to_string(t.watched.size()) +
+                    " distinct X-Mailsift-* header names, which cannot all be removed; rejected");
+    } else if (const std::string why = skip_reason(t, d, s.limits.max_message_bytes); !why.empty()) {
         answer = answer_skipped(t, actions, why);
         ++totals.skipped;
         recorder.count("skipped");
     } else {
         try {
             const auto c = scorer.classify(t.message, envelope, d.record_signatures);
+            mime_limit = c.prefix_only;
             const auto digest = engine::message_digest(t.message);
             answer = answer_scored(t, actions, c, d, engine::signature_text(digest));
             if (d.record_signatures) recorder.scan({digest, now, c.score.verdict, c.features});
@@ -76,8 +114,14 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     recorder.count(latency_bucket(ms));
     const auto id = t.macros.find("i");
-    log_info("message " + (id == t.macros.end() ? std::string("-") : id->second) + ": " + verdict + " " +
-             to_string(answer.action) + " " + std::to_string(t.message_bytes) + " bytes " + std::to_string(ms) + " ms");
+    const std::string name = "message " + (id == t.macros.end() ? std::string("-") : id->second) + ": ";
+    // One line per message that hit a limit, before its verdict line.
+    if (const std::string hit = limits_hit(t, s, mime_limit); !hit.empty()) {
+        log_warning(name + "limits hit, " +
+                    (answer.action == Action::skipped ? "not scored" : "scored on what was read") + ": " + hit);
+    }
+    log_info(name + verdict + " " + to_string(answer.action) + " " + std::to_string(t.message_bytes) + " bytes " +
+             std::to_string(ms) + " ms");
     return answer;
 }
 

@@ -4,7 +4,6 @@
 #include <strings.h>
 
 #include <cstdio>
-#include <map>
 
 namespace mailsift::daemon {
 
@@ -22,10 +21,6 @@ const char* to_string(Action a) {
 
 namespace {
 
-bool starts_with_nocase(std::string_view s, std::string_view prefix) {
-    return s.size() >= prefix.size() && strncasecmp(s.data(), prefix.data(), prefix.size()) == 0;
-}
-
 std::string trim_angle(std::string_view s) {
     if (s.size() >= 2 && s.front() == '<' && s.back() == '>') s = s.substr(1, s.size() - 2);
     return std::string(s);
@@ -35,17 +30,10 @@ std::string trim_angle(std::string_view s) {
 // first, so that deleting one does not renumber the ones still to go.
 void strip_ours(const milter::Transaction& t, std::uint32_t actions, std::vector<milter::Reply>& out) {
     if ((actions & milter::action::change_headers) == 0) return;
-    std::map<std::string, std::pair<std::string, std::uint32_t>> counts;  // lower-case name -> (name, count)
-    for (const auto& h : t.headers) {
-        if (!starts_with_nocase(h.name, "x-mailsift-")) continue;
-        std::string key = h.name;
-        for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        auto& entry = counts[key];
-        if (entry.second == 0) entry.first = h.name;
-        ++entry.second;
-    }
-    for (const auto& [key, entry] : counts) {
-        for (std::uint32_t i = entry.second; i >= 1; --i) out.push_back(milter::ChangeHeader{i, entry.first, ""});
+    // The session counted every such field by name (milter::SessionOptions::watched_header_prefix),
+    // past the caps on kept headers and bytes; the MTA numbers fields of one name from 1.
+    for (const auto& [name, count] : t.watched) {
+        for (std::uint32_t i = count; i >= 1; --i) out.push_back(milter::ChangeHeader{i, name, ""});
     }
 }
 
@@ -126,7 +114,7 @@ Answer answer_scored(const milter::Transaction& t, std::uint32_t actions, const 
     strip_ours(t, actions, a.replies);
     add_header(actions, a.replies, "X-Mailsift-Status",
                std::string(verdict_word(c.score.verdict)) + ", score=" + number(p, "%.4f") +
-                   ", log-odds=" + number(c.score.log_odds, "%.2f") + (c.prefix_only ? ", scanned=prefix" : ""));
+                   ", log-odds=" + number(c.score.log_odds, "%.2f") + (c.prefix_only || t.truncated ? ", scanned=prefix" : ""));
     add_header(actions, a.replies, "X-Mailsift-Signature", std::string(signature));
     if (d.add_reasons && !(c.toward_spam.empty() && c.toward_ham.empty())) {
         std::string reasons;
@@ -185,6 +173,16 @@ Answer answer_failed(const milter::Transaction& t, std::uint32_t actions, const 
     strip_ours(t, actions, a.replies);
     add_header(actions, a.replies, "X-Mailsift-Status", "Error, reason=" + std::string(reason));
     a.replies.push_back(milter::Continue{});
+    return a;
+}
+
+Answer answer_unremovable_headers() {
+    // No legitimate message carries dozens of differently named X-Mailsift-*
+    // fields; past what the session could count, some might be left in place,
+    // so the message is refused rather than delivered with a forged verdict.
+    Answer a;
+    a.action = Action::rejected;
+    a.replies.push_back(*smtp_reply("550 5.7.1 Message carries too many X-Mailsift header fields"));
     return a;
 }
 

@@ -35,6 +35,9 @@ std::string skip_reason(const milter::Transaction& t, const engine::DaemonSettin
 Answer answer_scored(const milter::Transaction& t, std::uint32_t actions, const engine::Classification& c,
                      const engine::DaemonSettings& d, std::string_view signature);
 Answer answer_skipped(const milter::Transaction& t, std::uint32_t actions, std::string_view reason);
+// More differently named X-Mailsift-* fields than the session counts
+// (milter::Transaction::watched_overflow): they cannot all be removed, so a 5xx.
+Answer answer_unremovable_headers();
 // Scoring failed (no database, internal error): the configured default action.
 Answer answer_failed(const milter::Transaction& t, std::uint32_t actions, const engine::DaemonSettings& d,
                      std::string_view reason);

@@ -1,6 +1,16 @@
 // Acceptor and connections. Each connection reads frames, feeds its Session,
 // writes replies in order, and hands finished messages to the scoring pool;
 // while a message is being judged it does not read (the MTA waits for us).
+//
+// What a hostile or broken peer can hold (see tests/daemon/hostile_test.cpp):
+//  - memory: one read buffer, the decoder's partial frame (max_frame_bytes),
+//    the message prefix (limits.max_message_bytes), and replies not yet written,
+//    which stop reading once they pass max_unsent_bytes (a peer that does not
+//    read its replies cannot make us queue more);
+//  - time: the deadline is read_timeout after the last complete command (or the
+//    connection's start, or the last verdict). Bytes that do not complete a
+//    command do not move it, so a peer trickling one byte a second is closed,
+//    and so is one that has not read our replies for read_timeout.
 #include "server.hpp"
 
 #include <grp.h>
@@ -95,6 +105,7 @@ private:
     static milter::SessionOptions session_options(const engine::Settings& s) {
         milter::SessionOptions o;
         o.max_message_bytes = s.limits.max_message_bytes;
+        o.watched_header_prefix = "X-Mailsift-";  // every one of them is removed (policy.cpp, strip_ours)
         return o;
     }
 
@@ -110,34 +121,61 @@ private:
 #endif
     }
 
+    // The deadline for the next complete command (and for our replies to be read).
     void arm_timer() {
         timer_.expires_after(settings_->daemon.read_timeout);
         timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
             if (ec || self->closed_ || self->judging_) return;
-            log_warning("connection timed out after " + std::to_string(self->settings_->daemon.read_timeout.count()) +
-                        " s of silence; closing it");
-            self->close();
+            self->timed_out();
         });
     }
 
+    void timed_out() {
+        const std::string limit = std::to_string(settings_->daemon.read_timeout.count()) + " s";
+        server_.recorder_.count("timeouts");
+        if (paused_ || writing_) {
+            log_warning("connection closed: the MTA has not read our replies for " + limit + " (" +
+                        std::to_string(pending_.size() + out_.size()) + " bytes unsent)");
+        } else if (decoder_.buffered_bytes() > 0) {
+            log_warning("connection closed: no complete command within " + limit + " (" +
+                        std::to_string(decoder_.buffered_bytes()) + " bytes of a partial command)");
+        } else {
+            log_warning("connection timed out after " + limit + " of silence; closing it");
+        }
+        close();
+    }
+
     void read() {
+        if (closed_ || reading_) return;
+        reading_ = true;
         socket_.async_read_some(asio::buffer(buffer_), [self = shared_from_this()](const boost::system::error_code& ec,
                                                                                    std::size_t n) {
+            self->reading_ = false;
             if (ec) {
                 self->close();
                 return;
             }
             self->quick_ack();
             self->decoder_.feed(std::string_view(self->buffer_.data(), n));
-            self->arm_timer();
             self->process();
         });
     }
 
-    // Runs every complete command; stops at a message to judge.
+    // Replies queued or being written.
+    std::size_t unsent() const { return out_.size() + pending_.size(); }
+
+    // Runs every complete command; stops at a message to judge, and stops reading
+    // while too many replies are unsent (flush() resumes when they are written).
     void process() {
+        if (closed_) return;
+        paused_ = false;
         milter::Command command;
+        bool progress = false;
         for (;;) {
+            if (unsent() > max_unsent_bytes) {
+                paused_ = true;
+                break;
+            }
             const auto status = decoder_.next(command);
             if (status == milter::Decoder::Status::need_more) break;
             if (status == milter::Decoder::Status::error) {
@@ -147,7 +185,12 @@ private:
                 flush_then_close();
                 return;
             }
+            progress = true;
             auto outcome = session_.handle(command);
+            if (!outcome.note.empty()) {
+                log_warning(outcome.close ? "milter protocol error, closing the connection: " + outcome.note
+                                          : "milter command out of order (answered anyway): " + outcome.note);
+            }
             for (const auto& r : outcome.replies) milter::encode(r, out_);
             if (outcome.close) {
                 flush_then_close();
@@ -158,8 +201,9 @@ private:
                 return;
             }
         }
+        if (progress) arm_timer();
         flush();
-        read();
+        if (!paused_) read();
     }
 
     void judge() {
@@ -197,6 +241,13 @@ private:
                                   self->close();
                                   return;
                               }
+                              if (self->paused_ && !self->judging_ && !self->close_after_write_ &&
+                                  self->unsent() <= max_unsent_bytes) {
+                                  // The peer reads again: take the commands that waited.
+                                  self->paused_ = false;
+                                  self->process();
+                                  return;
+                              }
                               self->flush();
                           });
     }
@@ -218,7 +269,11 @@ private:
     milter::Session session_;
     std::array<char, 65536> buffer_{};
     std::string out_, pending_;
+    // Replies a peer may leave unread before we stop reading its commands: far
+    // more than any conversation needs (a verdict is a few hundred bytes).
+    static constexpr std::size_t max_unsent_bytes = 64 * 1024;
     bool writing_ = false, judging_ = false, closed_ = false, close_after_write_ = false;
+    bool reading_ = false, paused_ = false;
     bool tcp_ = false;
 };
 

@@ -11,10 +11,17 @@
 //  - the message is rebuilt as "Name: value\r\n" lines ("Name:value" when the
 //    value keeps its leading space), a blank line, then the body as sent; bare
 //    "\n" in folded header values becomes "\r\n". At most max_message_bytes
-//    are kept (and headers only while they fit); message_bytes counts all.
+//    are kept (and headers only while they fit, and at most max_headers of
+//    them); message_bytes counts all;
+//  - order is noted, never enforced: a command that comes where Postfix would
+//    not send it (content before MAIL FROM, a header after the body, a second
+//    MAIL FROM without Abort) is handled as usual and Outcome::note says so,
+//    once per message, so that a confused or hostile peer is visible in the log.
 #include "mailsift/milter/session.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string_view>
 
 namespace mailsift::milter {
@@ -22,7 +29,7 @@ namespace mailsift::milter {
 namespace {
 
 Session::Outcome reply_none() { return {}; }
-Session::Outcome closing() { return {{}, false, true}; }
+Session::Outcome closing() { return {{}, false, true, {}}; }
 
 // Appends a header value with every bare "\n" turned into "\r\n".
 void append_crlf(std::string& out, std::string_view value) {
@@ -30,6 +37,16 @@ void append_crlf(std::string& out, std::string_view value) {
         if (value[i] == '\n' && (i == 0 || value[i - 1] != '\r')) out.push_back('\r');
         out.push_back(value[i]);
     }
+}
+
+// Does `text` start with `prefix`, ASCII case ignored?
+bool iequals_prefix(std::string_view text, std::string_view prefix) {
+    if (text.size() < prefix.size()) return false;
+    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    for (std::size_t i = 0; i < prefix.size(); ++i) {
+        if (lower(text[i]) != lower(prefix[i])) return false;
+    }
+    return true;
 }
 
 }  // namespace
@@ -52,6 +69,30 @@ struct Session::Handler {
         if (bytes.size() > room) t.truncated = true;
     }
 
+    // Records a command out of the usual order, once per message.
+    void odd(Outcome& o, const char* what) {
+        if (s.noted_) return;
+        s.noted_ = true;
+        o.note = what;
+    }
+
+    // Counts a field the owner wants to be able to delete, past every other cap.
+    void watch(Transaction& t, const std::string& name) const {
+        const std::string& prefix = s.options_.watched_header_prefix;
+        if (prefix.empty() || !iequals_prefix(name, prefix)) return;
+        for (auto& [seen, n] : t.watched) {
+            if (seen.size() == name.size() && iequals_prefix(name, seen)) {
+                if (n < std::numeric_limits<std::uint32_t>::max()) ++n;
+                return;
+            }
+        }
+        if (t.watched.size() < s.options_.max_watched_names) {
+            t.watched.emplace_back(name, 1);
+        } else {
+            t.watched_overflow = true;
+        }
+    }
+
     void end_headers() {
         if (s.headers_done_) return;
         s.headers_done_ = true;
@@ -69,6 +110,8 @@ struct Session::Handler {
         fresh.macros = s.connection_macros_;
         t = std::move(fresh);
         s.headers_done_ = false;
+        s.stage_ = 0;
+        s.noted_ = false;
     }
 
     void reset_connection() {
@@ -76,22 +119,31 @@ struct Session::Handler {
         s.connection_macros_.clear();
         s.headers_done_ = false;
         s.judged_ = false;
+        s.stage_ = 0;
+        s.noted_ = false;
     }
 
     Outcome operator()(const Negotiate& n) {
         // libmilter speaks nothing older than version 2.
-        if (n.version < 2) return closing();
+        if (n.version < 2) {
+            Outcome o = closing();
+            o.note = "negotiation offered protocol version " + std::to_string(n.version) + ", older than 2";
+            return o;
+        }
         reset_connection();
         s.negotiated_ = true;
         s.actions_ = n.actions & s.options_.actions;
         s.steps_ = n.steps & s.options_.steps;
-        return {{NegotiateReply{std::min(n.version, protocol_version), s.actions_, s.steps_}}};
+        return {{NegotiateReply{std::min(n.version, protocol_version), s.actions_, s.steps_}}, false, false, {}};
     }
 
     Outcome operator()(const Macros& m) {
         const bool connection_stage = m.stage == 'C' || m.stage == 'H';
         for (const auto& [name, value] : m.values) {
-            s.transaction_.macros[name] = value;
+            // New names beyond the cap are dropped: an MTA sends a dozen or so.
+            auto& macros = s.transaction_.macros;
+            if (macros.size() >= s.options_.max_macros && macros.find(name) == macros.end()) continue;
+            macros[name] = value;
             if (connection_stage) s.connection_macros_[name] = value;
         }
         return reply_none();
@@ -112,45 +164,76 @@ struct Session::Handler {
     }
 
     Outcome operator()(const Mail& m) {
+        // The sender of the message is the last one given.
+        Outcome o = continue_unless(step::no_reply_mail);
+        if (s.stage_ != 0) odd(o, "MAIL FROM again within one message");
+        s.stage_ = std::max(s.stage_, 1);
         s.transaction_.sender = m.args.empty() ? std::string() : m.args.front();
-        return continue_unless(step::no_reply_mail);
+        return o;
     }
 
     Outcome operator()(const Rcpt& r) {
-        if (!r.args.empty()) s.transaction_.recipients.push_back(r.args.front());
-        return continue_unless(step::no_reply_rcpt);
+        Outcome o = continue_unless(step::no_reply_rcpt);
+        if (s.stage_ == 0) odd(o, "RCPT TO before MAIL FROM");
+        else if (s.stage_ > 1) odd(o, "RCPT TO after the message content began");
+        // Recipients are few in real mail; a flood of them is kept only within the message cap.
+        if (!r.args.empty() && s.transaction_.recipients.size() < s.options_.max_recipients)
+            s.transaction_.recipients.push_back(r.args.front());
+        return o;
     }
 
     Outcome operator()(const Data&) { return continue_unless(step::no_reply_data); }
     Outcome operator()(const Unknown&) { return continue_unless(step::no_reply_unknown); }
 
+    // Content (headers, body, end of message) before MAIL FROM is noted.
+    void content(Outcome& o, const char* what) {
+        if (s.stage_ == 0) odd(o, what);
+    }
+
     Outcome operator()(const Header& h) {
+        Outcome o = continue_unless(step::no_reply_header);
+        content(o, "a header before MAIL FROM");
+        // Kept as before (its line lands after the blank line, in the body text).
+        if (s.headers_done_) odd(o, "a header after the end of the headers");
+        s.stage_ = std::max(s.stage_, 2);
         const bool leading_space = (s.steps_ & step::header_leading_space) != 0;
         std::string line = h.name + (leading_space ? ":" : ": ");
         append_crlf(line, h.value);
         line += "\r\n";
         append(line);
-        // Parsed headers are kept only while their lines fit the cap, so memory stays bounded.
-        if (!s.transaction_.truncated) s.transaction_.headers.push_back(h);
-        return continue_unless(step::no_reply_header);
+        // Parsed headers are kept only while their lines fit the cap, and only so
+        // many of them, so memory stays bounded.
+        Transaction& t = s.transaction_;
+        ++t.header_count;
+        if (!t.truncated && t.headers.size() < s.options_.max_headers) t.headers.push_back(h);
+        watch(t, h.name);
+        return o;
     }
 
     Outcome operator()(const EndOfHeaders&) {
+        Outcome o = continue_unless(step::no_reply_end_of_headers);
+        content(o, "end of headers before MAIL FROM");
+        s.stage_ = 3;
         end_headers();
-        return continue_unless(step::no_reply_end_of_headers);
+        return o;
     }
 
     Outcome operator()(const Body& b) {
+        Outcome o = continue_unless(step::no_reply_body);
+        content(o, "body before MAIL FROM");
+        s.stage_ = 3;
         end_headers();
         append(b.chunk);
-        return continue_unless(step::no_reply_body);
+        return o;
     }
 
     Outcome operator()(const EndOfBody& e) {
+        Outcome o{{}, true, false, {}};
+        content(o, "end of message before MAIL FROM");
         end_headers();
         append(e.chunk);
         s.judged_ = true;
-        return {{}, true, false};
+        return o;
     }
 
     Outcome operator()(const Abort&) {
@@ -168,7 +251,11 @@ struct Session::Handler {
 
 Session::Outcome Session::handle(const Command& command) {
     // Nothing but negotiation is understood before negotiation.
-    if (!negotiated_ && !std::holds_alternative<Negotiate>(command)) return closing();
+    if (!negotiated_ && !std::holds_alternative<Negotiate>(command)) {
+        Outcome o = closing();
+        o.note = "a command before negotiation";
+        return o;
+    }
     // The judged message stays readable until the next command, which starts a fresh one.
     if (judged_) {
         Handler{*this}.reset_message();

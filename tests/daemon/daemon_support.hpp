@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -213,4 +214,90 @@ inline std::string header_value(const std::vector<std::pair<char, std::string>>&
     }
     return {};
 }
+// ---- additions for the hostile-input tests ----
+
+// A field of /proc/PID/status in KiB ("VmHWM": peak resident set, "VmRSS": now), or 0.
+inline std::size_t proc_status_kib(pid_t pid, const std::string& field) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind(field + ":", 0) == 0) return std::stoul(line.substr(field.size() + 1));
+    }
+    return 0;
+}
+inline std::size_t peak_rss_mib(const Daemon& d) { return proc_status_kib(d.pid, "VmHWM") / 1024; }
+
+// How often `needle` occurs in `text`.
+inline std::size_t occurrences(const std::string& text, const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
+    return n;
+}
+
+// Writes all of `bytes`, without SIGPIPE; false once the daemon has closed the connection.
+inline bool send_all(int fd, const std::string& bytes) {
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+        if (n <= 0) return false;
+        done += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+// True when the daemon has closed the connection (the read side gives EOF or an error)
+// without consuming any reply that may be waiting.
+inline bool peer_closed(int fd) {
+    char c;
+    const ssize_t n = ::recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+// Negotiation for an MTA that wants a reply to every step (no no-reply steps offered).
+inline std::string negotiate_all_replies() {
+    std::string o;
+    put32(o, 6);
+    put32(o, 0x1FF);
+    put32(o, 0);
+    return frame('O', o);
+}
+
+// One message as Postfix sends it, built from parts: envelope, one L frame per
+// header (names and values as given, so they may hold anything but NUL), end of
+// headers, then the body in B frames of at most 64 KiB; sent in pieces of about
+// 1 MiB, so a large input is never one string. Returns the replies up to the final one.
+struct Piecewise {
+    const Client& c;
+    std::string pending;
+
+    void add(const std::string& f) {
+        pending += f;
+        if (pending.size() >= (1u << 20)) flush();
+    }
+    void flush() {
+        REQUIRE(send_all(c.fd, pending));
+        pending.clear();
+    }
+    void envelope() {
+        add(frame('M', z("<sender@example.net>")));
+        add(frame('R', z("<user@example.org>")));
+    }
+    void header(const std::string& name, const std::string& value) { add(frame('L', z(name) + z(value))); }
+    void end_of_headers() { add(frame('N', "")); }
+    void body(const std::string& bytes) {
+        for (std::size_t at = 0; at < bytes.size(); at += 65535) add(frame('B', bytes.substr(at, 65535)));
+    }
+    std::vector<std::pair<char, std::string>> end() {
+        add(frame('E', ""));
+        flush();
+        std::vector<std::pair<char, std::string>> out;
+        for (;;) {
+            const auto r = c.reply();
+            REQUIRE(r);
+            out.push_back(*r);
+            if (std::string("catrdy").find(r->first) != std::string::npos) break;
+        }
+        REQUIRE(send_all(c.fd, frame('A', "")));
+        return out;
+    }
+};
 }  // namespace daemon_test

@@ -3,6 +3,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "mailsift/milter/session.hpp"
+#include <string>
+#include <utility>
+#include <vector>
+
 using namespace mailsift;
 using daemon::Action;
 
@@ -11,21 +16,29 @@ namespace {
 constexpr std::uint32_t all_actions =
     milter::action::add_headers | milter::action::change_headers | milter::action::quarantine;
 
+// A message with forged verdict headers, as the daemon's session receives it.
 milter::Transaction transaction() {
-    milter::Transaction t;
-    t.client_name = "mx.example.net";
-    t.client_address = "192.0.2.1";
-    t.helo = "mx.example.net";
-    t.sender = "<a@example.net>";
-    t.recipients = {"<b@example.org>"};
-    t.headers = {{"From", "a@example.net"},
-                 {"Subject", "hello"},
-                 {"X-Mailsift-Status", "No, score=0.0000"},
-                 {"x-mailsift-status", "No"},
-                 {"X-Mailsift-Signature", "forged"}};
-    t.message = "From: a@example.net\r\nSubject: hello\r\n\r\nbody\r\n";
-    t.message_bytes = t.message.size();
-    return t;
+    milter::SessionOptions options;
+    options.watched_header_prefix = "X-Mailsift-";
+    options.steps = 0;
+    milter::Session s(options);
+    s.handle(milter::Negotiate{6, all_actions, 0});
+    s.handle(milter::Connect{"mx.example.net", '4', 25, "192.0.2.1"});
+    s.handle(milter::Helo{"mx.example.net"});
+    s.handle(milter::Mail{{"<a@example.net>"}});
+    s.handle(milter::Rcpt{{"<b@example.org>"}});
+    for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+             {"From", "a@example.net"},
+             {"Subject", "hello"},
+             {"X-Mailsift-Status", "No, score=0.0000"},
+             {"x-mailsift-status", "No"},
+             {"X-Mailsift-Signature", "forged"}}) {
+        s.handle(milter::Header{name, value});
+    }
+    s.handle(milter::EndOfHeaders{});
+    s.handle(milter::Body{"body\r\n"});
+    REQUIRE(s.handle(milter::EndOfBody{}).judge);
+    return s.transaction();
 }
 
 engine::Classification verdict(double p, model::Verdict v) {
@@ -145,4 +158,11 @@ TEST_CASE("The envelope is taken from the transaction", "[daemon]") {
     REQUIRE(e.recipients == std::vector<std::string>{"b@example.org"});
     REQUIRE(e.helo == "mx.example.net");
     REQUIRE(e.auth_user == "bob");
+}
+
+TEST_CASE("Too many distinct X-Mailsift names to remove them all is refused, not delivered", "[daemon][security]") {
+    const auto a = daemon::answer_unremovable_headers();
+    REQUIRE(a.action == Action::rejected);
+    REQUIRE(a.replies.size() == 1);
+    REQUIRE(std::get<milter::ReplyCode>(a.replies[0]).text.rfind("550 5.7.1 ", 0) == 0);
 }

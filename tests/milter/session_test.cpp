@@ -431,3 +431,113 @@ TEST_CASE("Header values get their leading space when the MTA expects it", "[mil
         REQUIRE(std::get<AddHeader>(replies[0]).value == "Yes");
     }
 }
+
+TEST_CASE("Commands out of order are answered as usual and noted once per message", "[milter][session]") {
+    Session s = negotiated(wanting_replies(), all_steps & ~no_reply_steps);
+    SECTION("end of message before anything: judged, noted") {
+        const auto out = s.handle(EndOfBody{});
+        REQUIRE(out.judge);
+        REQUIRE(out.note == "end of message before MAIL FROM");
+        REQUIRE(s.transaction().message == "\r\n");
+    }
+    SECTION("a body before MAIL FROM is kept and noted, and only the first oddity is noted") {
+        const auto body = s.handle(Body{"early"});
+        REQUIRE(is_one_continue(body));
+        REQUIRE(body.note == "body before MAIL FROM");
+        const auto header = s.handle(Header{"Subject", "late"});
+        REQUIRE(is_one_continue(header));
+        REQUIRE(header.note.empty());  // the message already has its note
+        REQUIRE(s.handle(EndOfBody{}).judge);
+        SECTION("the next message starts without a note") {
+            s.handle(Mail{{"<a@x>"}});
+            const auto h = s.handle(Header{"Subject", "x"});
+            REQUIRE(h.note.empty());
+            REQUIRE(s.handle(EndOfHeaders{}).note.empty());
+            REQUIRE(s.handle(Header{"X-Late", "y"}).note == "a header after the end of the headers");
+        }
+    }
+    SECTION("a second MAIL FROM within one message, and RCPT before MAIL") {
+        REQUIRE(s.handle(Rcpt{{"<b@y>"}}).note == "RCPT TO before MAIL FROM");
+        s.handle(Abort{});
+        REQUIRE(s.handle(Mail{{"<a@x>"}}).note.empty());
+        const auto again = s.handle(Mail{{"<c@x>"}});
+        REQUIRE(is_one_continue(again));
+        REQUIRE(again.note == "MAIL FROM again within one message");
+        REQUIRE(s.transaction().sender == "<c@x>");
+    }
+    SECTION("negotiating twice starts afresh, without a note") {
+        const auto again = s.handle(Negotiate{6, all_actions, all_steps});
+        REQUIRE(again.replies.size() == 1);
+        REQUIRE(again.note.empty());
+    }
+    SECTION("the usual order gives no notes") {
+        for (const Command& c : std::vector<Command>{Mail{{"<a@x>"}}, Rcpt{{"<b@y>"}}, Data{}, Header{"Subject", "x"},
+                                                     EndOfHeaders{}, Body{"b"}, EndOfBody{}}) {
+            REQUIRE(s.handle(c).note.empty());
+        }
+    }
+}
+
+TEST_CASE("The headers and recipients and macros kept per message are capped", "[milter][session]") {
+    SessionOptions options;
+    options.max_headers = 3;
+    options.max_recipients = 2;
+    options.max_macros = 4;
+    Session s = negotiated(options);
+    s.handle(Macros{'C', {{"j", "mx"}}});
+    s.handle(Mail{{"<a@x>"}});
+    for (int i = 0; i < 5; ++i) s.handle(Rcpt{{"<r" + std::to_string(i) + "@y>"}});
+    s.handle(Macros{'M', {{"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "4"}, {"j", "mx2"}}});
+    for (int i = 0; i < 10; ++i) s.handle(Header{"H" + std::to_string(i), "v"});
+    s.handle(EndOfHeaders{});
+    REQUIRE(s.handle(EndOfBody{}).judge);
+    const Transaction& t = s.transaction();
+    REQUIRE(t.headers.size() == 3);
+    REQUIRE(t.headers[2].name == "H2");
+    REQUIRE(t.header_count == 10);
+    // Every header line is still part of the message text.
+    REQUIRE(t.message.find("H9:v\r\n\r\n") != std::string::npos);
+    REQUIRE(t.recipients == std::vector<std::string>{"<r0@y>", "<r1@y>"});
+    REQUIRE(t.macros.size() == 4);
+    REQUIRE(t.macros.at("j") == "mx2");  // a known name is still updated
+    REQUIRE(t.macros.count("d") == 0);
+}
+
+TEST_CASE("Watched header fields are all counted, past the caps on kept headers and bytes", "[milter][session][security]") {
+    SessionOptions options;
+    options.max_headers = 3;
+    options.max_message_bytes = 200;
+    options.watched_header_prefix = "X-Mailsift-";
+    options.max_watched_names = 3;
+    Session s = negotiated(options);
+    s.handle(Mail{{"<a@x>"}});
+    s.handle(Header{"X-Mailsift-Status", "forged 1"});
+    for (int i = 0; i < 10; ++i) s.handle(Header{"H" + std::to_string(i), std::string(40, 'v')});
+    // Past max_headers and past max_message_bytes: still counted, under the name first sent.
+    s.handle(Header{"x-mailsift-STATUS", "forged 2"});
+    s.handle(Header{"X-Mailsift-Signature", "0123"});
+    s.handle(Header{"X-Mailsift-Reasons", "w:free"});
+    s.handle(Header{"X-Other", "not watched"});
+    s.handle(EndOfHeaders{});
+    REQUIRE(s.handle(EndOfBody{}).judge);
+    const Transaction& t = s.transaction();
+    REQUIRE(t.truncated);
+    REQUIRE(t.headers.size() == 3);
+    using Watched = std::vector<std::pair<std::string, std::uint32_t>>;
+    REQUIRE(t.watched == Watched{{"X-Mailsift-Status", 2}, {"X-Mailsift-Signature", 1}, {"X-Mailsift-Reasons", 1}});
+    REQUIRE_FALSE(t.watched_overflow);
+
+    // A fourth distinct name does not fit: the owner is told.
+    s.handle(Mail{{"<a@x>"}});
+    for (const char* n : {"X-Mailsift-A", "X-Mailsift-B", "X-Mailsift-C", "X-Mailsift-D"}) s.handle(Header{n, "v"});
+    REQUIRE(s.handle(EndOfBody{}).judge);
+    REQUIRE(s.transaction().watched.size() == 3);
+    REQUIRE(s.transaction().watched_overflow);
+
+    // The next message starts with nothing watched.
+    s.handle(Mail{{"<a@x>"}});
+    s.handle(Header{"Subject", "hi"});
+    REQUIRE(s.handle(EndOfBody{}).judge);
+    REQUIRE(s.transaction().watched.empty());
+    REQUIRE_FALSE(s.transaction().watched_overflow);
+}

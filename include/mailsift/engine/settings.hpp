@@ -30,7 +30,7 @@ struct DaemonSettings {
     std::string user;                             // started as root: run as this user ("" = stay)
     std::size_t threads = 2;                      // scoring threads
     std::size_t max_frame_bytes = 1024 * 1024;    // largest milter frame accepted (a Postfix header can pass 64 KiB)
-    std::chrono::seconds read_timeout{300};       // silence from the MTA before the connection is closed
+    std::chrono::seconds read_timeout{300};       // no complete command (or replies left unread) this long: close
     std::chrono::milliseconds refresh_interval{1000};  // how often to look for a changed database
     std::chrono::seconds drain_timeout{30};       // SIGTERM: wait this long for sessions in flight
     OnError on_error = OnError::accept;

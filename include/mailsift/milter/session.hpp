@@ -13,13 +13,18 @@
 //  - a command before negotiation, or an offer older than version 2, gets no
 //    reply and sets Outcome::close;
 //  - QuitNewConnection forgets the client, HELO, macros and message but keeps
-//    the negotiated actions and steps; Negotiate starts a connection afresh.
+//    the negotiated actions and steps; Negotiate starts a connection afresh;
+//  - commands out of the usual order (a body before MAIL FROM, a header after
+//    the body, a second MAIL FROM in one message) are still answered as above,
+//    as Postfix may legitimately skip steps; Outcome::note says what was odd,
+//    at most once per message, for the owner's log.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mailsift/milter/protocol.hpp"
@@ -36,6 +41,21 @@ struct SessionOptions {
                           step::header_leading_space;
     // Message bytes kept (headers as "Name: value\r\n" plus body); the rest is counted, not kept.
     std::size_t max_message_bytes = 4 * 1024 * 1024;
+    // Parsed headers kept per message (Transaction::headers); later ones are only
+    // counted. Their lines still go into Transaction::message while it has room.
+    // Bounds the memory a flood of tiny headers can hold (4 MB of "a:" lines would
+    // otherwise be a million Header objects).
+    std::size_t max_headers = 1000;
+    // Recipients kept per message (Postfix's smtpd_recipient_limit is 1000 too), and
+    // distinct macro names kept; the rest are dropped, so neither can grow without bound.
+    std::size_t max_recipients = 1000;
+    std::size_t max_macros = 256;
+    // Header fields whose names start with this prefix (case-insensitively) are
+    // counted by name in Transaction::watched, every one of them, past every other
+    // cap, so that the owner can delete them all (mailsiftd: "X-Mailsift-").
+    // At most max_watched_names distinct names; more sets watched_overflow.
+    std::string watched_header_prefix;
+    std::size_t max_watched_names = 64;
 };
 
 // One message as the MTA described it.
@@ -55,7 +75,13 @@ struct Transaction {
     // case-insensitively. Values are exactly as sent: when
     // step::header_leading_space was negotiated (see Session::steps()) they keep
     // the space after the colon; folded values hold "\n" between lines.
+    // At most SessionOptions::max_headers of them; header_count counts all.
     std::vector<Header> headers;
+    std::size_t header_count = 0;
+    // Fields named with SessionOptions::watched_header_prefix: (name as first
+    // sent, how many), whether or not they were kept in `headers`.
+    std::vector<std::pair<std::string, std::uint32_t>> watched;
+    bool watched_overflow = false;            // more distinct such names than max_watched_names
     std::string message;                      // headers + blank line + body, CRLF line ends, up to the cap
     std::size_t message_bytes = 0;            // full size, even past the cap
     bool truncated = false;                   // message holds only a prefix
@@ -69,6 +95,9 @@ public:
         std::vector<Reply> replies;  // to send now, in order
         bool judge = false;          // EndOfBody: call transaction(), then send the verdict's replies
         bool close = false;          // Quit: close the connection after sending replies
+        // For the owner's log: with close, why the connection ends (unless it is
+        // a plain Quit); else what was out of the usual order (once per message).
+        std::string note;
     };
     Outcome handle(const Command& command);
 
@@ -94,6 +123,9 @@ private:
     std::uint32_t actions_ = 0;
     std::uint32_t steps_ = 0;
     bool headers_done_ = false;
+    // Where the current message is: 0 nothing yet, 1 MAIL FROM seen, 2 a header seen, 3 end of headers or body.
+    int stage_ = 0;
+    bool noted_ = false;  // the current message already has its note
     std::map<std::string, std::string> connection_macros_;  // stages 'C' and 'H': survive Abort
 };
 
