@@ -75,9 +75,10 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
     std::string problem;
     bool pruned_ok = false;
     try {
-        // Never create the database: a missing one means "no model", not "empty model".
-        if (!std::filesystem::exists(options_.database)) throw std::runtime_error(options_.database.string() + ": no such database");
-        store::Database db(options_.database, store::Database::Mode::read_write, std::chrono::seconds(5));
+        // Never create the database: a missing one means "no model", not "empty model"
+        // (and one deleted while it is being opened stays deleted).
+        store::Database db(options_.database, store::Database::Mode::read_write, std::chrono::seconds(5),
+                           store::Database::Create::never);
         db.record(batch);
         if (prune) {
             // Committed above already: a pruning failure must not put the batch back.

@@ -202,10 +202,11 @@ struct Database::Statements {
 
 // ---- Database ----
 
-Database::Database(std::filesystem::path path, Mode mode, std::chrono::milliseconds busy_timeout)
+Database::Database(std::filesystem::path path, Mode mode, std::chrono::milliseconds busy_timeout, Create create)
     : path_(std::move(path)), mode_(mode), busy_timeout_(busy_timeout) {
     std::error_code ec;
     const bool exists = std::filesystem::exists(path_, ec);
+    if (mode_ == Mode::read_write && create == Create::never && !exists) throw Error(path_, "no such database");
     if (mode_ == Mode::read_only && !exists) {
         throw Error(path_, "no such database (train one first with 'mailsift learn')");
     }
@@ -227,7 +228,9 @@ Database::Database(std::filesystem::path path, Mode mode, std::chrono::milliseco
             }
         }
     }
-    const int flags = mode_ == Mode::read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    const int flags = mode_ == Mode::read_only     ? SQLITE_OPEN_READONLY
+                      : create == Create::never ? SQLITE_OPEN_READWRITE
+                                                : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     // The database is created 0640 (umask 027) so other local users cannot read what was learned.
     const mode_t old_mask = exists ? 0 : ::umask(027);
     const int rc = sqlite3_open_v2(path_.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);

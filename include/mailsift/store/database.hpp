@@ -155,10 +155,14 @@ class TrainingBatch;
 class Database {
 public:
     enum class Mode : std::uint8_t { read_only, read_write };
+    enum class Create : std::uint8_t { if_missing, never };
 
-    // read_only: the file must exist. read_write: created (with its directory, 0750) when missing.
-    // A locked database is waited for up to `busy_timeout`, then an Error is thrown.
-    Database(std::filesystem::path path, Mode mode, std::chrono::milliseconds busy_timeout = std::chrono::seconds(10));
+    // read_only: the file must exist. read_write: created (with its directory, 0750) when
+    // missing, unless Create::never (then a missing file is an Error, even one deleted
+    // while it is being opened). A locked database is waited for up to `busy_timeout`,
+    // then an Error is thrown.
+    Database(std::filesystem::path path, Mode mode, std::chrono::milliseconds busy_timeout = std::chrono::seconds(10),
+             Create create = Create::if_missing);
     ~Database();
     Database(const Database&) = delete;
     Database& operator=(const Database&) = delete;
