@@ -110,9 +110,11 @@ void check_parsed(const mime::ParsedMessage& m, const mime::Limits& limits) {
     for (const auto& a : m.attachments) {
         check_utf8("parse-utf8-filename", "attachment file name", a.filename);
         const std::size_t slash = a.content_type.find('/');
+        // type/subtype in lower-case printable ASCII, or the placeholder for anything else.
         FUZZ_CHECK("parse-content-type",
-                   slash != std::string::npos && slash > 0 && slash + 1 < a.content_type.size() &&
-                       lower_ascii_only(a.content_type),
+                   a.content_type == mime::invalid_content_type ||
+                       (slash != std::string::npos && slash > 0 && slash + 1 < a.content_type.size() &&
+                        lower_ascii_only(a.content_type)),
                    "content type " + printable(a.content_type));
     }
 }
