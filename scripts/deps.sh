@@ -3,7 +3,8 @@
 #   scripts/deps.sh          what building and running need
 #   scripts/deps.sh --test   also what the test suite drives for real: a Postfix
 #                            (left unconfigured and stopped), miltertest, the man-page
-#                            linters and systemd-analyze. Installing them here, once,
+#                            linters and systemd-analyze; and clang with its runtimes
+#                            for the libFuzzer harnesses. Installing them here, once,
 #                            keeps parallel tests from racing for the dpkg lock.
 #   scripts/deps.sh --bench  also what the benchmarks use: Google Benchmark (for
 #                            mailsift-bench-micro), bogofilter and time (for
@@ -11,7 +12,7 @@
 set -euo pipefail
 packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev catch2 util-linux python3)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(postfix miltertest mandoc groff-base systemd sasl2-bin libsasl2-modules)
+  packages+=(postfix miltertest mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev)
 fi
 if [ "${1:-}" = "--bench" ]; then
   packages+=(libbenchmark-dev bogofilter time)

@@ -1,8 +1,22 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds from scratch in build/, and runs every test.
+# Installs what is missing, builds from scratch, and runs every test, three ways:
+#   1. the suite on the release build (build/), real Postfix and miltertest included;
+#   2. the same suite built with AddressSanitizer + UBSan (preset asan, build-asan/);
+#   3. each libFuzzer harness for 60 s on its seed corpus (preset fuzz, build-fuzz/).
+# Any failure, sanitizer report or fuzzer crash fails the command.
+#   scripts/test.sh --release-only   only step 1 (the quick loop while developing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh --test
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAILSIFT_BUILD_TESTS=ON
 cmake --build build -j"$(nproc)"
-cd build && ctest --output-on-failure -j"$(nproc)"
+(cd build && ctest --output-on-failure -j"$(nproc)")
+[ "${1:-}" = "--release-only" ] && exit 0
+
+echo "== the suite under AddressSanitizer + UBSan (build-asan/)"
+cmake --preset asan >/dev/null
+cmake --build build-asan -j"$(nproc)"
+ctest --preset asan -j"$(nproc)"
+
+echo "== each fuzz harness for 60 s on its seed corpus (build-fuzz/)"
+./scripts/fuzz.sh --time 60 --jobs "$(nproc)"
