@@ -5,7 +5,6 @@
 // number of committed batches: never a partial batch, never a partial message.
 #include <signal.h>
 #include <sqlite3.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +24,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "../support/tmpfs_mount.hpp"
 
 namespace fs = std::filesystem;
 
@@ -231,31 +232,7 @@ LockProbe probe_write_lock(const fs::path& path) {
     return (rc & 0xFF) == SQLITE_BUSY ? LockProbe::write_transaction_open : LockProbe::no_write_transaction;
 }
 
-// A small tmpfs of our own, unmounted whatever way the test ends.
-struct TmpfsMount {
-    fs::path dir;
-    bool mounted = false;
-    std::string problem;
-    explicit TmpfsMount(std::uint64_t bytes) {
-        std::string tmpl = "/tmp/mailsift-faults-tmpfs-XXXXXX";
-        dir = ::mkdtemp(tmpl.data());
-        const std::string options = "size=" + std::to_string(bytes) + ",mode=0755";
-        if (::geteuid() != 0) {
-            problem = "needs root to mount a tmpfs (CI runs as root)";
-        } else if (::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
-            problem = std::string("cannot mount a tmpfs: ") + std::strerror(errno);
-        } else {
-            mounted = true;
-        }
-    }
-    ~TmpfsMount() {
-        if (mounted && ::umount2(dir.c_str(), 0) != 0) ::umount2(dir.c_str(), MNT_DETACH);
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    TmpfsMount(const TmpfsMount&) = delete;
-    TmpfsMount& operator=(const TmpfsMount&) = delete;
-};
+using test_support::TmpfsMount;
 
 // Fills `file` until the file system is full; returns the bytes written.
 std::uint64_t fill(const fs::path& file, std::uint64_t at_most) {

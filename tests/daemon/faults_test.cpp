@@ -5,11 +5,11 @@
 // 'mailsift stats', and loses no counter.
 #include <pwd.h>
 #include <sqlite3.h>
-#include <sys/mount.h>
 
 #include <cerrno>
 #include <regex>
 
+#include "../support/tmpfs_mount.hpp"
 #include "daemon_support.hpp"
 
 using namespace daemon_test;
@@ -81,29 +81,7 @@ struct Background {
     int status = -1;
 };
 
-// A small tmpfs of our own, unmounted whatever way the test ends.
-struct TmpfsMount {
-    fs::path dir;
-    bool mounted = false;
-    std::string problem;
-    explicit TmpfsMount(std::uint64_t bytes) {
-        char tmpl[] = "/tmp/mailsiftd-faults-tmpfs-XXXXXX";
-        dir = ::mkdtemp(tmpl);
-        const std::string options = "size=" + std::to_string(bytes) + ",mode=0755";
-        if (::geteuid() != 0) {
-            problem = "needs root to mount a tmpfs (CI runs as root)";
-        } else if (::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
-            problem = std::string("cannot mount a tmpfs: ") + std::strerror(errno);
-        } else {
-            mounted = true;
-        }
-    }
-    ~TmpfsMount() {
-        if (mounted && ::umount2(dir.c_str(), 0) != 0) ::umount2(dir.c_str(), MNT_DETACH);
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-};
+using test_support::TmpfsMount;
 
 // A counter of 'mailsift stats --json' ("daemon" object), or -1 when absent.
 long long counter(const std::string& stats_json, const std::string& name) {
@@ -244,7 +222,7 @@ TEST_CASE("The database deleted under the daemon: it scores with its snapshot, s
     REQUIRE(integrity(db) == "ok\n");
 }
 
-TEST_CASE("The database replaced under the daemon is loaded; one that cannot be loaded leaves the snapshot in use",
+TEST_CASE("The database replaced under the daemon is loaded, and one that cannot be loaded leaves the snapshot in use",
           "[mailsiftd][faults]") {
     Daemon d("stats_interval = 1\n");
     d.train();
