@@ -407,6 +407,12 @@ sec_memory() {
     printf '%-44s %s\n' "VmRSS max" "$(mib "$max") MiB (at ${max_t} s)"
     printf '%-44s %s\n' "VmRSS last sample" "$(mib "$last") MiB (at ${last_t} s; $samples samples)"
     printf '%-44s %s\n' "VmRSS 1 s after the run, VmHWM" "$(mib "$(rss_kib "$DPID")") MiB, $(mib "$(hwm_kib "$DPID")") MiB"
+    printf '%-44s %s\n' "VmRSS max per tenth of the run, MiB" "$(awk '
+        { t[NR] = $1; r[NR] = $2 } END {
+            if (NR == 0) exit; span = t[NR] > 0 ? t[NR] : 1
+            for (i = 1; i <= NR; i++) { b = int(10 * t[i] / span); if (b > 9) b = 9; if (r[i] > m[b]) m[b] = r[i] }
+            for (b = 0; b < 10; b++) printf "%s%s", (b ? " " : ""), (b in m) ? int(m[b] / 1024) : "-"
+        }' "$tmp/rss")"
     printf '%-44s %s\n' "growth last - first after warm-up" "$(awk -v a="$first" -v b="$last" 'BEGIN { printf "%+.1f MiB (%+.1f%%)", (b - a) / 1024, a ? 100 * (b - a) / a : 0 }')"
     printf '%-44s %s\n' "loadgen errors" "$(kv "$line" errors)$( [[ -s $tmp/long.err ]] && printf ' (%s)' "$(head -n 1 "$tmp/long.err")")"
     printf '%-44s %s\n' "mailsiftd warnings/errors in its log" "$(grep -c '^<[34]>' "$DLOG" || true)"

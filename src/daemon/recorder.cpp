@@ -26,6 +26,8 @@ void Recorder::scan(store::Scan s) {
         return;
     }
     pending_.scans.push_back(std::move(s));
+    // Busy: write now rather than at the interval, before the queue fills and drops.
+    if (pending_.scans.size() == early_write_at() && failures_ == 0) wake_.notify_one();
 }
 
 void Recorder::contact(std::string address, std::string source, std::int64_t now) {
@@ -48,7 +50,10 @@ void Recorder::flush() {
 void Recorder::run() {
     std::unique_lock lock(mutex_);
     for (;;) {
-        wake_.wait_for(lock, options_.interval, [&] { return stopping_ || flush_requests_ > flushes_done_; });
+        wake_.wait_for(lock, options_.interval, [&] {
+            return stopping_ || flush_requests_ > flushes_done_ ||
+                   (failures_ == 0 && pending_.scans.size() >= early_write_at());  // after a failure: the interval
+        });
         const std::uint64_t requested = flush_requests_;
         write_batch(lock);
         flushes_done_ = requested;

@@ -1,6 +1,7 @@
 // The daemon's only writer: scans (features under their signature), contacts
 // from outgoing mail, and counters, queued by scoring threads without waiting
-// and written by one thread in a transaction every few seconds. If the
+// and written by one thread in a transaction every few seconds, or as soon as
+// half of max_queued_scans are waiting (a busy server). If the
 // database cannot be written (missing, locked, read-only, disk full), the
 // problem is said once in the log and the batch stays in memory to be retried
 // every interval: counters are never lost (each failed attempt is counted as
@@ -9,6 +10,7 @@
 // contacts_dropped). Scoring never waits for it and mail is never held for it.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -46,6 +48,8 @@ private:
     void run();
     void write_batch(std::unique_lock<std::mutex>& lock);
     void restore(store::Recording& batch);
+    // Scans queued that start a write before the interval is up (half the cap).
+    std::size_t early_write_at() const { return std::max<std::size_t>(1, options_.max_queued_scans / 2); }
 
     Options options_;
     std::mutex mutex_;
