@@ -300,4 +300,11 @@ struct Piecewise {
         return out;
     }
 };
+// Trains the daemon's database on the fixtures, starts it, and waits for its model.
+inline void start_trained_daemon(Daemon& d) {
+    d.train();
+    d.start();
+    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+}
+
 }  // namespace daemon_test

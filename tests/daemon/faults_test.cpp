@@ -138,9 +138,7 @@ std::string ham_file(const fs::path& dir, const std::string& name) {
 TEST_CASE("A long write lock from another process: scoring goes on, training waits, then reports the lock clearly",
           "[mailsiftd][faults]") {
     Daemon d("stats_interval = 1\n");
-    d.train();
-    d.start();
-    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+    start_trained_daemon(d);
     const fs::path db = d.dir / "model.db";
     const std::string stats = cli + " --db " + db.string() + " stats --json";
     const std::string before = run(stats);
@@ -188,9 +186,7 @@ TEST_CASE("A long write lock from another process: scoring goes on, training wai
 TEST_CASE("The database deleted under the daemon: it scores with its snapshot, says so, and takes up a new one",
           "[mailsiftd][faults]") {
     Daemon d("stats_interval = 1\n");
-    d.train();
-    d.start();
-    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+    start_trained_daemon(d);
     const fs::path db = d.dir / "model.db";
     REQUIRE(scored(score(d)));
 
@@ -225,9 +221,7 @@ TEST_CASE("The database deleted under the daemon: it scores with its snapshot, s
 TEST_CASE("The database replaced under the daemon is loaded, and one that cannot be loaded leaves the snapshot in use",
           "[mailsiftd][faults]") {
     Daemon d("stats_interval = 1\n");
-    d.train();
-    d.start();
-    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+    start_trained_daemon(d);
     const fs::path db = d.dir / "model.db";
     REQUIRE(scored(score(d)));
 

@@ -48,9 +48,7 @@ void start_trained(Daemon& d) {
         const std::string options = std::string(given ? given : "") + ":quarantine_size_mb=16";
         ::setenv("ASAN_OPTIONS", options.c_str(), 1);
     }
-    d.train();
-    d.start();
-    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+    start_trained_daemon(d);
 }
 
 // The X-Mailsift-Status value (its leading space, negotiated, left out) is a verdict with a score.

@@ -39,9 +39,7 @@ TEST_CASE("on_error = tempfail answers tempfail when nothing can be scored", "[m
 
 TEST_CASE("A broken frame closes that connection only", "[mailsiftd]") {
     Daemon d;
-    d.train();
-    d.start();
-    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+    start_trained_daemon(d);
     {
         Client bad(d.socket);
         bad.negotiate();
@@ -93,9 +91,7 @@ TEST_CASE("Checking a bad configuration reports it and exits 3", "[mailsiftd]") 
 
 TEST_CASE("A scanned message can be corrected by its signature, and stats count it", "[mailsiftd]") {
     Daemon d("stats_interval = 1\n");
-    d.train();
-    d.start();
-    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+    start_trained_daemon(d);
     Client c(d.socket);
     c.negotiate();
     const auto replies = c.message(spam);
