@@ -33,20 +33,17 @@ const char* limit_name(mime::LimitHit hit) {
 }
 
 // Which limits a message hit, for one log line: "" when none. The MTA's message
-// over max_message_bytes is known from the transaction; the MIME limits need a
-// parse, and the classification only says that one was hit, so the (bounded)
-// parse is repeated for those few messages only.
-std::string limits_hit(const milter::Transaction& t, const engine::Settings& s, bool mime_limit) {
+// over max_message_bytes is known from the transaction, the MIME limits from the
+// classification.
+std::string limits_hit(const milter::Transaction& t, const std::vector<mime::LimitHit>& mime_limits) {
     std::string out;
     if (t.truncated) {
         out = "max_message_bytes (" + std::to_string(t.message_bytes) + " bytes, " +
               std::to_string(t.message.size()) + " kept)";
     }
-    if (mime_limit) {
-        for (const auto hit : mime::parse(t.message, s.limits).limits_hit) {
-            if (hit == mime::LimitHit::message_bytes && t.truncated) continue;
-            out += (out.empty() ? "" : ", ") + std::string(limit_name(hit));
-        }
+    for (const auto hit : mime_limits) {
+        if (hit == mime::LimitHit::message_bytes && t.truncated) continue;
+        out += (out.empty() ? "" : ", ") + std::string(limit_name(hit));
     }
     return out;
 }
@@ -77,7 +74,7 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
 
     Answer answer;
     std::string verdict = "-";
-    bool mime_limit = false;
+    std::vector<mime::LimitHit> mime_limits;
     if (t.watched_overflow) {
         answer = answer_unremovable_headers();
         recorder.count("rejected_forged_headers");
@@ -91,7 +88,7 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
     } else {
         try {
             const auto c = scorer.classify(t.message, envelope, d.record_signatures);
-            mime_limit = c.prefix_only;
+            mime_limits = c.limits_hit;
             const auto digest = engine::message_digest(t.message);
             answer = answer_scored(t, actions, c, d, engine::signature_text(digest));
             if (d.record_signatures) recorder.scan({digest, now, c.score.verdict, c.features});
@@ -116,7 +113,7 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
     const auto id = t.macros.find("i");
     const std::string name = "message " + (id == t.macros.end() ? std::string("-") : id->second) + ": ";
     // One line per message that hit a limit, before its verdict line.
-    if (const std::string hit = limits_hit(t, s, mime_limit); !hit.empty()) {
+    if (const std::string hit = limits_hit(t, mime_limits); !hit.empty()) {
         log_warning(name + "limits hit, " +
                     (answer.action == Action::skipped ? "not scored" : "scored on what was read") + ": " + hit);
     }

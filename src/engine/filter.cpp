@@ -194,6 +194,7 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
     for (const auto& e : bag.entries()) terms.push_back({e.id, e.count, features::is_header_feature(bag.text(e))});
     Classification c;
     c.prefix_only = !parsed.limits_hit.empty();
+    c.limits_hit = parsed.limits_hit;
     c.truncated = parsed.truncated;
     if (record_features) c.features = feature_lines(bag);
     c.score = model::score(terms, m->snapshot, settings_.reasons);

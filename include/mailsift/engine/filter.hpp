@@ -63,6 +63,7 @@ struct Classification {
     std::vector<Reason> toward_spam;
     std::vector<Reason> toward_ham;
     bool prefix_only = false;  // a limit was hit; scored on what was read
+    std::vector<mime::LimitHit> limits_hit;  // which ones (mime::ParsedMessage::limits_hit)
     bool truncated = false;    // the MIME structure was cut short; scored on what was read
     std::string features;      // feature_lines() of what was scored, when asked for
 };
