@@ -89,4 +89,19 @@ inline void list_files(const fs::path& dir, bool eml_only, std::vector<CorpusFil
     std::sort(out.begin(), out.end(), [](const CorpusFile& a, const CorpusFile& b) { return a.path < b.path; });
 }
 
+// Takes "--corpus DIR" or "--corpus=DIR" at argv[i] (moving i past DIR) into
+// `dir`; false when argv[i] is something else.
+inline bool take_corpus_option(int argc, char** argv, int& i, fs::path& dir) {
+    const std::string_view a = argv[i];
+    if (a == "--corpus" && i + 1 < argc) {
+        dir = argv[++i];
+        return true;
+    }
+    if (starts_with(a, "--corpus=")) {
+        dir = std::string(a.substr(9));
+        return true;
+    }
+    return false;
+}
+
 }  // namespace mailsift::bench

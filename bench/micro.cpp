@@ -112,14 +112,7 @@ int main(int argc, char** argv) {
     // --corpus is ours; everything else goes to Google Benchmark.
     int kept = 1;
     for (int i = 1; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        if (a == "--corpus" && i + 1 < argc) {
-            corpus_dir = argv[++i];
-        } else if (starts_with(a, "--corpus=")) {
-            corpus_dir = std::string(a.substr(9));
-        } else {
-            argv[kept++] = argv[i];
-        }
+        if (!take_corpus_option(argc, argv, i, corpus_dir)) argv[kept++] = argv[i];
     }
     argc = kept;
     argv[argc] = nullptr;

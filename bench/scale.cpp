@@ -411,12 +411,7 @@ void message_size(const model::Snapshot& snapshot, const engine::Settings& setti
 int main(int argc, char** argv) {
     fs::path corpus_dir = "../shared/corpus/spamassassin";
     for (int i = 1; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        if (a == "--corpus" && i + 1 < argc) {
-            corpus_dir = argv[++i];
-        } else if (starts_with(a, "--corpus=")) {
-            corpus_dir = std::string(a.substr(9));
-        } else {
+        if (!take_corpus_option(argc, argv, i, corpus_dir)) {
             std::fprintf(stderr, "usage: mailsift-bench-scale [--corpus DIR]\n");
             return 2;
         }
