@@ -337,6 +337,7 @@ int cmd_train(const Context& ctx, const std::string& command, const std::vector<
     engine::Trainer trainer(db, ctx.settings);
     const std::int64_t now = std::time(nullptr);
     int status = exit_ok;
+    std::size_t n_refused = 0;  // inputs that are not mail (or not readable); the rest is learned
     try {
     if (learning) {
         // Parsing and features on every core; the database, in input order, on this thread.
@@ -348,6 +349,7 @@ int cmd_train(const Context& ctx, const std::string& command, const std::vector<
             [&](cli::InputMessage& m, engine::Trainer::Prepared& p) {
                 if (!m.error.empty()) {
                     report(m.label, m.error);
+                    ++n_refused;
                     status = exit_input;
                     return true;
                 }
@@ -355,6 +357,7 @@ int cmd_train(const Context& ctx, const std::string& command, const std::vector<
                 const auto outcome = trainer.learn_prepared(p, *args.label, now);
                 if (outcome.problem != engine::MessageProblem::none) {
                     report(m.label, std::string(engine::describe(outcome.problem)) + "; not learned");
+                    ++n_refused;
                     status = exit_input;
                 }
                 return true;
@@ -394,7 +397,9 @@ int cmd_train(const Context& ctx, const std::string& command, const std::vector<
     if (learning) {
         std::cout << "learned " << c.learned << " as " << store::to_string(*args.label) << ", " << c.moved
                   << " moved from " << (*args.label == store::Class::spam ? "ham" : "spam") << ", "
-                  << c.already_learned << " already learned\n";
+                  << c.already_learned << " already learned";
+        if (n_refused > 0) std::cout << ", " << n_refused << " refused (not mail or not readable: see above)";
+        std::cout << "\n";
     } else {
         std::cout << "unlearned " << c.unlearned << " from " << store::to_string(*args.label) << ", " << c.not_learned
                   << " not learned as " << store::to_string(*args.label) << "\n";
@@ -783,7 +788,7 @@ int cmd_classify(const Context& ctx, const std::vector<std::string>& rest) {
         Scored r;
         if (!m.error.empty()) return r;
         r.problem = engine::check_message(m.raw, m.size_bytes, settings.limits);
-        if (r.problem == engine::MessageProblem::empty || r.problem == engine::MessageProblem::not_a_message) return r;
+        if (engine::refused(r.problem)) return r;
         r.classification = filter.classify(m.raw);
         return r;
     };
@@ -794,21 +799,20 @@ int cmd_classify(const Context& ctx, const std::vector<std::string>& rest) {
             return true;
         }
         const auto problem = r.problem;
-        if (problem == engine::MessageProblem::empty || problem == engine::MessageProblem::not_a_message) {
+        if (engine::refused(problem)) {
             report(m.label, std::string(engine::describe(problem)) + "; not classified");
             status = exit_input;
             return true;
         }
+        // Notes, not failures: mailsiftd scores such mail the same way.
         if (problem == engine::MessageProblem::too_large) {
-            report(m.label, std::string(engine::describe(problem)) + "; scored on the first " +
+            report(m.label, std::string("note: ") + engine::describe(problem) + "; scored on the first " +
                                 std::to_string(settings.limits.max_message_bytes) + " bytes");
-            status = exit_input;
         }
         const engine::Classification& c = r.classification;
         if (c.truncated) {
-            report(m.label, std::string(engine::describe(engine::MessageProblem::truncated_mime)) +
+            report(m.label, std::string("note: ") + engine::describe(engine::MessageProblem::truncated_mime) +
                                 "; scored on what was read");
-            status = exit_input;
         }
         const char* verdict = model::to_string(c.score.verdict);
         if (args.json) {
@@ -860,9 +864,7 @@ int cmd_explain(const Context& ctx, const std::vector<std::string>& rest) {
     if (!m) usage_error("explain: no message");
     if (!m->error.empty()) return report(m->label, m->error), exit_input;
     const auto problem = engine::check_message(m->raw, m->size_bytes, ctx.settings.limits);
-    if (problem == engine::MessageProblem::empty || problem == engine::MessageProblem::not_a_message) {
-        return report(m->label, engine::describe(problem)), exit_input;
-    }
+    if (engine::refused(problem)) return report(m->label, engine::describe(problem)), exit_input;
     store::Database db(ctx.db_path, store::Database::Mode::read_only);
     engine::Settings settings = ctx.settings;
     if (settings.reasons < 15) settings.reasons = 15;
@@ -895,9 +897,7 @@ int cmd_tokens(const Context& ctx, const std::vector<std::string>& rest) {
     if (!m) usage_error("tokens: no message");
     if (!m->error.empty()) return report(m->label, m->error), exit_input;
     const auto problem = engine::check_message(m->raw, m->size_bytes, ctx.settings.limits);
-    if (problem == engine::MessageProblem::empty || problem == engine::MessageProblem::not_a_message) {
-        return report(m->label, engine::describe(problem)), exit_input;
-    }
+    if (engine::refused(problem)) return report(m->label, engine::describe(problem)), exit_input;
     // Contacts come from the database when there is one; tokens works without it.
     std::optional<store::Database> db;
     store::ContactSet contacts;

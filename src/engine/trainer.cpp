@@ -52,19 +52,19 @@ Trainer::LearnOutcome Trainer::learn(std::string_view raw, std::size_t size_byte
 
 Trainer::Prepared Trainer::prepare(std::string_view raw, std::size_t size_bytes) const {
     Prepared p;
-    p.problem = check_message(raw, size_bytes, settings_.limits);
-    if (p.problem != MessageProblem::none) return p;
+    if (const auto problem = check_message(raw, size_bytes, settings_.limits); refused(problem)) {
+        p.problem = problem;
+        return p;
+    }
+    // Too large: learned on the prefix that was read, as mailsiftd scores it.
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
     prepare_parsed(raw, parsed, p);
     return p;
 }
 
 void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& parsed, Prepared& p) const {
-    // A cut-off message would teach the model a fragment; ask for the whole one.
-    if (parsed.truncated) {
-        p.problem = MessageProblem::truncated_mime;
-        return;
-    }
+    // Truncated MIME is learned on what was read: broken multiparts are real
+    // mail (much of it spam), and mailsiftd scores them the same way.
     p.bag = features::extract(parsed, nullptr, &contacts_, settings_.features);
     // Sorting here, on the preparing thread, spares the single writing thread the work.
     const auto& entries = p.bag.entries();
@@ -117,7 +117,7 @@ Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Clas
 }
 
 Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now) {
-    if (const auto p = check_message(raw, size_bytes, settings_.limits); p != MessageProblem::none) return {p, {}, false};
+    if (const auto p = check_message(raw, size_bytes, settings_.limits); refused(p)) return {p, {}, false};
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
     if (const auto* h = parsed.find("X-Mailsift-Signature")) {
         if (const auto id = parse_signature(h->value)) {

@@ -83,7 +83,7 @@ void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const 
     for (const auto& m : corpus) {
         tick();
         const auto raw = load(m.path);
-        if (!raw || engine::check_message(*raw, raw->size(), settings.limits) != engine::MessageProblem::none) {
+        if (!raw || engine::refused(engine::check_message(*raw, raw->size(), settings.limits))) {
             ++out.unreadable;
             continue;
         }
@@ -98,7 +98,7 @@ void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const 
 
         t0 = Clock::now();
         const model::Verdict gold = m.spam ? model::Verdict::spam : model::Verdict::ham;
-        if (!parsed.truncated && (!plan.train_on_error || s.verdict != gold)) {
+        if (!plan.train_on_error || s.verdict != gold) {
             snapshot.learn(terms, m.spam);
             ++out.trained;
             if (!m.spam) {

@@ -595,6 +595,14 @@ ParsedMessage parse(std::string_view raw, const Limits& limits) {
         raw = raw.substr(0, limits.max_message_bytes);
         add_limit(out, LimitHit::message_bytes);
     }
+    // Mail whose lines end in a bare CR (old Mac clients, some gateways) would
+    // otherwise be one header line: when there is no LF at all, CR ends a line.
+    std::string cr_lines;
+    if (std::memchr(raw.data(), '\n', raw.size()) == nullptr && std::memchr(raw.data(), '\r', raw.size()) != nullptr) {
+        cr_lines.assign(raw);
+        std::replace(cr_lines.begin(), cr_lines.end(), '\r', '\n');
+        raw = cr_lines;
+    }
     Walker walker(limits, out);
     walker.run(raw);
     // Many senders omit the closing delimiter of a complete message; input cut off

@@ -101,9 +101,9 @@ TEST_CASE("Learn then classify prints one tab-separated verdict per message", "[
     Sandbox sb;
     sb.train();
     const auto r = sb.mailsift("classify " + data);
-    // The directory also holds a truncated message: scored, reported, exit 1.
-    REQUIRE(r.status == 1);
-    REQUIRE(r.err.find("truncated_multipart.eml: truncated MIME") != std::string::npos);
+    // The directory also holds a truncated message: real mail, scored, with a note.
+    REQUIRE(r.status == 0);
+    REQUIRE(r.err.find("truncated_multipart.eml: note: truncated MIME") != std::string::npos);
     REQUIRE(r.out.find("truncated_multipart.eml\t") != std::string::npos);
     std::istringstream in(r.out);
     std::string line;
@@ -208,21 +208,74 @@ TEST_CASE("Bad input gets a one-line error, a non-zero exit and no change", "[cl
         std::ofstream f(sb.dir / "junk.bin", std::ios::binary);
         for (int i = 0; i < 4096; ++i) f.put(static_cast<char>((i * 7919) & 0xFF));
         f.close();
-        check("junk", sb.dir / "junk.bin", "not an RFC 822 message");
+        check("junk", sb.dir / "junk.bin", "not a message: no header field line");
     }
-    SECTION("truncated MIME") { check("truncated", fs::path(data) / "truncated_multipart.eml", "truncated MIME"); }
+    SECTION("text without a header field") {
+        check("no header", fs::path(MAILSIFT_TEST_DATA) / "real_mail/not_mail_no_header.txt", "no header field line");
+    }
+}
+
+TEST_CASE("Large and truncated mail is learned and scored on what was read", "[cli]") {
+    Sandbox sb;
+    sb.train();
+    SECTION("truncated MIME") {
+        const auto r = sb.mailsift("learn --spam " + data + "/truncated_multipart.eml");
+        REQUIRE(r.status == 0);
+        REQUIRE(r.out.find("learned 1 as spam") != std::string::npos);
+    }
     SECTION("a 50 MB message") {
         std::ofstream f(sb.dir / "huge.eml", std::ios::binary);
         f << "From: big@example.org\nSubject: huge\n\n";
         const std::string line(1000, 'a');
         for (int i = 0; i < 50 * 1024; ++i) f << line << '\n';
         f.close();
-        check("huge", sb.dir / "huge.eml", "larger than");
+        const auto l = sb.mailsift("learn --spam " + (sb.dir / "huge.eml").string());
+        REQUIRE(l.status == 0);
+        REQUIRE(l.out.find("learned 1 as spam") != std::string::npos);
         const auto r = sb.mailsift("classify " + (sb.dir / "huge.eml").string());
-        REQUIRE(r.status == 1);
-        REQUIRE(lines(r.out) == 1);  // still scored, on a prefix
+        REQUIRE(r.status == 0);
+        REQUIRE(lines(r.out) == 1);  // scored, on a prefix
+        REQUIRE(r.err.find("note: message is larger than") != std::string::npos);
         REQUIRE(r.err.find("scored on the first") != std::string::npos);
     }
+}
+
+TEST_CASE("Real mail with defects is learned, classified and explained, and a batch learns all but what is not mail", "[cli]") {
+    Sandbox sb;
+    sb.train();
+    const fs::path real = fs::path(MAILSIFT_TEST_DATA) / "real_mail";
+    // Each defect, and a feature that shows the message was read past it.
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {"nul_bytes.eml", "w:replica"},              // NUL bytes in the body (Big5 spam)
+        {"bare_cr.eml", "w:thursday"},               // lines end in a bare CR: the body is still found
+        {"crlf_and_lf.eml", "w:budget"},             // CRLF and LF mixed
+        {"eight_bit_headers.eml", "s:grüße"},        // raw 8-bit header bytes
+        {"malformed_headers.eml", "w:lottery"},      // a stray continuation, a line without a colon
+        {"no_body.eml", "s:nothing"},                // no empty line, no body
+        {"unknown_charset.eml", "w:inheritance"},    // charset=x-no-such-charset
+        {"truncated_base64.eml", "w:invoice"},       // broken base64 in a multipart that never closes
+    };
+    for (const auto& [file, feature] : cases) {
+        INFO(file);
+        const std::string path = (real / file).string();
+        const auto t = sb.mailsift("tokens " + path);
+        REQUIRE(t.status == 0);
+        REQUIRE(t.out.find(feature + "\t") != std::string::npos);
+        const auto c = sb.mailsift("classify " + path);
+        REQUIRE(c.status == 0);
+        REQUIRE(lines(c.out) == 1);
+        REQUIRE(sb.mailsift("explain " + path).status == 0);
+    }
+    // One batch: every real message learned, the two that are not mail refused and named.
+    std::ofstream(sb.dir / "empty.eml").close();
+    const auto r = sb.mailsift("learn --spam " + real.string() + " " + (sb.dir / "empty.eml").string());
+    REQUIRE(r.status == 1);
+    REQUIRE(r.out == "learned 8 as spam, 0 moved from ham, 0 already learned, 2 refused (not mail or not readable: see above)\n");
+    REQUIRE(lines(r.err) == 2);
+    REQUIRE(r.err.find("not_mail_no_header.txt: not a message") != std::string::npos);
+    REQUIRE(r.err.find("empty.eml: empty input") != std::string::npos);
+    const auto stats = sb.mailsift("stats --json").out;
+    REQUIRE(stats.find("\"messages\":{\"spam\":11,\"ham\":3}") != std::string::npos);  // train() and the 8
 }
 
 TEST_CASE("Database problems exit 3 naming the file", "[cli]") {

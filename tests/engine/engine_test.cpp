@@ -117,22 +117,42 @@ TEST_CASE("Messages that cannot be learned are recognised", "[engine]") {
     REQUIRE(engine::check_message("", 0, limits) == engine::MessageProblem::empty);
     REQUIRE(engine::check_message(std::string("\x7f" "ELF\0\0\0", 7), 7, limits) == engine::MessageProblem::not_a_message);
     REQUIRE(engine::check_message("just some words\n", 16, limits) == engine::MessageProblem::not_a_message);
+    REQUIRE(engine::check_message("just some words\nFrom: a@example.org\n\nbody", 40, limits) ==
+            engine::MessageProblem::not_a_message);  // the parser would read it all as body
+    REQUIRE(engine::check_message("\nFrom: a@example.org\n", 21, limits) == engine::MessageProblem::not_a_message);
+    // Real mail, however broken: NUL bytes, bare CR, a stray continuation first, no body, 8-bit headers.
+    const std::string nul("Subject: x\0y\n\nbo\0dy", 20);
+    REQUIRE(engine::check_message(nul, nul.size(), limits) == engine::MessageProblem::none);
+    REQUIRE(engine::check_message("From: a@example.org\rSubject: x\r\rbody\r", 38, limits) == engine::MessageProblem::none);
+    REQUIRE(engine::check_message("  stray\nFrom: a@example.org\n\nbody", 34, limits) == engine::MessageProblem::none);
+    REQUIRE(engine::check_message("From : a@example.org", 20, limits) == engine::MessageProblem::none);
+    REQUIRE(engine::check_message("Subject: Gr\xfc\xdf\n\nx", 17, limits) == engine::MessageProblem::none);
+    for (auto p : {engine::MessageProblem::empty, engine::MessageProblem::not_a_message}) REQUIRE(engine::refused(p));
+    for (auto p : {engine::MessageProblem::none, engine::MessageProblem::too_large, engine::MessageProblem::truncated_mime})
+        REQUIRE_FALSE(engine::refused(p));
     REQUIRE(engine::check_message("Subject: x\n\nbody", 16, limits) == engine::MessageProblem::none);
     REQUIRE(engine::check_message("Subject: x\n\nbody", limits.max_message_bytes + 1, limits) ==
             engine::MessageProblem::too_large);
 }
 
-TEST_CASE("Bad messages are reported and not learned", "[engine]") {
+TEST_CASE("What is not mail is refused and not learned, broken mail is learned", "[engine]") {
     TempDir dir;
     store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
     engine::Trainer t(db, engine::Settings{});
-    const std::string truncated = fixture("truncated_multipart.eml");
-    REQUIRE(t.learn(truncated, truncated.size(), store::Class::spam, 1).problem == engine::MessageProblem::truncated_mime);
     REQUIRE(t.learn("", 0, store::Class::spam, 1).problem == engine::MessageProblem::empty);
     REQUIRE(t.learn("\x01\x02 junk", 7, store::Class::spam, 1).problem == engine::MessageProblem::not_a_message);
     t.commit();
     REQUIRE(db.statistics().messages.spam == 0);
     REQUIRE(db.statistics().distinct_features == 0);
+    // A multipart whose closing boundary never came is learned on what was read, as mailsiftd scores it.
+    const std::string truncated = fixture("truncated_multipart.eml");
+    REQUIRE(t.learn(truncated, truncated.size(), store::Class::spam, 1).problem == engine::MessageProblem::none);
+    // Larger than the limit: learned on the prefix.
+    const std::string big = "Subject: big\n\nlarge offer\n";
+    REQUIRE(t.learn(big, engine::Settings{}.limits.max_message_bytes + 1, store::Class::spam, 1).problem ==
+            engine::MessageProblem::none);
+    t.commit();
+    REQUIRE(db.statistics().messages.spam == 2);
 }
 
 TEST_CASE("Settings are parsed into typed values with line-numbered errors", "[engine]") {
