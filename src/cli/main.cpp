@@ -116,8 +116,9 @@ PATH nor --signature, one message is read from standard input, as a Dovecot
 IMAPSieve or sieve-pipe rule sends it.
 )"},
     {"evaluate", R"(usage: mailsift evaluate (--spam PATH... --ham PATH... | --index FILE)
-                         [--split every:N | --split fraction:F | --folds K |
-                          --online [--train-on-error]] [--json] [--plot DIR]
+                         [--split every:N | --split fraction:F | --split head:F |
+                          --folds K | --online [--train-on-error]] [--json]
+                         [--plot DIR] [--scores FILE]
 
 Measure accuracy on a labelled corpus, in a temporary database (the live one
 is never touched), with the current settings. --spam and --ham take message
@@ -125,14 +126,17 @@ files or folders (repeatable); --index FILE takes TREC lines "spam|ham PATH",
 paths relative to FILE. Messages are taken in sorted path order (index order
 with --index). --split every:N (default every:5) tests every Nth message and
 trains on the rest; --split fraction:F tests a deterministic F of them;
---folds K cross-validates; --online follows the TREC protocol: messages in
+--split head:F is chronological: the first F (in corpus order) trains, the
+rest is tested; --folds K cross-validates; --online follows the TREC protocol: messages in
 order, each classified and then learned with its label (with
 --train-on-error only when it was not classified right). Reports n, AUC, 1-ROCA%, false positive and
 negative rates at the configured thresholds, unsure share, FNR at FPR <= 0.1%
 and <= 1%, lam%, a confusion table, a reliability table (predicted P(spam) vs
 observed spam share) and throughput; --json prints it as one JSON object.
 --plot DIR writes roc.svg (log-scale false-positive rate), histogram.svg
-(log-odds by class) and reliability.svg there.
+(log-odds by class) and reliability.svg there. --scores FILE writes one line
+per tested message, in the order tested: PATH, label, verdict, P(spam) and
+log-odds, tab-separated. Progress is shown on a terminal only.
 )"},
     {"tune", R"(usage: mailsift tune (--spam PATH... --ham PATH... | --index FILE)
                      [--budget SECONDS] [--seed N] [--json]
@@ -572,7 +576,7 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& args) {
     const auto& rest = parsed.rest;
     evaluation::Plan plan;
     bool json = false;
-    std::optional<std::filesystem::path> plot_dir;
+    std::optional<std::filesystem::path> plot_dir, scores_file;
     for (std::size_t i = 0; i < rest.size(); ++i) {
         const std::string& a = rest[i];
         auto value = [&]() -> std::string {
@@ -586,15 +590,16 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& args) {
                     plan.mode = evaluation::Plan::Mode::split_every;
                     plan.every = std::stoul(v.substr(6));
                     if (plan.every < 2) throw std::out_of_range("every");
-                } else if (v.rfind("fraction:", 0) == 0) {
-                    plan.mode = evaluation::Plan::Mode::split_fraction;
-                    plan.fraction = std::stod(v.substr(9));
+                } else if (v.rfind("fraction:", 0) == 0 || v.rfind("head:", 0) == 0) {
+                    const bool head = v[0] == 'h';
+                    plan.mode = head ? evaluation::Plan::Mode::split_head : evaluation::Plan::Mode::split_fraction;
+                    plan.fraction = std::stod(v.substr(head ? 5 : 9));
                     if (!(plan.fraction > 0 && plan.fraction < 1)) throw std::out_of_range("fraction");
                 } else {
                     throw std::invalid_argument("split");
                 }
             } catch (const std::exception&) {
-                usage_error("evaluate: --split takes every:N (N >= 2) or fraction:F (0 < F < 1)");
+                usage_error("evaluate: --split takes every:N (N >= 2), fraction:F or head:F (0 < F < 1)");
             }
         } else if (a == "--folds") {
             try {
@@ -612,6 +617,15 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& args) {
             json = true;
         } else if (a == "--plot") {
             plot_dir = value();
+        } else if (a == "--train-margin") {
+            try {
+                plan.train_margin = std::stod(value());
+            } catch (const std::exception&) {
+                plan.train_margin = -1;
+            }
+            if (!(plan.train_margin >= 0)) usage_error("evaluate: --train-margin takes log-odds >= 0");
+        } else if (a == "--scores") {
+            scores_file = value();
         } else {
             usage_error("evaluate: unknown argument '" + a + "'");
         }
@@ -623,15 +637,32 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& args) {
 
     const auto max_bytes = ctx.settings.limits.max_message_bytes;
     const auto started = std::chrono::steady_clock::now();
+    // Progress only on a terminal: a pipe or a log gets no carriage-return lines.
+    const bool terminal = ::isatty(STDERR_FILENO) != 0;
+    bool progress_shown = false;
     const auto run = evaluation::run(
         corpus, plan, ctx.settings, dir.path,
         [&](const std::string& path) { return cli::read_message_file(path, max_bytes); },
         [&](std::size_t done, std::size_t total) {
-            if (std::chrono::steady_clock::now() - started > std::chrono::seconds(3)) {
+            if (terminal && std::chrono::steady_clock::now() - started > std::chrono::seconds(3)) {
                 std::cerr << "evaluate: " << done << "/" << total << "\r" << std::flush;
+                progress_shown = true;
             }
         });
-    if (std::chrono::steady_clock::now() - started > std::chrono::seconds(3)) std::cerr << "\n";
+    if (progress_shown) std::cerr << "\n";
+    if (scores_file) {
+        // One line per scored message, in the order scored: PATH LABEL VERDICT P(spam) LOG_ODDS.
+        std::ofstream out(*scores_file, std::ios::binary);
+        for (std::size_t i = 0; i < run.scored.size(); ++i) {
+            const auto& s = run.scored[i];
+            out << run.scored_paths[i] << '\t' << (s.spam ? "spam" : "ham") << '\t' << model::to_string(s.verdict)
+                << '\t' << number(s.probability, 10) << '\t' << number(s.log_odds, 10) << '\n';
+        }
+        if (!out) {
+            std::cerr << "mailsift: " << scores_file->string() << ": cannot write scores\n";
+            return exit_input;
+        }
+    }
     const auto r = evaluation::evaluate(run.scored);
     const double train_rate = run.train_seconds > 0 ? static_cast<double>(run.trained) / run.train_seconds : 0;
     const double score_rate = run.score_seconds > 0 ? static_cast<double>(r.messages) / run.score_seconds : 0;

@@ -205,6 +205,11 @@ const std::map<std::string, Setter, std::less<>>& setters() {
              return s.daemon.reject_reply = std::string(v), true;
          }},
         {"train_on_error", [](Settings& s, std::string_view v) { return parse_bool(v, s.train_on_error); }},
+        {"feature_confidence",
+         [](Settings& s, std::string_view v) {
+             double d = 0;
+             return parse_double(v, d) && d >= 0.0 && d <= 1000 && (s.model.feature_confidence = d, true);
+         }},
         {"length_norm_features",
          [](Settings& s, std::string_view v) {
              return parse_size(v, s.model.length_norm_features) && s.model.length_norm_features <= 100000;
@@ -216,6 +221,7 @@ const std::map<std::string, Setter, std::less<>>& setters() {
          }},
         {"features.words", boolean(&features::Options::words)},
         {"features.word_pairs", boolean(&features::Options::word_pairs)},
+        {"features.cjk_bigrams", boolean(&features::Options::cjk_bigrams)},
         {"features.subject", boolean(&features::Options::subject)},
         {"features.headers", boolean(&features::Options::headers)},
         {"features.patterns", boolean(&features::Options::patterns)},

@@ -2,6 +2,8 @@
 #include "mailsift/evaluation/runner.hpp"
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <unordered_set>
 
 #include "mailsift/engine/filter.hpp"
@@ -59,6 +61,7 @@ void train_and_score(const std::vector<const LabelledMessage*>& train, const std
         }
         const auto c = filter.classify(*raw);
         out.scored.push_back({m->spam, c.score.log_odds, c.score.probability, c.score.verdict});
+        out.scored_paths.push_back(m->path);
     }
     out.score_seconds += seconds_since(t0);
 }
@@ -94,11 +97,14 @@ void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const 
         for (const auto& e : bag.entries()) terms.push_back({e.id, e.count, features::is_header_feature(bag.text(e))});
         const model::Score s = model::score(terms, snapshot);
         out.scored.push_back({m.spam, s.log_odds, s.probability, s.verdict});
+        out.scored_paths.push_back(m.path);
         out.score_seconds += seconds_since(t0);
 
         t0 = Clock::now();
         const model::Verdict gold = m.spam ? model::Verdict::spam : model::Verdict::ham;
-        if (!plan.train_on_error || s.verdict != gold) {
+        const bool wrong = (s.log_odds > 0) != m.spam;
+        const bool thick = plan.train_margin > 0 ? wrong || std::abs(s.log_odds) < plan.train_margin : true;
+        if ((!plan.train_on_error || s.verdict != gold) && thick) {
             snapshot.learn(terms, m.spam);
             ++out.trained;
             if (!m.spam) {
@@ -142,6 +148,8 @@ Run run(const std::vector<LabelledMessage>& corpus, const Plan& plan, const engi
         bool is_test = false;
         if (plan.mode == Plan::Mode::split_every) {
             is_test = plan.every > 0 && (i + 1) % plan.every == 0;
+        } else if (plan.mode == Plan::Mode::split_head) {
+            is_test = static_cast<double>(i) >= plan.fraction * static_cast<double>(corpus.size());
         } else {
             // A stable hash of the path, so the split never depends on the machine.
             const std::uint64_t h = features::hash64(corpus[i].path, 0x73706c6974ULL);

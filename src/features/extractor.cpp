@@ -164,7 +164,7 @@ public:
                 }
                 previous_.assign(folded_);
             }
-        });
+        }, opt_.cjk_bigrams);
     }
 
     void caps_share() {

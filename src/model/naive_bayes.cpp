@@ -192,7 +192,14 @@ Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t r
     for (const Term& t : terms) {
         const Snapshot::Slot* slot = snapshot.find(t.id);
         if (slot == nullptr) continue;  // unknown features carry no evidence
-        const double c = effective_count(t.count, tf) * (slot->local + snapshot.shared_);
+        double c = effective_count(t.count, tf) * (slot->local + snapshot.shared_);
+        if (params.feature_confidence > 0) {
+            const Snapshot::SmallCounts& sc = slot == &snapshot.zero_
+                                                  ? snapshot.zero_counts_
+                                                  : snapshot.counts_[static_cast<std::size_t>(slot - snapshot.slots_.data())];
+            const double n = static_cast<double>(sc.spam) + static_cast<double>(sc.ham);
+            c *= n / (n + params.feature_confidence);
+        }
         const int view = split && t.header ? 1 : 0;
         evidence[view] += c;
         ++known[view];

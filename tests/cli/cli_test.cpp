@@ -855,6 +855,54 @@ TEST_CASE("evaluate --online classifies each message before learning it", "[cli]
     REQUIRE(json_int(toe.out, "trained") == wrong);
     REQUIRE(wrong < 10);
     REQUIRE(sb.mailsift("evaluate --index " + index + " --train-on-error").status == 2);  // only with --online
+
+    // A thick threshold learns the errors and what scored within the margin: fewer than all,
+    // and no fewer than the plain train-on-error run.
+    const auto thick = sb.mailsift("--config /dev/null evaluate --index " + index + " --online --train-margin 2 --json");
+    REQUIRE(thick.status == 0);
+    REQUIRE(json_int(thick.out, "trained") >= 1);
+    REQUIRE(json_int(thick.out, "trained") <= 10);
+    REQUIRE(sb.mailsift("evaluate --index " + index + " --online --train-margin -1").status == 2);
+}
+
+TEST_CASE("evaluate --split head:F is chronological, and --scores writes one line per tested message", "[cli]") {
+    Sandbox sb;
+    const std::string index = std::string(MAILSIFT_TEST_DATA) + "/corpus/index";
+    const auto scores = sb.dir / "scores.tsv";
+    const auto r = sb.mailsift("--config /dev/null evaluate --index " + index + " --split head:0.6 --json --scores " +
+                               scores.string());
+    REQUIRE(r.status == 0);
+    REQUIRE(json_int(r.out, "messages") == 4);  // the last 4 of 10
+    REQUIRE(json_int(r.out, "trained") == 6);
+    // The tested messages are the last four lines of the index, in its order.
+    std::ifstream idx(index);
+    std::vector<std::string> tail;
+    for (std::string line; std::getline(idx, line);) tail.push_back(line);
+    tail.erase(tail.begin(), tail.end() - 4);
+    std::ifstream in(scores);
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line); ++n) {
+        std::istringstream f(line);
+        std::string path, label, verdict, p, lo;
+        REQUIRE(std::getline(f, path, '\t'));
+        REQUIRE(std::getline(f, label, '\t'));
+        REQUIRE(std::getline(f, verdict, '\t'));
+        REQUIRE(std::getline(f, p, '\t'));
+        REQUIRE(std::getline(f, lo));
+        REQUIRE(n < tail.size());
+        const auto sp = tail[n].find(' ');
+        REQUIRE(label == tail[n].substr(0, sp));
+        REQUIRE(path.size() >= tail[n].size() - sp - 1);
+        REQUIRE(path.substr(path.size() - (tail[n].size() - sp - 1)) == tail[n].substr(sp + 1));
+        REQUIRE((verdict == "spam" || verdict == "ham" || verdict == "unsure"));
+        REQUIRE(std::stod(p) >= 0.0);
+        REQUIRE(std::stod(p) <= 1.0);
+        (void)std::stod(lo);
+    }
+    REQUIRE(n == 4);
+    // On a pipe (as here) no progress line is written.
+    REQUIRE(r.err.find('\r') == std::string::npos);
+    REQUIRE(sb.mailsift("evaluate --index " + index + " --split head:1").status == 2);
 }
 
 TEST_CASE("tune searches settings on held-out data and prints configuration lines", "[cli]") {

@@ -47,6 +47,25 @@ TEST_CASE("Words keep internal apostrophes, hyphens and dots", "[features]") {
     REQUIRE(words == std::vector<std::string>{"don't", "e-mail", "me", "at", "3.14", "ok", "end"});
 }
 
+TEST_CASE("Chinese and Japanese text becomes character bigrams", "[features]") {
+    std::vector<std::string> words;
+    features::for_each_word("免费发票abc垃圾邮件。好 テスト한국어", [&](std::string_view w) { words.emplace_back(w); });
+    REQUIRE(words == std::vector<std::string>{"免费", "费发", "发票", "abc", "垃圾", "圾邮", "邮件", "好", "テス", "スト",
+                                              "한국어"});
+    features::Options on;
+    on.cjk_bigrams = true;
+    const auto bag = features::extract(message({{"Subject", "代开发票"}}, "优惠代开发票，优惠"), nullptr, nullptr, on);
+    REQUIRE(bag.count("w:发票") == 1);
+    REQUIRE(bag.count("w:优惠") == 2);
+    REQUIRE(bag.count("s:代开") == 1);
+    REQUIRE(bag.count("w:优惠代开发票") == 0);
+    // Off (the default), a run up to the punctuation is one word.
+    std::vector<std::string> runs;
+    features::for_each_word("垃圾邮件。好", [&](std::string_view w) { runs.emplace_back(w); }, false);
+    REQUIRE(runs == std::vector<std::string>{"垃圾邮件", "好"});
+    REQUIRE(extract(message({}, "优惠代开发票，优惠")).count("w:优惠代开发票") == 1);
+}
+
 TEST_CASE("UTF-8 words are folded beyond ASCII", "[features]") {
     std::string folded;
     features::fold_into("ÉCOLE Ωmega ПРИВЕТ", folded);

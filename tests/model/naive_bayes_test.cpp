@@ -87,6 +87,23 @@ TEST_CASE("Lidstone smoothing uses alpha in numerator and alpha times V in the d
     REQUIRE(*snap.weight(tokyo) == Approx(std::log((0.5 / 11) / (1.5 / 6))));
 }
 
+TEST_CASE("Per-feature confidence scales each weight by n/(n+k), and the contributions still add up", "[model]") {
+    Parameters p = laplace_raw();
+    p.feature_confidence = 2.0;
+    const Snapshot snap(china_counts(), p);
+    const Snapshot plain(china_counts(), laplace_raw());
+    const Term doc[] = {{chinese, 3}, {tokyo, 1}, {japan, 1}};
+    const Score s = score(doc, snap, 3);
+    // Chinese was seen 5 + 1 times, Tokyo and Japan once each (the counts the snapshot holds).
+    const double expected = std::log(4.0 / 2.0) + 3 * *plain.weight(chinese) * 6.0 / 8.0 +
+                            *plain.weight(tokyo) * 1.0 / 3.0 + *plain.weight(japan) * 1.0 / 3.0;
+    REQUIRE(s.log_odds == Approx(expected));
+    double sum = snap.prior_log_odds();
+    for (const auto& c : s.toward_spam) sum += c.log_odds;
+    for (const auto& c : s.toward_ham) sum += c.log_odds;
+    REQUIRE(sum == Approx(s.log_odds));
+}
+
 TEST_CASE("Verdicts follow the configured thresholds", "[model]") {
     Parameters p;
     p.spam_threshold = 0.9;

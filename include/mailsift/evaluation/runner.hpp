@@ -26,6 +26,7 @@ struct Plan {
     enum class Mode : std::uint8_t {
         split_every,     // message i (1-based, in corpus order) is test when i % every == 0
         split_fraction,  // test when a hash of the path falls in the first `fraction` (deterministic)
+        split_head,      // chronological: the first `fraction` of the corpus (in its order) trains, the rest is test
         folds,           // k-fold cross-validation: fold = i % folds
         online,          // TREC: in corpus order, classify each message, then learn its gold label
     };
@@ -34,6 +35,9 @@ struct Plan {
     double fraction = 0.2;
     std::size_t folds = 10;
     bool train_on_error = false;  // online: learn only messages not classified right (unsure counts as wrong)
+    // online, thick threshold: learn a message when it was misclassified or its
+    // log-odds were within this margin of 0 (0 = learn every message).
+    double train_margin = 0.0;
 };
 
 // The bytes of one message, or nothing when it cannot be read.
@@ -43,6 +47,7 @@ using Progress = std::function<void(std::size_t done, std::size_t total)>;
 
 struct Run {
     std::vector<Scored> scored;
+    std::vector<std::string> scored_paths;  // beside `scored`: which message each score is
     std::size_t trained = 0;
     std::size_t unreadable = 0;  // loader failures and messages the trainer refused
     double train_seconds = 0.0;

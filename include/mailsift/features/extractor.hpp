@@ -48,6 +48,7 @@ struct Envelope {
 struct Options {
     bool words = true;      // w:
     bool word_pairs = false;  // w2: adjacent body words, "a_b"
+    bool cjk_bigrams = false; // Chinese and Japanese text as overlapping character pairs (text.hpp); docs/accuracy.md
     bool subject = true;    // s:
     bool headers = true;    // h: and hdr:
     bool patterns = true;   // pat:

@@ -16,11 +16,23 @@ char32_t fold_case(char32_t cp);
 bool is_word_code_point(char32_t cp);
 bool is_upper(char32_t cp);
 bool is_letter(char32_t cp);
+// Scripts written without spaces between words: Han ideographs, Hiragana and
+// Katakana (Hangul is written with spaces and stays in ordinary words).
+constexpr bool is_cjk(char32_t cp) {
+    return (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x31F0 && cp <= 0x31FF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+           (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFF66 && cp <= 0xFF9F) ||
+           (cp >= 0x20000 && cp <= 0x3134F);
+}
 
 // Calls f(std::string_view word) for every word: maximal runs of word code points,
 // joined across single internal '.', '-', '\'' or '_' (e.g. "don't", "e-mail", "3.5").
+// Text without spaces between words (is_cjk) has no words to find: each run of
+// it gives its overlapping character bigrams instead ("垃圾邮件" -> 垃圾, 圾邮,
+// 邮件), a run of one character that character, the usual tokenization of
+// Chinese and Japanese for text classification.
+// With `cjk_bigrams` false, such a run is one word like any other.
 template <typename F>
-void for_each_word(std::string_view text, F&& f) {
+void for_each_word(std::string_view text, F&& f, bool cjk_bigrams = true) {
     std::size_t i = 0;
     std::size_t start = std::string_view::npos;
     std::size_t last_end = 0;  // end of the last word code point
@@ -34,6 +46,25 @@ void for_each_word(std::string_view text, F&& f) {
             continue;
         }
         const char32_t cp = byte < 0x80 ? (++i, char32_t{byte}) : next_code_point(text, i);
+        if (cjk_bigrams && is_cjk(cp)) {
+            if (start != std::string_view::npos) {
+                f(text.substr(start, last_end - start));
+                start = std::string_view::npos;
+            }
+            std::size_t first = at, second = i;  // the pair's two code points start here
+            bool pairs = false;
+            while (second < text.size()) {
+                std::size_t end = second;
+                if (!is_cjk(next_code_point(text, end))) break;
+                f(text.substr(first, end - first));
+                pairs = true;
+                first = second;
+                second = end;
+            }
+            if (!pairs) f(text.substr(at, i - at));
+            i = second;
+            continue;
+        }
         if (is_word_code_point(cp)) {
             if (start == std::string_view::npos) start = at;
             last_end = i;

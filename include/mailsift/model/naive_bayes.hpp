@@ -83,6 +83,10 @@ struct Parameters {
     // halved 1-ROCA% in cross-validation but lost spam at FPR <= 0.1% on the
     // development split (docs/accuracy.md); `mailsift tune` searches it.
     std::size_t header_length_norm_features = 0;
+    // Per-feature confidence: a feature seen in n training messages (both
+    // classes) weighs n / (n + k) of its log-likelihood ratio, so a feature
+    // seen once or twice cannot decide a message. 0 = off.
+    double feature_confidence = 0.0;
 };
 
 struct Score;
