@@ -97,6 +97,9 @@ Learn each message as spam or ham. A message already learned with the same
 label is left as it is (success); one learned with the other label is moved.
 Senders of messages learned as ham become contacts. Messages are committed in
 batches (batch_messages, default 5000): an error rolls back only its batch.
+With train_margin > 0 (thick-threshold training), a message the model already
+scores on the right side by at least that many log-odds is not learned
+("already known"); errors and messages within the margin are.
 )"},
     {"unlearn", R"(usage: mailsift unlearn (--spam|--ham) [--files-from LIST] [PATH...]
 
@@ -117,8 +120,9 @@ IMAPSieve or sieve-pipe rule sends it.
 )"},
     {"evaluate", R"(usage: mailsift evaluate (--spam PATH... --ham PATH... | --index FILE)
                          [--split every:N | --split fraction:F | --split head:F |
-                          --folds K | --online [--train-on-error]] [--json]
-                         [--plot DIR] [--scores FILE]
+                          --folds K | --online [--train-on-error]]
+                         [--train-margin LOG_ODDS] [--json] [--plot DIR]
+                         [--scores FILE]
 
 Measure accuracy on a labelled corpus, in a temporary database (the live one
 is never touched), with the current settings. --spam and --ham take message
@@ -129,7 +133,9 @@ trains on the rest; --split fraction:F tests a deterministic F of them;
 --split head:F is chronological: the first F (in corpus order) trains, the
 rest is tested; --folds K cross-validates; --online follows the TREC protocol: messages in
 order, each classified and then learned with its label (with
---train-on-error only when it was not classified right). Reports n, AUC, 1-ROCA%, false positive and
+--train-on-error only when it was not classified right). Training is the
+configured regime (train_margin, as mailsift learn does it) in every mode;
+--train-margin overrides it (0 learns every message). Reports n, AUC, 1-ROCA%, false positive and
 negative rates at the configured thresholds, unsure share, FNR at FPR <= 0.1%
 and <= 1%, lam%, a confusion table, a reliability table (predicted P(spam) vs
 observed spam share) and throughput; --json prints it as one JSON object.
@@ -402,6 +408,7 @@ int cmd_train(const Context& ctx, const std::string& command, const std::vector<
         std::cout << "learned " << c.learned << " as " << store::to_string(*args.label) << ", " << c.moved
                   << " moved from " << (*args.label == store::Class::spam ? "ham" : "spam") << ", "
                   << c.already_learned << " already learned";
+        if (c.confident > 0) std::cout << ", " << c.confident << " already known (scored right beyond train_margin)";
         if (n_refused > 0) std::cout << ", " << n_refused << " refused (not mail or not readable: see above)";
         std::cout << "\n";
     } else {
@@ -577,6 +584,7 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& args) {
     evaluation::Plan plan;
     bool json = false;
     std::optional<std::filesystem::path> plot_dir, scores_file;
+    std::optional<double> train_margin;
     for (std::size_t i = 0; i < rest.size(); ++i) {
         const std::string& a = rest[i];
         auto value = [&]() -> std::string {
@@ -619,11 +627,11 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& args) {
             plot_dir = value();
         } else if (a == "--train-margin") {
             try {
-                plan.train_margin = std::stod(value());
+                train_margin = std::stod(value());
             } catch (const std::exception&) {
-                plan.train_margin = -1;
+                train_margin = -1;
             }
-            if (!(plan.train_margin >= 0)) usage_error("evaluate: --train-margin takes log-odds >= 0");
+            if (!(*train_margin >= 0)) usage_error("evaluate: --train-margin takes log-odds >= 0");
         } else if (a == "--scores") {
             scores_file = value();
         } else {
@@ -640,8 +648,10 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& args) {
     // Progress only on a terminal: a pipe or a log gets no carriage-return lines.
     const bool terminal = ::isatty(STDERR_FILENO) != 0;
     bool progress_shown = false;
+    engine::Settings settings = ctx.settings;
+    if (train_margin) settings.train_margin = *train_margin;
     const auto run = evaluation::run(
-        corpus, plan, ctx.settings, dir.path,
+        corpus, plan, settings, dir.path,
         [&](const std::string& path) { return cli::read_message_file(path, max_bytes); },
         [&](std::size_t done, std::size_t total) {
             if (terminal && std::chrono::steady_clock::now() - started > std::chrono::seconds(3)) {

@@ -114,7 +114,7 @@ Answer answer_scored(const milter::Transaction& t, std::uint32_t actions, const 
     strip_ours(t, actions, a.replies);
     add_header(actions, a.replies, "X-Mailsift-Status",
                std::string(verdict_word(c.score.verdict)) + ", score=" + number(p, "%.4f") +
-                   ", log-odds=" + number(c.score.log_odds, "%.2f") + (c.prefix_only || t.truncated ? ", scanned=prefix" : ""));
+                   ", uncalibrated-log-odds=" + number(c.score.log_odds, "%.2f") + (c.prefix_only || t.truncated ? ", scanned=prefix" : ""));
     add_header(actions, a.replies, "X-Mailsift-Signature", std::string(signature));
     if (d.add_reasons && !(c.toward_spam.empty() && c.toward_ham.empty())) {
         std::string reasons;

@@ -205,6 +205,11 @@ const std::map<std::string, Setter, std::less<>>& setters() {
              return s.daemon.reject_reply = std::string(v), true;
          }},
         {"train_on_error", [](Settings& s, std::string_view v) { return parse_bool(v, s.train_on_error); }},
+        {"train_margin",
+         [](Settings& s, std::string_view v) {
+             double d = 0;
+             return parse_double(v, d) && d >= 0.0 && d <= 10000 && (s.train_margin = d, true);
+         }},
         {"feature_confidence",
          [](Settings& s, std::string_view v) {
              double d = 0;

@@ -1,5 +1,6 @@
 // Trainer: featurize messages and record them in store transactions.
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "mailsift/engine/filter.hpp"
@@ -76,20 +77,61 @@ void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& pa
     if (from != nullptr) p.from_address = features::address_in(from->value);
 }
 
-Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c, std::int64_t now) {
+model::Snapshot& Trainer::selection_model() {
+    if (!selection_) {
+        commit();  // the model is read in a transaction of its own
+        std::optional<model::Snapshot::Builder> builder;
+        const auto totals = db_.visit_counts(
+            settings_.model.term_frequency, [&](std::size_t n) { builder.emplace(settings_.model, n); },
+            [&](model::FeatureId id, model::ClassCounts counts) { builder->add(id, counts); });
+        selection_ = std::move(*builder).finish(totals.messages, totals.feature_totals);
+    }
+    return *selection_;
+}
+
+Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c, std::int64_t now, bool selective) {
     if (p.problem != MessageProblem::none) return {p.problem, {}};
+    const auto& entries = p.bag.entries();
+    std::vector<model::Term> model_terms;  // what scoring sees, for the thick threshold
+    const auto scored_terms = [&]() -> const std::vector<model::Term>& {
+        if (model_terms.empty()) {
+            model_terms.reserve(entries.size());
+            for (const auto& e : entries) model_terms.push_back({e.id, e.count, features::is_header_feature(p.bag.text(e))});
+        }
+        return model_terms;
+    };
+    if (selective && settings_.train_margin > 0) {
+        // Thick threshold (TONE): learn errors and what scored within the margin,
+        // not what the model already knows. A message learned before is left to
+        // the store, which says "already learned" or moves it.
+        model::Snapshot& m = selection_model();
+        open_batch();
+        if (!batch_->learned_class(p.digest)) {
+            const double log_odds = model::score(scored_terms(), m).log_odds;
+            const bool right = c == store::Class::spam ? log_odds > 0 : log_odds < 0;
+            if (right && std::abs(log_odds) >= settings_.train_margin) {
+                ++counts_.confident;
+                return {MessageProblem::none, store::LearnResult::already_learned, true};
+            }
+        }
+    }
     std::vector<store::TrainTerm> terms;
     terms.reserve(p.bag.size());
-    const auto& entries = p.bag.entries();
     for (std::uint32_t i : p.order) terms.push_back({entries[i].id, entries[i].count, p.bag.text(entries[i])});
-    return {MessageProblem::none, learn_terms(p.digest, terms, p.from_address, c, now)};
+    const store::LearnResult r = learn_terms(p.digest, terms, p.from_address, c, now);
+    if (selection_ && r != store::LearnResult::already_learned) {
+        // Keep the selection model in step (a move takes the message out of the other class).
+        if (r == store::LearnResult::moved) selection_->unlearn(scored_terms(), c != store::Class::spam);
+        selection_->learn(scored_terms(), c == store::Class::spam);
+    }
+    return {MessageProblem::none, r};
 }
 
 Trainer::LearnOutcome Trainer::learn_parsed(std::string_view raw, const mime::ParsedMessage& parsed, store::Class c,
                                             std::int64_t now) {
     Prepared p;
     prepare_parsed(raw, parsed, p);
-    return learn_prepared(p, c, now);
+    return learn_prepared(p, c, now, /*selective=*/false);  // a correction is always trained
 }
 
 Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Class c, std::int64_t now) {

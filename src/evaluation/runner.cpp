@@ -43,7 +43,7 @@ void train_and_score(const std::vector<const LabelledMessage*>& train, const std
                 ++out.unreadable;
                 continue;
             }
-            ++out.trained;
+            if (!o.confident) ++out.trained;  // train_margin: what the model knew was not learned
         }
         trainer.commit();
     }
@@ -102,9 +102,10 @@ void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const 
 
         t0 = Clock::now();
         const model::Verdict gold = m.spam ? model::Verdict::spam : model::Verdict::ham;
-        const bool wrong = (s.log_odds > 0) != m.spam;
-        const bool thick = plan.train_margin > 0 ? wrong || std::abs(s.log_odds) < plan.train_margin : true;
-        if ((!plan.train_on_error || s.verdict != gold) && thick) {
+        // settings.train_margin: the thick threshold of Trainer::learn_prepared.
+        const bool right = m.spam ? s.log_odds > 0 : s.log_odds < 0;
+        const bool known = settings.train_margin > 0 && right && std::abs(s.log_odds) >= settings.train_margin;
+        if ((!plan.train_on_error || s.verdict != gold) && !known) {
             snapshot.learn(terms, m.spam);
             ++out.trained;
             if (!m.spam) {

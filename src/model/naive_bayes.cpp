@@ -126,8 +126,10 @@ ClassCounts Snapshot::counts(FeatureId id) const {
     return {c.spam, c.ham};
 }
 
-void Snapshot::learn(std::span<const Term> terms, bool spam) {
+void Snapshot::add(std::span<const Term> terms, bool spam, int sign) {
     const double a = params_.alpha;
+    // Counts never go below zero (a message unlearned that this snapshot never held).
+    const auto move = [sign](std::uint64_t have, std::uint64_t n) { return sign > 0 ? have + n : have - std::min(have, n); };
     for (const Term& t : terms) {
         if (t.count == 0) continue;
         // The same counts the store keeps for this term-frequency mode.
@@ -135,12 +137,42 @@ void Snapshot::learn(std::span<const Term> terms, bool spam) {
         const std::size_t i = find_or_insert(t.id);
         Slot& slot = i == SIZE_MAX ? zero_ : slots_[i];
         SmallCounts& c = small_counts(&slot);
-        (spam ? c.spam : c.ham) = saturate(static_cast<std::uint64_t>(spam ? c.spam : c.ham) + n);
-        (spam ? totals_.spam : totals_.ham) += n;
+        std::uint32_t& mine = spam ? c.spam : c.ham;
+        const std::uint64_t before = mine;
+        mine = saturate(move(before, n));
+        std::uint64_t& total = spam ? totals_.spam : totals_.ham;
+        total = move(total, sign > 0 ? n : before - mine);
         slot.local = std::log((static_cast<double>(c.spam) + a) / (static_cast<double>(c.ham) + a));
+        if (sign < 0 && c.spam == 0 && c.ham == 0) erase(i);
     }
-    (spam ? messages_.spam : messages_.ham) += 1;
+    std::uint64_t& messages = spam ? messages_.spam : messages_.ham;
+    messages = move(messages, 1);
     update_shared();
+}
+
+void Snapshot::erase(std::size_t i) {
+    if (i == SIZE_MAX) {
+        has_zero_ = false;
+        zero_ = Slot{empty_id, 0.0};
+        zero_counts_ = {0, 0};
+        --size_;
+        return;
+    }
+    // Backward-shift deletion: later slots of the probe run that may live at
+    // i move there, so that a free slot still ends every probe.
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t j = (i + 1) & mask; slots_[j].id != empty_id; j = (j + 1) & mask) {
+        const std::size_t home = static_cast<std::size_t>(slots_[j].id) & mask;
+        // Slot j may move to i unless its home lies cyclically in (i, j].
+        const bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (stays) continue;
+        slots_[i] = slots_[j];
+        counts_[i] = counts_[j];
+        i = j;
+    }
+    slots_[i] = Slot{empty_id, 0.0};
+    counts_[i] = SmallCounts{0, 0};
+    --size_;
 }
 
 const char* to_string(Verdict v) {

@@ -1314,6 +1314,16 @@ LearnResult TrainingBatch::learn(const Digest& digest, Class c, const std::vecto
     return result;
 }
 
+std::optional<Class> TrainingBatch::learned_class(const Digest& digest) {
+    assert(open_ && "lookup after commit");
+    Use s(db_.st_->find_message);
+    sqlite3_bind_blob(*s, 1, digest.data(), static_cast<int>(digest.size()), SQLITE_STATIC);
+    const int rc = sqlite3_step(*s);
+    if (rc == SQLITE_DONE) return std::nullopt;
+    if (rc != SQLITE_ROW) db_.fail(std::string("cannot look up message: ") + db_.error_text());
+    return sqlite3_column_int(*s, 0) == 1 ? Class::spam : Class::ham;
+}
+
 UnlearnResult TrainingBatch::unlearn(const Digest& digest, Class c) {
     assert(open_ && "unlearn after commit");
     Use s(db_.st_->find_message);

@@ -128,6 +128,26 @@ TEST_CASE("Learn then classify prints one tab-separated verdict per message", "[
     REQUIRE(r.out.find("mbox_two_messages.mbox#2\t") != std::string::npos);
 }
 
+TEST_CASE("learn with train_margin leaves out what the model already knows, and says so", "[cli]") {
+    Sandbox sb;
+    sb.train();
+    // A copy of a learned spam with one more line: a new message the model knows well.
+    std::ofstream(sb.dir / "copy.eml") << slurp(data + "/spam_money_offer.eml") << "one more line\n";
+    std::ofstream(sb.dir / "margin.conf") << "train_margin = 1\n";
+    const std::string conf = "--config " + (sb.dir / "margin.conf").string() + " ";
+    const auto stats = sb.mailsift("stats --json").out;
+    const auto r = sb.mailsift(conf + "learn --spam " + (sb.dir / "copy.eml").string());
+    REQUIRE(r.status == 0);
+    REQUIRE(r.out == "learned 0 as spam, 0 moved from ham, 0 already learned, 1 already known (scored right beyond "
+                     "train_margin)\n");
+    REQUIRE(sb.mailsift("stats --json").out == stats);
+    // Nothing to unlearn, and with the other label it is an error the model makes: learned.
+    REQUIRE(sb.mailsift("unlearn --spam " + (sb.dir / "copy.eml").string()).err.find("was not learned") !=
+            std::string::npos);
+    const auto h = sb.mailsift(conf + "learn --ham " + (sb.dir / "copy.eml").string());
+    REQUIRE(h.out.find("learned 1 as ham") == 0);
+}
+
 TEST_CASE("classify --json carries the same fields and the reasons", "[cli]") {
     Sandbox sb;
     sb.train();

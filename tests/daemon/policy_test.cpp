@@ -77,7 +77,7 @@ TEST_CASE("A scored message loses forged verdict headers and gains ours", "[daem
     const auto added = all_of<milter::AddHeader>(a.replies);
     REQUIRE(added.size() == 2);
     REQUIRE(added[0].name == "X-Mailsift-Status");
-    REQUIRE(added[0].value == "Yes, score=0.9999, log-odds=9.21");
+    REQUIRE(added[0].value == "Yes, score=0.9999, uncalibrated-log-odds=9.21");
     REQUIRE(added[1].value == "abc123");
     REQUIRE(std::holds_alternative<milter::Continue>(a.replies.back()));
     REQUIRE(a.action == Action::accepted);

@@ -77,6 +77,80 @@ TEST_CASE("Learning the same messages twice changes nothing", "[engine]") {
     REQUIRE(after.features == before.features);
 }
 
+TEST_CASE("With train_margin, learn skips what the model already knows and learns errors and near misses", "[engine]") {
+    TempDir dir;
+    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    engine::Settings s;
+    train_fixtures(db, s);
+    double log_odds = 0;
+    {
+        engine::Filter f(db, s);
+        log_odds = f.classify(new_spam).score.log_odds;
+    }
+    REQUIRE(log_odds > 1.0);
+    const auto before = db.load_counts(model::TermFrequency::raw);
+    const auto counts_now = [&] { return db.load_counts(model::TermFrequency::raw); };
+
+    SECTION("scored right beyond the margin: not learned, however often it is given") {
+        s.train_margin = log_odds - 0.01;
+        engine::Trainer t(db, s);
+        for (int i = 0; i < 2; ++i) {
+            const auto o = t.learn(new_spam, new_spam.size(), store::Class::spam, 2000);
+            REQUIRE(o.problem == engine::MessageProblem::none);
+            REQUIRE(o.confident);
+        }
+        t.commit();
+        REQUIRE(t.counts().confident == 2);
+        REQUIRE(t.counts().learned == 0);
+        REQUIRE(counts_now().features == before.features);
+        REQUIRE(counts_now().messages == before.messages);
+    }
+    SECTION("within the margin: learned, then already learned") {
+        s.train_margin = log_odds + 0.01;
+        engine::Trainer t(db, s);
+        REQUIRE_FALSE(t.learn(new_spam, new_spam.size(), store::Class::spam, 2000).confident);
+        t.commit();
+        REQUIRE(counts_now().messages.spam == before.messages.spam + 1);
+        // The in-memory model learned it too: now far beyond the margin, yet a message
+        // in the store is reported as such, never as "already known".
+        const auto again = t.learn(new_spam, new_spam.size(), store::Class::spam, 2000);
+        REQUIRE_FALSE(again.confident);
+        REQUIRE(again.result == store::LearnResult::already_learned);
+    }
+    SECTION("an error is learned whatever the margin, and a correction always trains") {
+        s.train_margin = 1000;
+        engine::Trainer t(db, s);
+        const auto o = t.learn(new_spam, new_spam.size(), store::Class::ham, 2000);
+        REQUIRE_FALSE(o.confident);
+        REQUIRE(o.result == store::LearnResult::learned);
+        const std::string other = new_spam + "and a second copy\n";
+        const auto c = t.correct(other, other.size(), store::Class::spam, 2000);
+        REQUIRE(c.problem == engine::MessageProblem::none);
+        REQUIRE(c.result == store::LearnResult::learned);
+        t.commit();
+        REQUIRE(counts_now().messages.ham == before.messages.ham + 1);
+        REQUIRE(counts_now().messages.spam == before.messages.spam + 1);
+    }
+}
+
+TEST_CASE("A snapshot unlearns exactly what it learned", "[engine]") {
+    TempDir dir;
+    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    engine::Settings s;
+    train_fixtures(db, s);
+    engine::Filter f(db, s);
+    model::Snapshot snap = f.model()->snapshot;
+    const auto bag = f.features_of(new_spam);
+    std::vector<model::Term> terms;
+    for (const auto& e : bag.entries()) terms.push_back({e.id, e.count, features::is_header_feature(bag.text(e))});
+    const double before = model::score(terms, snap).log_odds;
+    snap.learn(terms, true);
+    REQUIRE(model::score(terms, snap).log_odds > before);
+    snap.unlearn(terms, true);
+    REQUIRE(model::score(terms, snap).log_odds == Approx(before));
+    REQUIRE(snap.messages() == f.model()->snapshot.messages());
+}
+
 TEST_CASE("Senders of ham become contacts and then count as known", "[engine]") {
     TempDir dir;
     store::Database db(dir.path / "m.db", store::Database::Mode::read_write);

@@ -213,7 +213,7 @@ header_lines() {
         { n = index($0, ":"); if (n > 0 && tolower(substr($0, 1, n - 1)) == want) print }' "$1"
 }
 
-STATUS_RE='^(Yes|No|Unsure), score=[01]\.[0-9]{4}, log-odds=-?[0-9]+\.[0-9]{2}'
+STATUS_RE='^(Yes|No|Unsure), score=[01]\.[0-9]{4}, uncalibrated-log-odds=-?[0-9]+\.[0-9]{2}'
 
 # expect_delivered CASE VERDICT DESCRIPTION: the last send was accepted, the copy arrives
 # with exactly one well-formed X-Mailsift-Status naming VERDICT (Yes, No or Unsure, or

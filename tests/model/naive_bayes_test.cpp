@@ -104,6 +104,38 @@ TEST_CASE("Per-feature confidence scales each weight by n/(n+k), and the contrib
     REQUIRE(sum == Approx(s.log_odds));
 }
 
+TEST_CASE("Learning then unlearning a message restores the snapshot, colliding ids and id 0 included", "[model]") {
+    Parameters p;
+    Counts c;
+    c.messages = {20, 20};
+    // Ids sharing their low bits probe into one another's slots.
+    for (FeatureId k = 1; k <= 40; ++k) c.features[k << 20] = {k % 3, k % 5 + 1};
+    for (const auto& [id, cc] : c.features) {
+        c.feature_totals.spam += cc.spam;
+        c.feature_totals.ham += cc.ham;
+    }
+    Snapshot snap(c, p);
+    const Snapshot original(c, p);
+    std::vector<Term> message;
+    for (FeatureId k = 41; k <= 70; ++k) message.push_back({k << 20, 1, false});  // new, colliding
+    message.push_back({0, 1, false});                                              // the id kept outside the table
+    message.push_back({5 << 20, 1, false});                                        // known
+    const double before = score(message, snap).log_odds;
+    snap.learn(message, true);
+    REQUIRE(snap.vocabulary() == original.vocabulary() + 31);
+    snap.unlearn(message, true);
+    REQUIRE(snap.vocabulary() == original.vocabulary());
+    REQUIRE(score(message, snap).log_odds == Approx(before));
+    for (const auto& [id, cc] : c.features) {
+        INFO(id);
+        REQUIRE(snap.weight(id).has_value());
+        REQUIRE(*snap.weight(id) == Approx(*original.weight(id)));
+        REQUIRE(snap.counts(id) == cc);
+    }
+    REQUIRE_FALSE(snap.weight(0).has_value());
+    REQUIRE_FALSE(snap.weight(41 << 20).has_value());
+}
+
 TEST_CASE("Verdicts follow the configured thresholds", "[model]") {
     Parameters p;
     p.spam_threshold = 0.9;

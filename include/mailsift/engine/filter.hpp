@@ -109,6 +109,7 @@ private:
 
 struct TrainCounts {
     std::size_t learned = 0, already_learned = 0, moved = 0, unlearned = 0, not_learned = 0;
+    std::size_t confident = 0;  // train_margin: already scored right beyond the margin, not learned
 };
 
 class Trainer {
@@ -119,6 +120,9 @@ public:
     struct LearnOutcome {
         MessageProblem problem = MessageProblem::none;  // not none: nothing was learned
         store::LearnResult result = store::LearnResult::learned;
+        // settings.train_margin: the model already scored it right beyond the
+        // margin, so nothing was learned (`result` is then meaningless).
+        bool confident = false;
     };
     // Adds one message to the open batch (committing every settings.batch_messages).
     LearnOutcome learn(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now);
@@ -134,7 +138,8 @@ public:
         std::string from_address;
     };
     Prepared prepare(std::string_view raw, std::size_t size_bytes) const;
-    LearnOutcome learn_prepared(const Prepared& p, store::Class c, std::int64_t now);
+    // `selective`: apply settings.train_margin (learn; a correction is always trained).
+    LearnOutcome learn_prepared(const Prepared& p, store::Class c, std::int64_t now, bool selective = true);
     store::UnlearnResult unlearn(std::string_view raw, store::Class c);
 
     // A correction: when the message carries a signature the database knows,
@@ -165,6 +170,9 @@ private:
     store::LearnResult learn_terms(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
                                    std::string_view from_address, store::Class c, std::int64_t now);
     CorrectOutcome learn_scan(const store::Scan& scan, store::Class c, std::int64_t now);
+    // The model thick-threshold training scores against: loaded from the
+    // database at first use, then kept in step with what this trainer learns.
+    model::Snapshot& selection_model();
 
     store::Database& db_;
     Settings settings_;
@@ -173,6 +181,7 @@ private:
     std::size_t in_batch_ = 0;
     TrainCounts counts_;
     TrainCounts committed_;
+    std::optional<model::Snapshot> selection_;
 };
 
 }  // namespace mailsift::engine

@@ -55,6 +55,10 @@ struct Settings {
     std::size_t reasons = 5;          // contributions reported in each direction
     std::size_t batch_messages = 5000;  // messages per training transaction (1000 -> 5000: whole-corpus learn 0.86 -> 0.77 s)
     bool train_on_error = false;        // correct: skip scans whose confident verdict was already right
+    // Thick-threshold training (learn, evaluate): a message the model already
+    // scores on the right side by at least this many log-odds is not learned;
+    // errors and everything within the margin are. 0 = learn every message.
+    double train_margin = 0.0;
     DaemonSettings daemon;
 };
 

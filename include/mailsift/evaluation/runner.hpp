@@ -35,9 +35,7 @@ struct Plan {
     double fraction = 0.2;
     std::size_t folds = 10;
     bool train_on_error = false;  // online: learn only messages not classified right (unsure counts as wrong)
-    // online, thick threshold: learn a message when it was misclassified or its
-    // log-odds were within this margin of 0 (0 = learn every message).
-    double train_margin = 0.0;
+    // Thick-threshold training is settings.train_margin, in every mode, as `learn` does it.
 };
 
 // The bytes of one message, or nothing when it cannot be read.

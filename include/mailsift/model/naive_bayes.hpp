@@ -132,8 +132,10 @@ public:
     // Counts behind a weight, for explanations; {0,0} when unknown. Each
     // saturates at 2^32 − 1 (the weight itself is computed from the full count).
     ClassCounts counts(FeatureId id) const;
-    // Adds one message of class spam (or ham), as training would (online evaluation).
-    void learn(std::span<const Term> terms, bool spam);
+    // Adds one message of class spam (or ham), as training would (online
+    // evaluation, thick-threshold training); unlearn() takes one away again.
+    void learn(std::span<const Term> terms, bool spam) { add(terms, spam, +1); }
+    void unlearn(std::span<const Term> terms, bool spam) { add(terms, spam, -1); }
 
 private:
     friend Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t reasons);
@@ -151,6 +153,10 @@ private:
     std::size_t find_or_insert(FeatureId id);
     void rehash(std::size_t capacity);
     void update_shared();
+    void add(std::span<const Term> terms, bool spam, int sign);
+    // Removes the feature in slot i (SIZE_MAX: zero_), as the store deletes a
+    // row whose counts all reached 0, so the vocabulary V stays the store's.
+    void erase(std::size_t i);
     void set(FeatureId id, ClassCounts counts);
     SmallCounts& small_counts(const Slot* slot);
 

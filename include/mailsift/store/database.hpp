@@ -260,6 +260,8 @@ public:
 
     LearnResult learn(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now);
     UnlearnResult unlearn(const Digest& digest, Class c);
+    // The class a message is learned as (this batch included), or nothing.
+    std::optional<Class> learned_class(const Digest& digest);
     // Adds a contact inside this transaction (e.g. the sender of a ham message).
     void add_contact(std::string_view address, std::string_view source, std::int64_t now);
     // Notes that a message mailsiftd judged `verdict` was corrected to `to`.
