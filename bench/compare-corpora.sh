@@ -36,7 +36,8 @@ config=
 only=()
 protocols=(split online)
 
-usage() { sed -n '2,27s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,29s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+command_line="bench/compare-corpora.sh${*:+ $*}"
 while (($#)); do
     case $1 in
         --mailsift) mailsift=${2:?--mailsift needs a path}; shift 2 ;;
@@ -235,7 +236,7 @@ echo
 echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs, $(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 echo "- mailsift: $("$mailsift" --version 2>/dev/null | head -n 1) ($(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$repo_root" diff --quiet 2>/dev/null || echo '+changes')), config: $([[ -s $config ]] && echo "$config" || echo 'built-in defaults')"
 echo "- bogofilter: $(bogofilter -V 2>&1 | head -n 1) (Debian $(dpkg-query -W -f '${Version}' bogofilter 2>/dev/null || echo '?')), defaults (-C), cutoffs 0.99 / 0.45"
-echo "- command: bench/compare-corpora.sh$(printf ' %q' "${@}")"
+echo "- command: $command_line"
 echo
 for name in "${names[@]}"; do
     echo "## $name"

@@ -9,6 +9,12 @@
 
 namespace mailsift::engine {
 
+bool known_beyond_margin(const model::Snapshot& model, double log_odds, bool spam, double margin) {
+    if (margin <= 0 || model.messages().spam == 0 || model.messages().ham == 0) return false;
+    const bool right = spam ? log_odds > 0 : log_odds < 0;
+    return right && std::abs(log_odds) >= margin;
+}
+
 Trainer::Trainer(store::Database& db, Settings settings)
     : db_(db), settings_(std::move(settings)), contacts_(db_.load_contacts()) {}
 
@@ -108,8 +114,7 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
         open_batch();
         if (!batch_->learned_class(p.digest)) {
             const double log_odds = model::score(scored_terms(), m).log_odds;
-            const bool right = c == store::Class::spam ? log_odds > 0 : log_odds < 0;
-            if (right && std::abs(log_odds) >= settings_.train_margin) {
+            if (known_beyond_margin(m, log_odds, c == store::Class::spam, settings_.train_margin)) {
                 ++counts_.confident;
                 return {MessageProblem::none, store::LearnResult::already_learned, true};
             }

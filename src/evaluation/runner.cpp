@@ -103,8 +103,7 @@ void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const 
         t0 = Clock::now();
         const model::Verdict gold = m.spam ? model::Verdict::spam : model::Verdict::ham;
         // settings.train_margin: the thick threshold of Trainer::learn_prepared.
-        const bool right = m.spam ? s.log_odds > 0 : s.log_odds < 0;
-        const bool known = settings.train_margin > 0 && right && std::abs(s.log_odds) >= settings.train_margin;
+        const bool known = engine::known_beyond_margin(snapshot, s.log_odds, m.spam, settings.train_margin);
         if ((!plan.train_on_error || s.verdict != gold) && !known) {
             snapshot.learn(terms, m.spam);
             ++out.trained;

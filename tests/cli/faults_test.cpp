@@ -267,7 +267,8 @@ TEST_CASE("SIGKILL at random points of a bulk learn leaves a sound database hold
     write_messages(s.dir / "spam", "spam", spam_count, 12);
     write_messages(s.dir / "ham", "ham", ham_count, 12);
     const fs::path config = s.dir / "mailsift.conf";
-    std::ofstream(config) << "batch_messages = " << batch << "\n";
+    // Every message learned (no thick threshold), so that each batch moves the model.
+    std::ofstream(config) << "batch_messages = " << batch << "\ntrain_margin = 0\n";
     const std::vector<std::pair<std::string, fs::path>> phases = {{"spam", s.dir / "spam"}, {"ham", s.dir / "ham"}};
     const References refs = build_references(s.dir, config, phases, batch);
     REQUIRE(refs.states == 1 + spam_count / batch + ham_count / batch);

@@ -54,7 +54,8 @@ void start_trained(Daemon& d) {
 // The X-Mailsift-Status value (its leading space, negotiated, left out) is a verdict with a score.
 bool scored(std::string status) {
     status.erase(0, status.find_first_not_of(' '));
-    return status.rfind("Yes, score=", 0) == 0 || status.rfind("No, score=", 0) == 0;
+    return status.rfind("Yes, score=", 0) == 0 || status.rfind("No, score=", 0) == 0 ||
+           status.rfind("Unsure, score=", 0) == 0;
 }
 
 // Another MTA connection gets a normal verdict.

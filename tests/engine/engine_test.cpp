@@ -133,6 +133,26 @@ TEST_CASE("With train_margin, learn skips what the model already knows and learn
     }
 }
 
+TEST_CASE("Until both classes are learned, the thick threshold learns everything", "[engine]") {
+    TempDir dir;
+    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    engine::Settings s;
+    s.train_margin = 1;
+    engine::Trainer t(db, s);
+    // Spam only, sorted by class as 'learn --spam DIR' gives it: all of it is learned,
+    // however sure a spam-only model is; then ham with a margin in force.
+    for (auto f : spam_fixtures) REQUIRE_FALSE(t.learn(fixture(f), fixture(f).size(), store::Class::spam, 1).confident);
+    t.commit();
+    REQUIRE(db.statistics().messages.spam == 3);
+    model::Snapshot one_class(model::Counts{{3, 0}, {}, {}}, s.model);
+    REQUIRE_FALSE(engine::known_beyond_margin(one_class, 100.0, true, 1.0));
+    model::Snapshot both(model::Counts{{3, 1}, {}, {}}, s.model);
+    REQUIRE(engine::known_beyond_margin(both, 100.0, true, 1.0));
+    REQUIRE_FALSE(engine::known_beyond_margin(both, 100.0, false, 1.0));  // wrong side
+    REQUIRE_FALSE(engine::known_beyond_margin(both, 0.5, true, 1.0));     // within the margin
+    REQUIRE_FALSE(engine::known_beyond_margin(both, 100.0, true, 0.0));   // off
+}
+
 TEST_CASE("A snapshot unlearns exactly what it learned", "[engine]") {
     TempDir dir;
     store::Database db(dir.path / "m.db", store::Database::Mode::read_write);

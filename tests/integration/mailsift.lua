@@ -141,7 +141,7 @@ local function check_tagged(label, verdict)
     check(mt.eom_check(conn, MT_HDRADD, "X-Mailsift-Status"), label .. ": X-Mailsift-Status added")
     local status = mt.getheader(conn, "X-Mailsift-Status", 0)
     local value = status and trim_left(status) or ""
-    check(value:match("^" .. verdict .. ", score=[01]%.%d%d%d%d, log%-odds=%-?%d+%.%d%d") ~= nil,
+    check(value:match("^" .. verdict .. ", score=[01]%.%d%d%d%d, uncalibrated%-log%-odds=%-?%d+%.%d%d") ~= nil,
           label .. ": X-Mailsift-Status says " .. verdict, "got " .. string.format("%q", tostring(status)))
     check(mt.getheader(conn, "X-Mailsift-Status", 1) == nil, label .. ": exactly one X-Mailsift-Status added")
     if leadspc then

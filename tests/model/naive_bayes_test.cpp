@@ -29,6 +29,7 @@ Parameters laplace_raw() {
     p.term_frequency = TermFrequency::raw;
     p.calibration_temperature = 1.0;  // the seeds' plain model
     p.length_norm_features = 0;
+    p.feature_confidence = 0;
     return p;
 }
 }  // namespace

@@ -44,6 +44,13 @@ constexpr bool refused(MessageProblem p) { return p == MessageProblem::empty || 
 // the input (it may exceed raw.size()). Never `truncated_mime`: that takes the parse.
 MessageProblem check_message(std::string_view raw, std::size_t size_bytes, const mime::Limits& limits);
 
+// Thick-threshold training (settings.train_margin): is a message that `model`
+// scored `log_odds` already known well enough not to be learned as `spam`?
+// Only on the right side by at least `margin`, and only once the model has
+// learned both classes: a model that never saw one class is "sure" of
+// everything, and would skip most of the first class of a class-sorted batch.
+bool known_beyond_margin(const model::Snapshot& model, double log_odds, bool spam, double margin);
+
 // Same message, same digest: our own X-Mailsift-* headers are left out, so a
 // message we tagged is recognised when it comes back for correction.
 store::Digest message_digest(std::string_view raw);

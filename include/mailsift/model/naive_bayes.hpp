@@ -86,7 +86,8 @@ struct Parameters {
     // Per-feature confidence: a feature seen in n training messages (both
     // classes) weighs n / (n + k) of its log-likelihood ratio, so a feature
     // seen once or twice cannot decide a message. 0 = off.
-    double feature_confidence = 0.0;
+    // 1 with thick-threshold training (docs/accuracy.md, issue 13).
+    double feature_confidence = 1.0;
 };
 
 struct Score;
