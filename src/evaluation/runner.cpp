@@ -2,8 +2,6 @@
 #include "mailsift/evaluation/runner.hpp"
 
 #include <chrono>
-#include <cmath>
-#include <cstdlib>
 #include <unordered_set>
 
 #include "mailsift/engine/filter.hpp"
