@@ -138,7 +138,8 @@ configured regime (train_margin, as mailsift learn does it) in every mode;
 --train-margin overrides it (0 learns every message). Reports n, AUC, 1-ROCA%, false positive and
 negative rates at the configured thresholds, unsure share, FNR at FPR <= 0.1%
 and <= 1%, lam%, a confusion table, a reliability table (predicted P(spam) vs
-observed spam share) and throughput; --json prints it as one JSON object.
+observed spam share) with its expected calibration error and worst bin of at
+least 30 messages, and throughput; --json prints it as one JSON object.
 --plot DIR writes roc.svg (log-scale false-positive rate), histogram.svg
 (log-odds by class) and reliability.svg there. --scores FILE writes one line
 per tested message, in the order tested: PATH, label, verdict, P(spam) and
@@ -154,7 +155,7 @@ settings, in an order shuffled by --seed (default 1), until a round changes
 nothing or --budget seconds (default 300) are spent; deterministic for a seed.
 Then picks log-odds thresholds on the held-out scores (at most 0.1% of ham
 above the spam threshold, at most 0.5% of spam below the ham threshold) and
-prints every trial, the best held-out metrics and the configuration lines to
+prints every trial, the best held-out metrics (calibration too) and the configuration lines to
 use. Give it training data only, and judge the result with 'evaluate' on
 data it never saw.
 )"},
@@ -577,6 +578,19 @@ struct TempDir {
     }
 };
 
+// The calibration summary under a reliability table: ECE over the 10 bins and
+// the worst bin holding enough messages to mean something.
+void print_calibration(const evaluation::Report& r) {
+    std::printf("calibration       ECE %.4f", r.expected_calibration_error);
+    if (r.worst_bin) {
+        const auto& b = r.reliability[*r.worst_bin];
+        std::printf(", worst bin of >= %zu messages %.1f-%.1f off by %.4f (%zu messages)\n",
+                    evaluation::Report::min_messages_for_worst_bin, b.low, b.high, r.worst_bin_gap, b.messages);
+    } else {
+        std::printf(", no bin holds %zu messages\n", evaluation::Report::min_messages_for_worst_bin);
+    }
+}
+
 int cmd_evaluate(const Context& ctx, const std::vector<std::string>& args) {
     const CorpusArgs parsed = take_corpus("evaluate", args);
     const auto& corpus = parsed.corpus;
@@ -711,7 +725,15 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& args) {
               << ",\"messages\":" << b.messages << ",\"mean_predicted\":" << number(b.mean_predicted)
               << ",\"observed_spam\":" << number(b.observed_spam) << "}";
         }
-        o << "],\"train_messages_per_second\":" << number(train_rate) << ",\"score_messages_per_second\":"
+        o << "],\"expected_calibration_error\":" << number(r.expected_calibration_error, 6) << ",\"worst_bin\":";
+        if (r.worst_bin) {
+            const auto& b = r.reliability[*r.worst_bin];
+            o << "{\"low\":" << number(b.low) << ",\"high\":" << number(b.high) << ",\"messages\":" << b.messages
+              << ",\"gap\":" << number(r.worst_bin_gap, 6) << "}";
+        } else {
+            o << "null";
+        }
+        o << ",\"train_messages_per_second\":" << number(train_rate) << ",\"score_messages_per_second\":"
           << number(score_rate) << "}\n";
         std::cout << o.str();
         return exit_ok;
@@ -734,6 +756,7 @@ int cmd_evaluate(const Context& ctx, const std::vector<std::string>& args) {
         std::printf("             %.1f-%.1f       %8zu  %14.4f  %13.4f\n", b.low, b.high, b.messages, b.mean_predicted,
                     b.observed_spam);
     }
+    print_calibration(r);
     std::printf("\nthroughput        train %.0f msgs/s, score %.0f msgs/s\n", train_rate, score_rate);
     return exit_ok;
 }
@@ -766,11 +789,14 @@ int cmd_tune(const Context& ctx, const std::vector<std::string>& args) {
     }
     const TempDir dir;
     const auto max_bytes = ctx.settings.limits.max_message_bytes;
+    const bool terminal = ::isatty(STDERR_FILENO) != 0;  // progress on a terminal only
     const auto result = evaluation::tune(
         parsed.corpus, ctx.settings, options, dir.path,
         [&](const std::string& path) { return cli::read_message_file(path, max_bytes); },
-        [&](std::size_t trial, std::size_t) { std::cerr << "tune: trial " << trial << "\r" << std::flush; });
-    std::cerr << "\n";
+        [&](std::size_t trial, std::size_t) {
+            if (terminal) std::cerr << "tune: trial " << trial << "\r" << std::flush;
+        });
+    if (terminal) std::cerr << "\n";
     const auto& r = result.report;
     if (json) {
         std::ostringstream o;
@@ -782,7 +808,11 @@ int cmd_tune(const Context& ctx, const std::vector<std::string>& args) {
               << number(t.report.fnr_at_fpr_01_percent) << ",\"kept\":" << (t.kept ? "true" : "false") << "}";
         }
         o << "],\"best\":{\"one_minus_roca_percent\":" << number(r.one_minus_roca_percent)
-          << ",\"fnr_at_fpr_0.1_percent\":" << number(r.fnr_at_fpr_01_percent) << "},\"config\":[";
+          << ",\"fnr_at_fpr_0.1_percent\":" << number(r.fnr_at_fpr_01_percent)
+          << ",\"expected_calibration_error\":" << number(r.expected_calibration_error, 6) << ",\"worst_bin_gap\":";
+        if (r.worst_bin) o << number(r.worst_bin_gap, 6);
+        else o << "null";
+        o << "},\"config\":[";
         for (std::size_t i = 0; i < result.config_lines.size(); ++i) {
             o << (i ? "," : "") << "\"" << json_escape(result.config_lines[i]) << "\"";
         }
@@ -797,6 +827,7 @@ int cmd_tune(const Context& ctx, const std::vector<std::string>& args) {
     }
     std::printf("\nbest on the held-out part: 1-ROCA%% %.4f, FNR at FPR<=0.1%% %.3f%%%s\n", r.one_minus_roca_percent,
                 r.fnr_at_fpr_01_percent, result.budget_spent ? " (budget spent)" : "");
+    print_calibration(r);
     std::printf("\nconfiguration lines:\n");
     for (const auto& line : result.config_lines) std::printf("%s\n", line.c_str());
     return exit_ok;

@@ -118,6 +118,12 @@ Report evaluate(const std::vector<Scored>& scored) {
         if (bin.messages == 0) continue;
         bin.mean_predicted = predicted_sum[b] / static_cast<double>(bin.messages);
         bin.observed_spam = static_cast<double>(spam_count[b]) / static_cast<double>(bin.messages);
+        const double gap = std::abs(bin.mean_predicted - bin.observed_spam);
+        if (r.messages > 0) r.expected_calibration_error += gap * static_cast<double>(bin.messages) / static_cast<double>(r.messages);
+        if (bin.messages >= Report::min_messages_for_worst_bin && (!r.worst_bin || gap > r.worst_bin_gap)) {
+            r.worst_bin = b;
+            r.worst_bin_gap = gap;
+        }
     }
 
     // Histogram of log-odds in 20 equal bins over the observed range.

@@ -818,6 +818,8 @@ TEST_CASE("evaluate measures a labelled corpus without touching the live databas
         REQUIRE(r.out.find("  ham                        0       0       3") != std::string::npos);
         // lam% with no error: hm = ½/4, sm = ½/3; 100·logit⁻¹((logit(1/8) + logit(1/6))/2) = 14.4591.
         REQUIRE(r.out.find("lam%              14.4591") != std::string::npos);
+        REQUIRE(r.out.find("calibration       ECE ") != std::string::npos);
+        REQUIRE(r.out.find("no bin holds 30 messages") != std::string::npos);
         REQUIRE_FALSE(fs::exists(sb.db()));
     }
     SECTION("cross-validation tests every message once, as JSON") {
@@ -825,6 +827,8 @@ TEST_CASE("evaluate measures a labelled corpus without touching the live databas
         REQUIRE(r.status == 0);
         REQUIRE(r.out.find("\"messages\":10,\"spam\":5,\"ham\":5,\"trained\":40") != std::string::npos);
         REQUIRE(r.out.find("\"auc\":1,") != std::string::npos);
+        REQUIRE(r.out.find("\"expected_calibration_error\":") != std::string::npos);
+        REQUIRE(r.out.find("\"worst_bin\":null") != std::string::npos);
         REQUIRE(r.out.find("\"confusion\":{\"spam\":{\"spam\":5,\"unsure\":0,\"ham\":0}") != std::string::npos);
     }
     SECTION("folders given with --spam and --ham") {
@@ -936,6 +940,8 @@ TEST_CASE("tune searches settings on held-out data and prints configuration line
     REQUIRE(a.out.find("\"spam_log_odds = ") != std::string::npos);
     REQUIRE(a.out.find("\"ham_log_odds = ") != std::string::npos);
     REQUIRE(a.out.find("\"budget_spent\":false") != std::string::npos);  // a tiny corpus converges
+    REQUIRE(a.out.find("\"expected_calibration_error\":") != std::string::npos);
+    REQUIRE(a.err.find('\r') == std::string::npos);  // no progress lines on a pipe
     // Deterministic for a seed.
     REQUIRE(sb.mailsift("--config /dev/null tune --index " + index + " --budget 60 --seed 7 --json").out == a.out);
     REQUIRE_FALSE(fs::exists(sb.db()));

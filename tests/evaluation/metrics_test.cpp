@@ -77,7 +77,23 @@ TEST_CASE("Reliability bins compare predicted probability with the observed spam
     REQUIRE(r.reliability[9].observed_spam == Approx(0.5));
     REQUIRE(r.reliability[0].messages == 1);
     REQUIRE(r.reliability[0].observed_spam == Approx(0.0));
+    // ECE weighs each bin's gap by its share: 2/3 · |0.975 − 0.5| + 1/3 · 0.
+    REQUIRE(r.expected_calibration_error == Approx(0.475 * 2 / 3));
+    REQUIRE_FALSE(r.worst_bin.has_value());  // no bin holds 30 messages
     std::size_t in_histogram = 0;
     for (const auto& b : r.histogram) in_histogram += b.spam + b.ham;
     REQUIRE(in_histogram == 3);
+}
+
+TEST_CASE("The worst reliability bin is the one of at least 30 messages furthest off", "[evaluation]") {
+    // 40 messages predicted 0.15, 20 of them spam (gap 0.35); 30 at 0.95, all spam
+    // (gap 0.05); 5 at 0.55, all ham (gap 0.55, too few messages to count).
+    std::vector<Scored> v;
+    for (int i = 0; i < 40; ++i) v.push_back(s(i < 20, -1, 0.15));
+    for (int i = 0; i < 30; ++i) v.push_back(s(true, 3, 0.95));
+    for (int i = 0; i < 5; ++i) v.push_back(s(false, 0.2, 0.55));
+    const auto r = evaluation::evaluate(v);
+    REQUIRE(r.worst_bin == std::optional<std::size_t>(1));
+    REQUIRE(r.worst_bin_gap == Approx(0.35));
+    REQUIRE(r.expected_calibration_error == Approx((40 * 0.35 + 30 * 0.05 + 5 * 0.55) / 75));
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "mailsift/model/naive_bayes.hpp"
@@ -61,6 +62,14 @@ struct Report {
     double lam_percent = 0.0;
     std::vector<RocPoint> roc;            // from (0,0) to (1,1), one point per distinct score
     std::vector<ReliabilityBin> reliability;
+    // Expected calibration error over the 10 reliability bins: the mean of
+    // |mean predicted - observed spam share| weighted by each bin's messages.
+    double expected_calibration_error = 0.0;
+    // The reliability bin holding at least `min_messages_for_worst_bin` messages
+    // with the largest such gap, or none (no bin that full).
+    static constexpr std::size_t min_messages_for_worst_bin = 30;
+    std::optional<std::size_t> worst_bin;
+    double worst_bin_gap = 0.0;
     std::vector<HistogramBin> histogram;
 };
 
