@@ -227,6 +227,8 @@ const std::map<std::string, Setter, std::less<>>& setters() {
         {"features.words", boolean(&features::Options::words)},
         {"features.word_pairs", boolean(&features::Options::word_pairs)},
         {"features.cjk_bigrams", boolean(&features::Options::cjk_bigrams)},
+        {"features.relay_path", boolean(&features::Options::relay_path)},
+        {"features.dates", boolean(&features::Options::dates)},
         {"features.subject", boolean(&features::Options::subject)},
         {"features.headers", boolean(&features::Options::headers)},
         {"features.patterns", boolean(&features::Options::patterns)},

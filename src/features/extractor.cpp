@@ -349,7 +349,21 @@ bool header_words_wanted(std::string_view name) {
     return true;
 }
 
-void header_facts(const mime::ParsedMessage& m, const Contacts* contacts, FeatureBag& bag, Extractor& ex) {
+// The words of a Date field that name a period or a place: weekday, month,
+// year and zone ("Mon, 2 Sep 2002 10:00:00 +0000" -> mon, sep, 2002, 0000);
+// the day and the time of day are left out.
+void date_facts(std::string_view value, FeatureBag& bag) {
+    std::string folded;
+    for_each_word(value, [&](std::string_view w) {
+        const bool digits = std::all_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (digits ? w.size() != 4 : !std::all_of(w.begin(), w.end(), [](char c) { return ascii_alnum(c); })) return;
+        fold_into(w, folded);
+        bag.add("date:", folded);
+    });
+}
+
+void header_facts(const mime::ParsedMessage& m, const Contacts* contacts, const Options& opt, FeatureBag& bag,
+                  Extractor& ex) {
     std::string from;
     if (const auto* h = m.find("From")) from = address_in(h->value);
     if (!from.empty()) {
@@ -386,10 +400,13 @@ void header_facts(const mime::ParsedMessage& m, const Contacts* contacts, Featur
     // made naive Bayes count that one fact many times (1-ROCA% 0.27 -> 0.08
     // at alpha 1, docs/accuracy.md).
     for (const auto& h : m.headers) {
-        if (!header_words_wanted(h.name)) continue;
-        std::string_view value = h.value;
-
-        ex.words("h:", value, false, /*skip_numbers=*/true);
+        if (header_words_wanted(h.name)) {
+            ex.words("h:", h.value, false, /*skip_numbers=*/true);
+        } else if (opt.relay_path && (iequals(h.name, "received") || iequals(h.name, "delivered-to"))) {
+            ex.words("rcvd:", h.value, false, /*skip_numbers=*/true);
+        } else if (opt.dates && iequals(h.name, "date")) {
+            date_facts(h.value, bag);
+        }
     }
 }
 
@@ -453,14 +470,15 @@ FeatureBag extract(const mime::ParsedMessage& message, const Envelope* envelope,
         }
         if (ex.url_count() > 0) bag.add(ex.url_count() > 10 ? "url:count:>10" : "url:count:1-10");
     }
-    if (options.headers) header_facts(message, contacts, bag, ex);
+    if (options.headers) header_facts(message, contacts, options, bag, ex);
     if (options.mime_shape) mime_shape(message, bag);
     if (options.envelope && envelope != nullptr) envelope_facts(*envelope, bag);
     return bag;
 }
 
 bool is_header_feature(std::string_view feature) {
-    return feature.starts_with("h:") || feature.starts_with("hdr:") || feature.starts_with("env:");
+    return feature.starts_with("h:") || feature.starts_with("hdr:") || feature.starts_with("env:") ||
+           feature.starts_with("rcvd:") || feature.starts_with("date:");
 }
 
 }  // namespace mailsift::features

@@ -258,6 +258,7 @@ TEST_CASE("Settings are parsed into typed values with line-numbered errors", "[e
         "spam_threshold = 0.95\n"
         "ham_threshold = 0.2\n"
         "features.urls = off\n"
+        "features.relay_path = on\n"
         "limits.max_message_bytes = 2M\n",
         "test.conf");
     REQUIRE(s.database == "/var/lib/mailsift/m.db");
@@ -265,6 +266,8 @@ TEST_CASE("Settings are parsed into typed values with line-numbered errors", "[e
     REQUIRE(s.model.term_frequency == model::TermFrequency::raw);
     REQUIRE(s.model.spam_threshold == 0.95);
     REQUIRE_FALSE(s.features.urls);
+    REQUIRE(s.features.relay_path);
+    REQUIRE_FALSE(s.features.dates);  // off unless asked for
     REQUIRE(s.limits.max_message_bytes == 2 * 1024 * 1024);
 
     REQUIRE_THROWS_WITH(engine::parse_settings("alpha = 0.5\nbogus = 1\n", "x.conf"),

@@ -162,9 +162,35 @@ TEST_CASE("Timestamps and our own verdict headers never become features", "[feat
         REQUIRE(text.find("mailsift") == std::string::npos);
         REQUIRE(text.find("yes") == std::string::npos);
     }
-    // The relay path is no feature at all: it tells where mail was collected.
+    // The relay path is no feature by default: it tells where mail was collected.
     REQUIRE(bag.count("h:mx.example.net") == 0);
     REQUIRE(bag.count("h:relay.example") == 0);
+    REQUIRE(bag.count("rcvd:mx.example.net") == 0);
+    REQUIRE(bag.count("date:2002") == 0);
+}
+
+TEST_CASE("The relay path and the date are families of their own, off by default", "[features]") {
+    features::Options on;
+    on.relay_path = true;
+    on.dates = true;
+    const auto bag = features::extract(
+        message({{"Date", "Mon, 2 Sep 2002 10:00:00 +0000"},
+                 {"Received", "from mx.example.net (mx.example.net [192.0.2.1]) by relay.example; Mon, 2 Sep 2002"},
+                 {"Delivered-To", "user@example.org"}},
+                "body"),
+        nullptr, nullptr, on);
+    REQUIRE(bag.count("rcvd:mx.example.net") == 2);  // a count, like any word
+    REQUIRE(bag.count("rcvd:relay.example") == 1);
+    REQUIRE(bag.count("rcvd:user") == 1);
+    REQUIRE(bag.count("rcvd:192.0.2.1") == 0);  // numbers stay out, as in every header
+    REQUIRE(bag.count("h:mx.example.net") == 0);  // not mixed into the header words
+    // Weekday, month, year and zone; not the day or the time of day.
+    REQUIRE(bag.count("date:mon") == 1);
+    REQUIRE(bag.count("date:sep") == 1);
+    REQUIRE(bag.count("date:2002") == 1);
+    REQUIRE(bag.count("date:0000") == 1);
+    REQUIRE(bag.count("date:2") == 0);
+    REQUIRE(bag.count("date:10") == 0);
 }
 
 TEST_CASE("MIME shape facts", "[features]") {

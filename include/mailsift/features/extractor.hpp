@@ -13,9 +13,11 @@
 //   url: URL facts (host, registrable domain, IP host, text/target mismatch)
 //   mime: MIME shape (HTML-only, attachment types, malformed, limits)
 //   env: envelope facts (HELO, client, sender domain, authentication)
-// Never features: Date, the relay path (Received, Delivered-To), per-message
-// ids, X-Mailsift-* (they leak the training period, the collection path or our
-// own verdict).
+//   rcvd: relay-path words (Received, Delivered-To)    only with relay_path
+//   date: weekday, month, year and zone of Date        only with dates
+// Never features: per-message ids and X-Mailsift-* (our own verdict). The relay
+// path and the date say where and when a corpus was collected rather than what
+// a message is; they are switchable families, off by default (docs/accuracy.md).
 #pragma once
 
 #include <cstdint>
@@ -49,6 +51,8 @@ struct Options {
     bool words = true;      // w:
     bool word_pairs = false;  // w2: adjacent body words, "a_b"
     bool cjk_bigrams = false; // Chinese and Japanese text as overlapping character pairs (text.hpp); docs/accuracy.md
+    bool relay_path = false;  // rcvd: words of Received and Delivered-To: where a corpus was collected
+    bool dates = false;       // date: weekday, month, year, zone of Date: when it was collected
     bool subject = true;    // s:
     bool headers = true;    // h: and hdr:
     bool patterns = true;   // pat:
@@ -63,7 +67,7 @@ struct Options {
 FeatureBag extract(const mime::ParsedMessage& message, const Envelope* envelope, const Contacts* contacts,
                    const Options& options);
 
-// True for features drawn from the header and envelope (h:, hdr:, env:), the
+// True for features drawn from the header and envelope (h:, hdr:, env:, rcvd:, date:), the
 // view the model may normalise apart from the content (model::Term::header).
 bool is_header_feature(std::string_view feature);
 
