@@ -6,6 +6,7 @@
 #
 # usage: bench/compare-corpora.sh [--mailsift PATH] [--corpora DIR] [--only NAME]...
 #                                 [--config FILE] [--protocol split|online]
+#                                 [--without-collection-headers]
 #
 # Protocols (issue 13):
 #   split   chronological: the first half of the corpus's index is learned, the
@@ -26,6 +27,10 @@
 # calibration error over 10 bins and the worst bin of at least 30 messages
 # (calibration.py); messages learned, learn and classify CPU seconds (user+sys),
 # database size.
+# --without-collection-headers runs both filters on copies of the corpora whose
+# Received, Delivered-To, Date and Message-ID fields are removed
+# (strip_collection_headers.py): what each filter makes of the mail rather than
+# of where and when the corpus was collected.
 set -euo pipefail
 export LC_ALL=C
 
@@ -35,8 +40,9 @@ corpora=$repo_root/../shared/corpus
 config=
 only=()
 protocols=(split online)
+strip_collection=0
 
-usage() { sed -n '2,29s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,34s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 command_line="bench/compare-corpora.sh${*:+ $*}"
 while (($#)); do
     case $1 in
@@ -44,6 +50,7 @@ while (($#)); do
         --corpora)  corpora=${2:?--corpora needs a directory}; shift 2 ;;
         --only)     only+=("${2:?--only needs a corpus name}"); shift 2 ;;
         --config)   config=${2:?--config needs a file}; shift 2 ;;
+        --without-collection-headers) strip_collection=1; shift ;;
         --protocol) case ${2:-} in split|online) protocols=("$2") ;; *) usage >&2; exit 2 ;; esac; shift 2 ;;
         -h|--help)  usage; exit 0 ;;
         *)          usage >&2; exit 2 ;;
@@ -219,6 +226,13 @@ for dir in "$corpora"/*/; do
     names+=("$name")
 done
 ((${#names[@]})) || { echo "compare-corpora: no corpus to run" >&2; exit 2; }
+if ((strip_collection)); then
+    for name in "${names[@]}"; do
+        say "$name: copying without Received, Delivered-To, Date and Message-ID"
+        python3 "$bench/strip_collection_headers.py" "$corpora/$name" "$tmp/stripped/$name"
+    done
+    corpora=$tmp/stripped
+fi
 
 for name in "${names[@]}"; do
     make_index "$name"
@@ -237,6 +251,7 @@ echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs, $(awk -F
 echo "- mailsift: $("$mailsift" --version 2>/dev/null | head -n 1) ($(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$repo_root" diff --quiet 2>/dev/null || echo '+changes')), config: $([[ -s $config ]] && echo "$config" || echo 'built-in defaults')"
 echo "- bogofilter: $(bogofilter -V 2>&1 | head -n 1) (Debian $(dpkg-query -W -f '${Version}' bogofilter 2>/dev/null || echo '?')), defaults (-C), cutoffs 0.99 / 0.45"
 echo "- command: $command_line"
+((strip_collection)) && echo "- corpora: copies without the Received, Delivered-To, Date and Message-ID fields"
 echo
 for name in "${names[@]}"; do
     echo "## $name"
