@@ -63,7 +63,10 @@ bool is_word_code_point(char32_t cp) {
     if (cp >= 0x2000 && cp <= 0x2BFF) return false;            // general punctuation, symbols, arrows
     if (cp >= 0x3000 && cp <= 0x303F) return false;            // CJK punctuation
     if (cp >= 0xFE00 && cp <= 0xFE6F) return false;            // variation selectors, small forms
-    if (cp >= 0xFF00 && cp <= 0xFF0F) return false;            // full-width punctuation
+    if (cp >= 0xFF00 && cp <= 0xFF0F) return false;            // full-width punctuation: ！＂＃ ... ／
+    if (cp >= 0xFF1A && cp <= 0xFF20) return false;            //   ：；＜＝＞？＠
+    if (cp >= 0xFF3B && cp <= 0xFF40) return false;            //   ［＼］＾＿｀
+    if (cp >= 0xFF5B && cp <= 0xFF65) return false;            //   ｛｜｝～ and half-width CJK punctuation
     if (cp >= 0xFFF0) return false;                             // specials, U+FFFD
     if (cp >= 0x1F000 && cp <= 0x1FAFF) return false;          // emoji and pictographs
     return true;

@@ -63,6 +63,10 @@ TEST_CASE("Chinese and Japanese text becomes character bigrams", "[features]") {
     std::vector<std::string> runs;
     features::for_each_word("垃圾邮件。好", [&](std::string_view w) { runs.emplace_back(w); }, false);
     REQUIRE(runs == std::vector<std::string>{"垃圾邮件", "好"});
+    // Full-width punctuation beyond U+FF0F separates words too (：；？［］｛｝～).
+    runs.clear();
+    features::for_each_word("您好：谢谢？［好］", [&](std::string_view w) { runs.emplace_back(w); }, false);
+    REQUIRE(runs == std::vector<std::string>{"您好", "谢谢", "好"});
     REQUIRE(extract(message({}, "优惠代开发票，优惠")).count("w:优惠代开发票") == 1);
 }
 
