@@ -6,14 +6,16 @@
 #
 # usage: bench/compare-corpora.sh [--mailsift PATH] [--corpora DIR] [--only NAME]...
 #                                 [--config FILE] [--protocol split|online]
-#                                 [--without-collection-headers]
+#                                 [--without-collection-headers] [--class-sorted]
 #
 # Protocols (issue 13):
 #   split   chronological: the first half of the corpus's index is learned, the
 #           second half classified (spamassassin, which has no index: sorted
 #           paths, every 5th message tested, the rest learned). Each filter learns
-#           with its own batch command (mailsift learn; bogofilter -s/-n -b), spam
-#           then ham, and classifies the test list in one process.
+#           with its own batch command: mailsift learn --index, the training half
+#           in its order (--class-sorted: learn --spam, then learn --ham, as
+#           before 2026-11-25); bogofilter -s -b, then -n -b, which learns every
+#           message whatever the order. Each classifies the test list in one process.
 #   online  TREC: in index order, each message is classified, then learned with
 #           its true label, from an empty model; each filter in its own default
 #           training regime. Not run on spamassassin: its sorted paths are no
@@ -41,8 +43,9 @@ config=
 only=()
 protocols=(split online)
 strip_collection=0
+class_sorted=0
 
-usage() { sed -n '2,34s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,36s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 command_line="bench/compare-corpora.sh${*:+ $*}"
 while (($#)); do
     case $1 in
@@ -51,6 +54,7 @@ while (($#)); do
         --only)     only+=("${2:?--only needs a corpus name}"); shift 2 ;;
         --config)   config=${2:?--config needs a file}; shift 2 ;;
         --without-collection-headers) strip_collection=1; shift ;;
+        --class-sorted) class_sorted=1; shift ;;
         --protocol) case ${2:-} in split|online) protocols=("$2") ;; *) usage >&2; exit 2 ;; esac; shift 2 ;;
         -h|--help)  usage; exit 0 ;;
         *)          usage >&2; exit 2 ;;
@@ -133,9 +137,13 @@ make_split() {
 ms_split() {
     local t=$tmp/$1 d=$tmp/$1/ms-split cls
     mkdir -p "$d"; : >"$tmp/cpu"
-    for cls in spam ham; do
-        cpu "$mailsift" --config "$config" --db "$d/m.db" learn "--$cls" --files-from "$t/train.$cls" >>"$d/log" 2>&1 || true
-    done
+    if ((class_sorted)); then
+        for cls in spam ham; do
+            cpu "$mailsift" --config "$config" --db "$d/m.db" learn "--$cls" --files-from "$t/train.$cls" >>"$d/log" 2>&1 || true
+        done
+    else  # the training half in its order, each message with its label
+        cpu "$mailsift" --config "$config" --db "$d/m.db" learn --index "$t/train" >>"$d/log" 2>&1 || true
+    fi
     local learn_cpu; learn_cpu=$(cpu_total)
     cpu "$mailsift" --config "$config" --db "$d/m.db" classify --files-from "$t/test.list" >"$d/out" 2>>"$d/log" || true
     # PATH VERDICT P LOG_ODDS -> LABEL LOG_ODDS VERDICT P, joined by path.
@@ -252,6 +260,7 @@ echo "- mailsift: $("$mailsift" --version 2>/dev/null | head -n 1) ($(git -C "$r
 echo "- bogofilter: $(bogofilter -V 2>&1 | head -n 1) (Debian $(dpkg-query -W -f '${Version}' bogofilter 2>/dev/null || echo '?')), defaults (-C), cutoffs 0.99 / 0.45"
 echo "- command: $command_line"
 ((strip_collection)) && echo "- corpora: copies without the Received, Delivered-To, Date and Message-ID fields"
+((class_sorted)) && echo "- split: mailsift learns all training spam, then all training ham (--class-sorted)"
 echo
 for name in "${names[@]}"; do
     echo "## $name"

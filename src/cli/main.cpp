@@ -28,6 +28,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "mailsift/engine/filter.hpp"
@@ -51,7 +52,8 @@ const char* const main_help = R"(usage: mailsift [--db PATH] [--config PATH] COM
 Train and run the mailsift naive-Bayes spam filter.
 
 commands:
-  learn    (--spam|--ham) [--files-from LIST] [PATH...]  learn messages as spam or ham
+  learn    (--spam|--ham) [--files-from LIST] [PATH...] | --index FILE
+                                                          learn messages as spam or ham
   unlearn  (--spam|--ham) [--files-from LIST] [PATH...]  forget messages learned as spam or ham
   correct  (--spam|--ham) [--signature ID]... [PATH...]   correct mailsiftd's verdict on messages
   evaluate (--spam DIR --ham DIR | --index FILE) [--split every:N|fraction:F | --folds K] [--json]
@@ -92,6 +94,7 @@ struct CommandHelp {
 
 const CommandHelp command_help[] = {
     {"learn", R"(usage: mailsift learn (--spam|--ham) [--files-from LIST] [PATH...]
+       mailsift learn --index FILE
 
 Learn each message as spam or ham. A message already learned with the same
 label is left as it is (success); one learned with the other label is moved.
@@ -100,6 +103,10 @@ batches (batch_messages, default 5000): an error rolls back only its batch.
 With train_margin > 0 (thick-threshold training), a message the model already
 scores on the right side by at least that many log-odds is not learned
 ("already known"); errors and messages within the margin are.
+--index FILE learns a labelled corpus in its order, each message with its own
+label: TREC lines "spam PATH" or "ham PATH", PATH relative to FILE. Learning
+mail in the order it arrived, rather than all of one class first, is what
+train_margin is made for.
 )"},
     {"unlearn", R"(usage: mailsift unlearn (--spam|--ham) [--files-from LIST] [PATH...]
 
@@ -291,6 +298,36 @@ Context resolve(const Global& g) {
     return Context{std::move(r.settings), std::move(r.database), std::move(r.database_source)};
 }
 
+// A TREC index: lines "spam PATH" or "ham PATH", PATH relative to the index's
+// folder, in the order given. Exits with exit_input, naming the line, when the
+// file is unreadable or a line is not of that form.
+struct IndexEntry {
+    std::string path;
+    bool spam = false;
+};
+
+std::vector<IndexEntry> read_index(const std::filesystem::path& index) {
+    std::ifstream in(index);
+    if (!in) {
+        std::cerr << "mailsift: " << index.string() << ": cannot read index\n";
+        std::exit(exit_input);
+    }
+    std::vector<IndexEntry> out;
+    std::string line;
+    for (std::size_t n = 1; std::getline(in, line); ++n) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty()) continue;
+        const auto sp = line.find(' ');
+        const std::string kind = line.substr(0, sp);
+        if (sp == std::string::npos || (kind != "spam" && kind != "ham")) {
+            std::cerr << "mailsift: " << index.string() << ":" << n << ": expected 'spam PATH' or 'ham PATH'\n";
+            std::exit(exit_input);
+        }
+        out.push_back({(index.parent_path() / line.substr(sp + 1)).string(), kind == "spam"});
+    }
+    return out;
+}
+
 // Parses the PATH... / --files-from part shared by learn, unlearn and classify.
 struct MessageArgs {
     std::optional<store::Class> label;
@@ -343,7 +380,37 @@ void report(const std::string& label, const std::string& problem) {
 
 int cmd_train(const Context& ctx, const std::string& command, const std::vector<std::string>& rest) {
     const bool learning = command == "learn";
-    const MessageArgs args = parse_message_args(command, rest, true, false);
+    // learn --index FILE: a labelled corpus learned in its order, each message
+    // with its own label (thick-threshold training wants arrival order, not
+    // all of one class first).
+    std::vector<std::string> args_rest = rest;
+    std::unordered_map<std::string, store::Class> labels;
+    std::size_t index_messages = 0;
+    if (const auto at = std::find(args_rest.begin(), args_rest.end(), "--index"); learning && at != args_rest.end()) {
+        if (at + 1 == args_rest.end()) usage_error("learn: --index needs a file");
+        const std::filesystem::path index = *(at + 1);
+        args_rest.erase(at, at + 2);
+        if (!args_rest.empty()) usage_error("learn: --index takes no --spam, --ham, --files-from or PATH besides");
+        for (auto& e : read_index(index)) {
+            labels[e.path] = e.spam ? store::Class::spam : store::Class::ham;
+            args_rest.push_back(std::move(e.path));
+            ++index_messages;
+        }
+        if (index_messages == 0) usage_error("learn: " + index.string() + " lists no message");
+        args_rest.insert(args_rest.begin(), {"--spam", "--"});  // each message's own label is used below
+    }
+    const bool by_index = !labels.empty();
+    // The label of an input message in --index mode: its path's, also for PATH#N of an mbox.
+    auto label_of = [&](const std::string& input_label) {
+        auto it = labels.find(input_label);
+        if (it == labels.end()) {
+            const auto hash = input_label.rfind('#');
+            if (hash != std::string::npos) it = labels.find(input_label.substr(0, hash));
+        }
+        return it == labels.end() ? store::Class::spam : it->second;
+    };
+    std::size_t learned_by_class[2] = {0, 0};  // --index: [spam, ham]
+    const MessageArgs args = parse_message_args(command, args_rest, true, false);
     store::Database db(ctx.db_path, store::Database::Mode::read_write);
     engine::Trainer trainer(db, ctx.settings);
     const std::int64_t now = std::time(nullptr);
@@ -365,7 +432,12 @@ int cmd_train(const Context& ctx, const std::string& command, const std::vector<
                     return true;
                 }
                 // "Already learned" is success: a mail client moving a message twice must not see a failure.
-                const auto outcome = trainer.learn_prepared(p, *args.label, now);
+                const store::Class c = by_index ? label_of(m.label) : *args.label;
+                const auto outcome = trainer.learn_prepared(p, c, now);
+                if (outcome.problem == engine::MessageProblem::none && !outcome.confident &&
+                    outcome.result != store::LearnResult::already_learned) {
+                    ++learned_by_class[c == store::Class::spam ? 0 : 1];
+                }
                 if (outcome.problem != engine::MessageProblem::none) {
                     report(m.label, std::string(engine::describe(outcome.problem)) + "; not learned");
                     ++n_refused;
@@ -405,7 +477,14 @@ int cmd_train(const Context& ctx, const std::string& command, const std::vector<
         return exit_environment;
     }
     const auto& c = trainer.counts();
-    if (learning) {
+    if (learning && by_index) {
+        // learned and moved together, by the label they now have
+        std::cout << "learned " << learned_by_class[0] << " as spam and " << learned_by_class[1] << " as ham ("
+                  << c.moved << " of them moved from the other class), " << c.already_learned << " already learned";
+        if (c.confident > 0) std::cout << ", " << c.confident << " already known (scored right beyond train_margin)";
+        if (n_refused > 0) std::cout << ", " << n_refused << " refused (not mail or not readable: see above)";
+        std::cout << "\n";
+    } else if (learning) {
         std::cout << "learned " << c.learned << " as " << store::to_string(*args.label) << ", " << c.moved
                   << " moved from " << (*args.label == store::Class::spam ? "ham" : "spam") << ", "
                   << c.already_learned << " already learned";
@@ -523,26 +602,8 @@ CorpusArgs take_corpus(const std::string& command, const std::vector<std::string
             label = spam ? 1 : 2;
             add_path(value(), spam);
         } else if (a == "--index") {
-            const std::filesystem::path index = value();
-            std::ifstream in(index);
-            if (!in) {
-                std::cerr << "mailsift: " << index.string() << ": cannot read index\n";
-                std::exit(exit_input);
-            }
             have_index = true;
-            std::string line;
-            for (std::size_t n = 1; std::getline(in, line); ++n) {
-                if (!line.empty() && line.back() == '\r') line.pop_back();
-                if (line.empty()) continue;
-                const auto sp = line.find(' ');
-                const std::string kind = line.substr(0, sp);
-                if (sp == std::string::npos || (kind != "spam" && kind != "ham")) {
-                    std::cerr << "mailsift: " << index.string() << ":" << n << ": expected 'spam PATH' or 'ham PATH'\n";
-                    std::exit(exit_input);
-                }
-                const std::filesystem::path p = index.parent_path() / line.substr(sp + 1);
-                out.corpus.push_back({p.string(), kind == "spam"});
-            }
+            for (auto& e : read_index(value())) out.corpus.push_back({std::move(e.path), e.spam});
         } else if (label != 0 && !a.empty() && a[0] != '-') {
             add_path(a, label == 1);  // more paths for the last --spam/--ham
         } else {
