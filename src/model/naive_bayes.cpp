@@ -104,6 +104,10 @@ Snapshot::SmallCounts& Snapshot::small_counts(const Slot* slot) {
     return slot == &zero_ ? zero_counts_ : counts_[static_cast<std::size_t>(slot - slots_.data())];
 }
 
+const Snapshot::SmallCounts& Snapshot::small_counts(const Slot* slot) const {
+    return slot == &zero_ ? zero_counts_ : counts_[static_cast<std::size_t>(slot - slots_.data())];
+}
+
 void Snapshot::update_shared() {
     const double n_s = static_cast<double>(messages_.spam);
     const double n_h = static_cast<double>(messages_.ham);
@@ -122,7 +126,7 @@ std::optional<double> Snapshot::weight(FeatureId id) const {
 ClassCounts Snapshot::counts(FeatureId id) const {
     const Slot* slot = find(id);
     if (slot == nullptr) return {};
-    const SmallCounts& c = slot == &zero_ ? zero_counts_ : counts_[static_cast<std::size_t>(slot - slots_.data())];
+    const SmallCounts& c = small_counts(slot);
     return {c.spam, c.ham};
 }
 
@@ -226,9 +230,7 @@ Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t r
         if (slot == nullptr) continue;  // unknown features carry no evidence
         double c = effective_count(t.count, tf) * (slot->local + snapshot.shared_);
         if (params.feature_confidence > 0) {
-            const Snapshot::SmallCounts& sc = slot == &snapshot.zero_
-                                                  ? snapshot.zero_counts_
-                                                  : snapshot.counts_[static_cast<std::size_t>(slot - snapshot.slots_.data())];
+            const Snapshot::SmallCounts& sc = snapshot.small_counts(slot);
             const double n = static_cast<double>(sc.spam) + static_cast<double>(sc.ham);
             c *= n / (n + params.feature_confidence);
         }

@@ -160,6 +160,7 @@ private:
     void erase(std::size_t i);
     void set(FeatureId id, ClassCounts counts);
     SmallCounts& small_counts(const Slot* slot);
+    const SmallCounts& small_counts(const Slot* slot) const;
 
     Parameters params_;
     ClassCounts messages_;
