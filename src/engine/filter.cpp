@@ -55,6 +55,13 @@ bool has_header_field(std::string_view raw) {
 
 }  // namespace
 
+std::vector<model::Term> scoring_terms(const features::FeatureBag& bag) {
+    std::vector<model::Term> terms;
+    terms.reserve(bag.size());
+    for (const auto& e : bag.entries()) terms.push_back({e.id, e.count, features::is_header_feature(bag.text(e))});
+    return terms;
+}
+
 MessageProblem check_message(std::string_view raw, std::size_t size_bytes, const mime::Limits& limits) {
     if (size_bytes == 0 || raw.empty()) return MessageProblem::empty;
     if (!has_header_field(raw)) return MessageProblem::not_a_message;
@@ -204,9 +211,7 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
     const features::FeatureBag bag = features::extract(parsed, envelope, &m->contacts, settings_.features);
 
-    std::vector<model::Term> terms;
-    terms.reserve(bag.size());
-    for (const auto& e : bag.entries()) terms.push_back({e.id, e.count, features::is_header_feature(bag.text(e))});
+    const std::vector<model::Term> terms = scoring_terms(bag);
     Classification c;
     c.prefix_only = !parsed.limits_hit.empty();
     c.limits_hit = parsed.limits_hit;

@@ -98,22 +98,18 @@ model::Snapshot& Trainer::selection_model() {
 Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c, std::int64_t now, bool selective) {
     if (p.problem != MessageProblem::none) return {p.problem, {}};
     const auto& entries = p.bag.entries();
-    std::vector<model::Term> model_terms;  // what scoring sees, for the thick threshold
-    const auto scored_terms = [&]() -> const std::vector<model::Term>& {
-        if (model_terms.empty()) {
-            model_terms.reserve(entries.size());
-            for (const auto& e : entries) model_terms.push_back({e.id, e.count, features::is_header_feature(p.bag.text(e))});
-        }
-        return model_terms;
-    };
-    if (selective && settings_.train_margin > 0) {
+    // What scoring sees, when there is a selection model to score with or to keep in step.
+    const bool selecting = selective && settings_.train_margin > 0;
+    const std::vector<model::Term> model_terms =
+        selecting || selection_ ? scoring_terms(p.bag) : std::vector<model::Term>{};
+    if (selecting) {
         // Thick threshold (TONE): learn errors and what scored within the margin,
         // not what the model already knows. A message learned before is left to
         // the store, which says "already learned" or moves it.
         model::Snapshot& m = selection_model();
         open_batch();
         if (!batch_->learned_class(p.digest)) {
-            const double log_odds = model::score(scored_terms(), m).log_odds;
+            const double log_odds = model::score(model_terms, m).log_odds;
             if (known_beyond_margin(m, log_odds, c == store::Class::spam, settings_.train_margin)) {
                 ++counts_.confident;
                 return {MessageProblem::none, store::LearnResult::already_learned, true};
@@ -126,8 +122,8 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
     const store::LearnResult r = learn_terms(p.digest, terms, p.from_address, c, now);
     if (selection_ && r != store::LearnResult::already_learned) {
         // Keep the selection model in step (a move takes the message out of the other class).
-        if (r == store::LearnResult::moved) selection_->unlearn(scored_terms(), c != store::Class::spam);
-        selection_->learn(scored_terms(), c == store::Class::spam);
+        if (r == store::LearnResult::moved) selection_->unlearn(model_terms, c != store::Class::spam);
+        selection_->learn(model_terms, c == store::Class::spam);
     }
     return {MessageProblem::none, r};
 }

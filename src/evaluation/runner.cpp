@@ -80,7 +80,6 @@ void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const 
             const Loader& load, Run& out, const std::function<void()>& tick) {
     model::Snapshot snapshot(model::Counts{}, settings.model);
     LearnedContacts contacts;
-    std::vector<model::Term> terms;
     for (const auto& m : corpus) {
         tick();
         const auto raw = load(m.path);
@@ -91,8 +90,7 @@ void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const 
         auto t0 = Clock::now();
         const mime::ParsedMessage parsed = mime::parse(*raw, settings.limits);
         const features::FeatureBag bag = features::extract(parsed, nullptr, &contacts, settings.features);
-        terms.clear();
-        for (const auto& e : bag.entries()) terms.push_back({e.id, e.count, features::is_header_feature(bag.text(e))});
+        const std::vector<model::Term> terms = engine::scoring_terms(bag);
         const model::Score s = model::score(terms, snapshot);
         out.scored.push_back({m.spam, s.log_odds, s.probability, s.verdict});
         out.scored_paths.push_back(m.path);

@@ -51,6 +51,10 @@ MessageProblem check_message(std::string_view raw, std::size_t size_bytes, const
 // everything, and would skip most of the first class of a class-sorted batch.
 bool known_beyond_margin(const model::Snapshot& model, double log_odds, bool spam, double margin);
 
+// What scoring reads of a feature bag: id, count, and whether it is a header
+// feature (model::Term::header), in the bag's order.
+std::vector<model::Term> scoring_terms(const features::FeatureBag& bag);
+
 // Same message, same digest: our own X-Mailsift-* headers are left out, so a
 // message we tagged is recognised when it comes back for correction.
 store::Digest message_digest(std::string_view raw);
