@@ -20,41 +20,6 @@ const char* describe(MessageProblem p) {
     return "unknown problem";
 }
 
-namespace {
-
-// A header field line: a name of printable ASCII without ':' or space, then
-// optional blanks and ':' (the same rule as the MIME parser's).
-bool is_header_field(std::string_view line) {
-    std::size_t i = 0;
-    while (i < line.size() && i < 998 && static_cast<unsigned char>(line[i]) > 32 &&
-           static_cast<unsigned char>(line[i]) < 127 && line[i] != ':')
-        ++i;
-    if (i == 0) return false;
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    return i < line.size() && line[i] == ':';
-}
-
-// The header section as the MIME parser reads it starts with a field: its
-// first line that is not a stray continuation (leading blank) is "Name: value".
-// Whatever else the message holds, broken lines, 8-bit bytes or NULs, the
-// parser copes with, as mailsiftd's does. Lines end at LF, or at CR in mail
-// that has no LF (mime::parse does the same).
-bool has_header_field(std::string_view raw) {
-    const char eol = raw.find('\n') == std::string_view::npos ? '\r' : '\n';
-    for (std::size_t i = 0; i < raw.size();) {
-        std::size_t end = raw.find(eol, i);
-        if (end == std::string_view::npos) end = raw.size();
-        std::string_view line = raw.substr(i, end - i);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (line.empty()) return false;  // the body starts before any field
-        if (line.front() != ' ' && line.front() != '\t') return is_header_field(line);
-        i = end + 1;
-    }
-    return false;
-}
-
-}  // namespace
-
 std::vector<model::Term> scoring_terms(const features::FeatureBag& bag) {
     std::vector<model::Term> terms;
     terms.reserve(bag.size());
@@ -64,7 +29,9 @@ std::vector<model::Term> scoring_terms(const features::FeatureBag& bag) {
 
 MessageProblem check_message(std::string_view raw, std::size_t size_bytes, const mime::Limits& limits) {
     if (size_bytes == 0 || raw.empty()) return MessageProblem::empty;
-    if (!has_header_field(raw)) return MessageProblem::not_a_message;
+    // The MIME parser's own rule: whatever else the message holds, broken
+    // lines, 8-bit bytes or NULs, it copes with, as mailsiftd's does.
+    if (!mime::has_header_field(raw)) return MessageProblem::not_a_message;
     if (size_bytes > limits.max_message_bytes) return MessageProblem::too_large;
     return MessageProblem::none;
 }

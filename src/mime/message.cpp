@@ -589,20 +589,40 @@ const Header* ParsedMessage::find(std::string_view name) const {
     return nullptr;
 }
 
+namespace {
+
+// Mail whose lines end in a bare CR (old Mac clients, some gateways) would
+// otherwise be one header line: when there is no LF at all, CR ends a line.
+// Returns `raw`, or its copy in `storage` with every CR made LF.
+std::string_view with_line_feeds(std::string_view raw, std::string& storage) {
+    if (std::memchr(raw.data(), '\n', raw.size()) != nullptr || std::memchr(raw.data(), '\r', raw.size()) == nullptr) {
+        return raw;
+    }
+    storage.assign(raw);
+    std::replace(storage.begin(), storage.end(), '\r', '\n');
+    return storage;
+}
+
+}  // namespace
+
+bool has_header_field(std::string_view raw) {
+    std::string cr_lines;
+    raw = with_line_feeds(raw, cr_lines);
+    bool found = false;
+    // Not message_start: a leading "From " line is no mbox separator here (the
+    // CLI removes those before), it has to be a field like any other line.
+    scan_header(raw, /*message_start=*/false, [&](std::string_view, std::string_view) { found = true; });
+    return found;
+}
+
 ParsedMessage parse(std::string_view raw, const Limits& limits) {
     ParsedMessage out;
     if (raw.size() > limits.max_message_bytes) {
         raw = raw.substr(0, limits.max_message_bytes);
         add_limit(out, LimitHit::message_bytes);
     }
-    // Mail whose lines end in a bare CR (old Mac clients, some gateways) would
-    // otherwise be one header line: when there is no LF at all, CR ends a line.
     std::string cr_lines;
-    if (std::memchr(raw.data(), '\n', raw.size()) == nullptr && std::memchr(raw.data(), '\r', raw.size()) != nullptr) {
-        cr_lines.assign(raw);
-        std::replace(cr_lines.begin(), cr_lines.end(), '\r', '\n');
-        raw = cr_lines;
-    }
+    raw = with_line_feeds(raw, cr_lines);
     Walker walker(limits, out);
     walker.run(raw);
     // Many senders omit the closing delimiter of a complete message; input cut off

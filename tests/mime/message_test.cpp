@@ -404,3 +404,16 @@ TEST_CASE("Attachment content types of raw high bytes are normalised in the mime
         CHECK(std::string(invalid_content_type) == "invalid");
     }
 }
+
+TEST_CASE("has_header_field reads the header section as parse() does", "[mime]") {
+    REQUIRE(has_header_field("Subject: hi\n\nbody"));
+    REQUIRE(has_header_field("  stray continuation\nFrom: a@example.org\n\nbody"));
+    REQUIRE(has_header_field("From : a@example.org"));
+    REQUIRE(has_header_field("From: a@example.org\rSubject: x\r\rbody\r"));  // CR line ends, no LF
+    REQUIRE_FALSE(has_header_field("just some words\nFrom: a@example.org\n\nbody"));
+    REQUIRE_FALSE(has_header_field("\nFrom: a@example.org\n"));
+    REQUIRE_FALSE(has_header_field(""));
+    // What parse() finds agrees.
+    REQUIRE_FALSE(parse("just some words\nFrom: a@example.org\n\nbody").find("From"));
+    REQUIRE(parse("  stray continuation\nFrom: a@example.org\n\nbody").find("From"));
+}

@@ -76,6 +76,11 @@ struct ParsedMessage {
 // Parses one message. Never throws for bad input; std::bad_alloc may escape.
 ParsedMessage parse(std::string_view raw, const Limits& limits = {});
 
+// Whether parse() would find a header field ("Name: value") before the body:
+// the first line that is not a stray continuation must be one. Lines end at
+// LF, or at CR in mail without any LF, as in parse(). Reads the header section only.
+bool has_header_field(std::string_view raw);
+
 // Decodes RFC 2047 encoded words ("=?charset?B|Q?...?=") in a header value to UTF-8.
 std::string decode_header_value(std::string_view value);
 
