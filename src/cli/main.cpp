@@ -104,7 +104,8 @@ With train_margin > 0 (thick-threshold training), a message the model already
 scores on the right side by at least that many log-odds is not learned
 ("already known"); errors and messages within the margin are.
 --index FILE learns a labelled corpus in its order, each message with its own
-label: TREC lines "spam PATH" or "ham PATH", PATH relative to FILE. Learning
+label: TREC lines "spam PATH" or "ham PATH", PATH relative to FILE (a file,
+an mbox or a folder, all of it with that label). Learning
 mail in the order it arrived, rather than all of one class first, is what
 train_margin is made for.
 )"},
@@ -383,34 +384,38 @@ int cmd_train(const Context& ctx, const std::string& command, const std::vector<
     // learn --index FILE: a labelled corpus learned in its order, each message
     // with its own label (thick-threshold training wants arrival order, not
     // all of one class first).
-    std::vector<std::string> args_rest = rest;
-    std::unordered_map<std::string, store::Class> labels;
-    std::size_t index_messages = 0;
-    if (const auto at = std::find(args_rest.begin(), args_rest.end(), "--index"); learning && at != args_rest.end()) {
-        if (at + 1 == args_rest.end()) usage_error("learn: --index needs a file");
+    std::unordered_map<std::string, store::Class> index_labels;  // message file -> its label
+    MessageArgs args;
+    if (const auto at = std::find(rest.begin(), rest.end(), "--index"); learning && at != rest.end()) {
+        if (at + 1 == rest.end()) usage_error("learn: --index needs a file");
+        if (rest.size() != 2) usage_error("learn: --index takes no --spam, --ham, --files-from or PATH besides");
         const std::filesystem::path index = *(at + 1);
-        args_rest.erase(at, at + 2);
-        if (!args_rest.empty()) usage_error("learn: --index takes no --spam, --ham, --files-from or PATH besides");
-        for (auto& e : read_index(index)) {
-            labels[e.path] = e.spam ? store::Class::spam : store::Class::ham;
-            args_rest.push_back(std::move(e.path));
-            ++index_messages;
+        for (const auto& e : read_index(index)) {
+            // An entry may be a folder: each message file in it gets the entry's label.
+            std::vector<std::string> files{e.path};
+            try {
+                files = cli::list_message_files(e.path);
+            } catch (const std::exception&) {
+                // unreadable: reported, and counted as refused, when it is read
+            }
+            for (auto& f : files) {
+                index_labels[f] = e.spam ? store::Class::spam : store::Class::ham;
+                args.paths.push_back(std::move(f));
+            }
         }
-        if (index_messages == 0) usage_error("learn: " + index.string() + " lists no message");
-        args_rest.insert(args_rest.begin(), {"--spam", "--"});  // each message's own label is used below
+        if (args.paths.empty()) usage_error("learn: " + index.string() + " lists no message");
+    } else {
+        args = parse_message_args(command, rest, true, false);
     }
-    const bool by_index = !labels.empty();
-    // The label of an input message in --index mode: its path's, also for PATH#N of an mbox.
-    auto label_of = [&](const std::string& input_label) {
-        auto it = labels.find(input_label);
-        if (it == labels.end()) {
-            const auto hash = input_label.rfind('#');
-            if (hash != std::string::npos) it = labels.find(input_label.substr(0, hash));
-        }
-        return it == labels.end() ? store::Class::spam : it->second;
+    const bool by_index = !index_labels.empty();
+    // The label of an input message in --index mode: its file's, also for PATH#N of an mbox.
+    auto label_of = [&](const std::string& input_label) -> std::optional<store::Class> {
+        auto it = index_labels.find(input_label);
+        if (it == index_labels.end()) it = index_labels.find(input_label.substr(0, input_label.rfind('#')));
+        if (it == index_labels.end()) return std::nullopt;
+        return it->second;
     };
     std::size_t learned_by_class[2] = {0, 0};  // --index: [spam, ham]
-    const MessageArgs args = parse_message_args(command, args_rest, true, false);
     store::Database db(ctx.db_path, store::Database::Mode::read_write);
     engine::Trainer trainer(db, ctx.settings);
     const std::int64_t now = std::time(nullptr);
@@ -432,7 +437,14 @@ int cmd_train(const Context& ctx, const std::string& command, const std::vector<
                     return true;
                 }
                 // "Already learned" is success: a mail client moving a message twice must not see a failure.
-                const store::Class c = by_index ? label_of(m.label) : *args.label;
+                const std::optional<store::Class> label = by_index ? label_of(m.label) : args.label;
+                if (!label) {  // not reachable: every input path is an index entry's
+                    report(m.label, "no label for it in the index; not learned");
+                    ++n_refused;
+                    status = exit_input;
+                    return true;
+                }
+                const store::Class c = *label;
                 const auto outcome = trainer.learn_prepared(p, c, now);
                 if (outcome.problem == engine::MessageProblem::none && !outcome.confident &&
                     outcome.result != store::LearnResult::already_learned) {
