@@ -120,8 +120,10 @@ Correct mailsiftd's verdict. A message carrying an X-Mailsift-Signature that
 the database knows is trained on exactly the features mailsiftd scored (so
 headers added later by delivery or the mail client do not matter), and the
 correction counts toward the error rates in 'mailsift stats'; any other
-message is learned as it is. A message already learned in the other class is
-moved; one already in the requested class is a success with a note.
+message is learned as it is (a tagged one under its signature, so that the
+scan, written every stats_interval, finds it learned). A message already
+learned in the other class is moved; one already in the requested class is a
+success with a note.
 --signature ID corrects a scan without the message (repeatable). With neither
 PATH nor --signature, one message is read from standard input, as a Dovecot
 IMAPSieve or sieve-pipe rule sends it.
@@ -550,7 +552,8 @@ int cmd_correct(const Context& ctx, const std::vector<std::string>& rest) {
         }
         const auto r = trainer.correct_signature(*id, to, now);
         if (!r) {
-            report(text, "unknown signature (expired, pruned, or scanned by another database)");
+            report(text, "unknown signature (not written yet: mailsiftd writes scans every stats_interval; "
+                         "or expired, pruned, or scanned with another database)");
             status = exit_input;
             continue;
         }

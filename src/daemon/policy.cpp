@@ -45,15 +45,6 @@ void add_header(std::uint32_t actions, std::vector<milter::Reply>& out, std::str
     if ((actions & milter::action::add_headers) != 0) out.push_back(milter::AddHeader{std::move(name), std::move(value)});
 }
 
-const char* verdict_word(model::Verdict v) {
-    switch (v) {
-        case model::Verdict::spam: return "Yes";
-        case model::Verdict::ham: return "No";
-        case model::Verdict::unsure: return "Unsure";
-    }
-    return "Unsure";
-}
-
 std::string number(double v, const char* format) {
     char buf[64];
     std::snprintf(buf, sizeof buf, format, v);
@@ -113,7 +104,7 @@ Answer answer_scored(const milter::Transaction& t, std::uint32_t actions, const 
     }
     strip_ours(t, actions, a.replies);
     add_header(actions, a.replies, "X-Mailsift-Status",
-               std::string(verdict_word(c.score.verdict)) + ", score=" + number(p, "%.4f") +
+               std::string(engine::verdict_word(c.score.verdict)) + ", score=" + number(p, "%.4f") +
                    ", uncalibrated-log-odds=" + number(c.score.log_odds, "%.2f") + (c.prefix_only || t.truncated ? ", scanned=prefix" : ""));
     add_header(actions, a.replies, "X-Mailsift-Signature", std::string(signature));
     if (d.add_reasons && !(c.toward_spam.empty() && c.toward_ham.empty())) {

@@ -36,6 +36,46 @@ MessageProblem check_message(std::string_view raw, std::size_t size_bytes, const
     return MessageProblem::none;
 }
 
+std::optional<store::Digest> message_signature(std::string_view raw) {
+    constexpr std::string_view signature_field = "x-mailsift-signature:";
+    std::optional<store::Digest> found;
+    for (std::size_t i = 0; i < raw.size();) {
+        const std::size_t nl = raw.find('\n', i);
+        const std::size_t end = nl == std::string_view::npos ? raw.size() : nl + 1;
+        const std::string_view line = raw.substr(i, end - i);
+        if (line == "\n" || line == "\r\n") break;  // end of the header
+        if (line.size() > signature_field.size() &&
+            strncasecmp(line.data(), signature_field.data(), signature_field.size()) == 0) {
+            std::string_view value = line.substr(signature_field.size());
+            if (!value.empty() && value.back() == '\n') value.remove_suffix(1);
+            if (auto d = parse_signature(value)) found = d;
+        }
+        i = end;
+    }
+    return found;
+}
+
+store::Digest message_identity(std::string_view raw) {
+    if (auto signature = message_signature(raw)) return *signature;
+    return message_digest(raw);
+}
+
+const char* verdict_word(model::Verdict v) {
+    switch (v) {
+        case model::Verdict::spam: return "Yes";
+        case model::Verdict::ham: return "No";
+        case model::Verdict::unsure: return "Unsure";
+    }
+    return "Unsure";
+}
+
+std::optional<model::Verdict> verdict_of_word(std::string_view word) {
+    for (const auto v : {model::Verdict::spam, model::Verdict::ham, model::Verdict::unsure}) {
+        if (word == verdict_word(v)) return v;
+    }
+    return std::nullopt;
+}
+
 store::Digest message_digest(std::string_view raw) {
     // Hash the message without our own header fields (and their continuation lines).
     std::string canonical;

@@ -78,7 +78,7 @@ void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& pa
     p.order.resize(entries.size());
     for (std::uint32_t i = 0; i < p.order.size(); ++i) p.order[i] = i;
     std::sort(p.order.begin(), p.order.end(), [&](std::uint32_t a, std::uint32_t b) { return entries[a].id < entries[b].id; });
-    p.digest = message_digest(raw);
+    p.digest = message_identity(raw);
     const auto* from = parsed.find("From");
     if (from != nullptr) p.from_address = features::address_in(from->value);
 }
@@ -128,18 +128,14 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
     return {MessageProblem::none, r};
 }
 
-Trainer::LearnOutcome Trainer::learn_parsed(std::string_view raw, const mime::ParsedMessage& parsed, store::Class c,
-                                            std::int64_t now) {
-    Prepared p;
-    prepare_parsed(raw, parsed, p);
-    return learn_prepared(p, c, now, /*selective=*/false);  // a correction is always trained
+bool Trainer::confirmed_only(model::Verdict said, store::Class c) const {
+    // Train on error with a thick threshold: a confident verdict that was right
+    // teaches nothing new; errors and everything scored unsure are trained.
+    return settings_.train_on_error && said == (c == store::Class::spam ? model::Verdict::spam : model::Verdict::ham);
 }
 
 Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Class c, std::int64_t now) {
-    // Train on error with a thick threshold: a confident verdict that was right
-    // teaches nothing new; errors and everything scored unsure are trained.
-    const model::Verdict wanted = c == store::Class::spam ? model::Verdict::spam : model::Verdict::ham;
-    if (settings_.train_on_error && scan.verdict == wanted) {
+    if (confirmed_only(scan.verdict, c)) {
         CorrectOutcome o;
         o.by_signature = true;
         o.confirmed = true;
@@ -161,13 +157,26 @@ Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Clas
 
 Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now) {
     if (const auto p = check_message(raw, size_bytes, settings_.limits); refused(p)) return {p, {}, false};
-    const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
-    if (const auto* h = parsed.find("X-Mailsift-Signature")) {
-        if (const auto id = parse_signature(h->value)) {
-            if (const auto scan = db_.find_scan(*id)) return learn_scan(*scan, c, now);
-        }
+    // A tagged message is one message with its scan: both are learned under the
+    // signature, so whichever comes first is the one training and the other finds it.
+    const std::optional<store::Digest> signature = message_signature(raw);
+    if (signature) {
+        if (const auto scan = db_.find_scan(*signature)) return learn_scan(*scan, c, now);
     }
-    const LearnOutcome o = learn_parsed(raw, parsed, c, now);  // no signature we know: the message as it is
+    const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
+    // No scan (not written yet, pruned, or none): the message as it is. When mailsiftd
+    // tagged it, its verdict comes from the message's own X-Mailsift-Status.
+    std::optional<model::Verdict> said;
+    if (const auto* h = signature ? parsed.find("X-Mailsift-Status") : nullptr) {
+        const std::string_view v = h->value;
+        const std::size_t start = v.find_first_not_of(" \t");
+        if (start != std::string_view::npos) said = verdict_of_word(v.substr(start, v.find_first_of(", \t\r", start) - start));
+    }
+    if (said && confirmed_only(*said, c)) return {MessageProblem::none, store::LearnResult::already_learned, false, true};
+    Prepared p;
+    prepare_parsed(raw, parsed, p);
+    const LearnOutcome o = learn_prepared(p, c, now, /*selective=*/false);  // a correction is always trained
+    if (said && o.result != store::LearnResult::already_learned) batch_->record_correction(*said, c, now);
     return {o.problem, o.result, false};
 }
 
@@ -180,7 +189,7 @@ std::optional<Trainer::CorrectOutcome> Trainer::correct_signature(const store::D
 
 store::UnlearnResult Trainer::unlearn(std::string_view raw, store::Class c) {
     open_batch();
-    const store::UnlearnResult r = batch_->unlearn(message_digest(raw), c);
+    const store::UnlearnResult r = batch_->unlearn(message_identity(raw), c);
     if (r == store::UnlearnResult::unlearned) {
         ++counts_.unlearned;
     } else {

@@ -385,6 +385,71 @@ TEST_CASE("A correction by signature trains what was scanned and moves on a seco
     }
 }
 
+TEST_CASE("A tagged message is one message: corrected before its scan is written, it still trains once", "[engine]") {
+    // The order an IMAPSieve script meets: the user moves the message at once,
+    // before mailsiftd has written its scan; later corrections find the scan.
+    TempDir dir;
+    const store::Digest id = engine::message_digest("what mailsiftd scanned");
+    const std::string delivered = "Return-Path: <w@prize.example>\nX-Mailsift-Status: No, score=0.1000\n"
+                                  "X-Mailsift-Signature: " + engine::signature_text(id) +
+                                  "\nFrom: w@prize.example\nSubject: you won\n\nclaim your prize\n";
+    REQUIRE(engine::message_signature(delivered) == id);
+    REQUIRE(engine::message_identity(delivered) == id);
+    REQUIRE(engine::message_identity("Subject: untagged\n\nbody\n") == engine::message_digest("Subject: untagged\n\nbody\n"));
+    const std::string forged_then_ours = "X-Mailsift-Signature: 0000forged\n" + delivered;
+    REQUIRE(engine::message_signature(forged_then_ours) == id);
+
+    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    {
+        engine::Trainer t(db, engine::Settings{});
+        const auto first = t.correct(delivered, delivered.size(), store::Class::spam, 1000);
+        REQUIRE_FALSE(first.by_signature);  // no scan yet: the message as it is
+        REQUIRE(first.result == store::LearnResult::learned);
+        t.commit();
+    }
+    REQUIRE(db.corrections_since(0).false_negatives == 1);  // the verdict from its X-Mailsift-Status
+    const auto once_as_spam = db.load_counts(model::TermFrequency::raw);
+
+    // Now the scan arrives, with features the delivered copy lacks (the envelope).
+    store::Recording rec;
+    rec.scans.push_back({id, 900, model::Verdict::ham, "w:claim\t1\nenv:helo:prize.example\t1\n"});
+    db.record(rec);
+    {
+        store::Database other(dir.path / "m.db", store::Database::Mode::read_write);  // a second process
+        engine::Trainer t(other, engine::Settings{});
+        REQUIRE(t.correct(delivered, delivered.size(), store::Class::spam, 2000).result ==
+                store::LearnResult::already_learned);
+        REQUIRE(t.correct_signature(id, store::Class::spam, 2000)->result == store::LearnResult::already_learned);
+        REQUIRE(t.learn(delivered, delivered.size(), store::Class::spam, 2000).result ==
+                store::LearnResult::already_learned);
+        t.commit();
+    }
+    const auto again = db.load_counts(model::TermFrequency::raw);
+    REQUIRE(again.messages == once_as_spam.messages);
+    REQUIRE(again.features == once_as_spam.features);
+    REQUIRE(db.corrections_since(0).false_negatives == 1);
+
+    SECTION("corrected the other way, it is one ham") {
+        engine::Trainer t(db, engine::Settings{});
+        REQUIRE(t.correct(delivered, delivered.size(), store::Class::ham, 3000).result == store::LearnResult::moved);
+        t.commit();
+        const auto after = db.load_counts(model::TermFrequency::raw);
+        REQUIRE(after.messages == model::ClassCounts{0, 1});
+        // The scan's features, once, as ham; nothing of the first form is left.
+        REQUIRE(after.features.size() == 2);
+        REQUIRE(after.features.at(features::feature_id("env:helo:prize.example")) == model::ClassCounts{0, 1});
+        REQUIRE(after.features.at(features::feature_id("w:claim")) == model::ClassCounts{0, 1});
+    }
+    SECTION("unlearning the delivered copy takes it out") {
+        engine::Trainer t(db, engine::Settings{});
+        REQUIRE(t.unlearn(delivered, store::Class::spam) == store::UnlearnResult::unlearned);
+        t.commit();
+        const auto after = db.load_counts(model::TermFrequency::raw);
+        REQUIRE(after.messages == model::ClassCounts{0, 0});
+        REQUIRE(after.features.empty());
+    }
+}
+
 TEST_CASE("Signatures round-trip as text and feature lines parse back", "[engine]") {
     const auto d = engine::message_digest("x");
     REQUIRE(engine::parse_signature(" " + engine::signature_text(d) + "\r") == d);

@@ -64,7 +64,7 @@ stop_pid() {
     if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
         kill -TERM "$1" 2>/dev/null
         for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$1" 2>/dev/null
+        kill -KILL "$1" 2>/dev/null || true  # gone already: fine (and no exit under set -e)
     fi
     return 0
 }
@@ -193,7 +193,8 @@ train_model() {
 }
 
 # ---------------------------------------------------------------- mailsiftd
-# write_conf REJECT_THRESHOLD: mailsiftd listens on 127.0.0.1:$MILTER_PORT.
+# write_conf REJECT_THRESHOLD: mailsiftd listens on 127.0.0.1:$MILTER_PORT; it writes
+# its scans every $STATS_INTERVAL seconds (1 unless the caller sets it).
 write_conf() {
     cat >"$CONF" <<EOF
 # mailsiftd configuration for $(basename "$0")
@@ -202,7 +203,7 @@ database = $DB
 reject_threshold = $1
 reject_reply = 550 5.7.1 Message rejected as spam
 # Recorded signatures reach the database within a second (corrections test).
-stats_interval = 1
+stats_interval = ${STATS_INTERVAL:-1}
 EOF
 }
 

@@ -63,6 +63,19 @@ store::Digest message_digest(std::string_view raw);
 std::string signature_text(const store::Digest& d);
 std::optional<store::Digest> parse_signature(std::string_view text);
 
+// The signature mailsiftd tagged a message with: the last well-formed
+// X-Mailsift-Signature of its header (mailsiftd removes forged ones when the MTA
+// lets it, and adds its own after them), or nothing.
+std::optional<store::Digest> message_signature(std::string_view raw);
+// What a message is learned, unlearned and corrected under: its signature, else
+// its message_digest(). So a delivered message and its recorded scan are one
+// message, whichever way and whenever it is corrected.
+store::Digest message_identity(std::string_view raw);
+
+// The verdict word of X-Mailsift-Status ("Yes", "No", "Unsure"), and back.
+const char* verdict_word(model::Verdict v);
+std::optional<model::Verdict> verdict_of_word(std::string_view word);
+
 // "feature<TAB>count" lines: how a scan's features are recorded, and back.
 std::string feature_lines(const features::FeatureBag& bag);
 std::vector<std::pair<std::string, std::uint32_t>> parse_feature_lines(std::string_view lines);
@@ -176,7 +189,8 @@ public:
 
 private:
     void open_batch();
-    LearnOutcome learn_parsed(std::string_view raw, const mime::ParsedMessage& parsed, store::Class c, std::int64_t now);
+    // train_on_error: mailsiftd said `said` with confidence and `c` agrees: nothing to train.
+    bool confirmed_only(model::Verdict said, store::Class c) const;
     void prepare_parsed(std::string_view raw, const mime::ParsedMessage& parsed, Prepared& p) const;
     store::LearnResult learn_terms(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
                                    std::string_view from_address, store::Class c, std::int64_t now);
