@@ -1,0 +1,105 @@
+// Shared by the store's source files, not part of its interface: prepared
+// statements, the one set of them every connection keeps, and the coding of a
+// learned message's feature list.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "mailsift/store/database.hpp"
+
+namespace mailsift::store {
+
+// ---- prepared statements ----
+
+class Statement {
+public:
+    Statement(sqlite3* db, const char* sql, const std::filesystem::path& path) {
+        if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr) != SQLITE_OK) {
+            throw Error(path, std::string("cannot prepare statement: ") + sqlite3_errmsg(db));
+        }
+    }
+    ~Statement() { sqlite3_finalize(stmt_); }
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+    sqlite3_stmt* get() { return stmt_; }
+
+private:
+    sqlite3_stmt* stmt_ = nullptr;
+};
+
+// Resets a statement whatever way the scope is left.
+class Use {
+public:
+    explicit Use(Statement& s) : s_(s.get()) {}
+    ~Use() {
+        sqlite3_reset(s_);
+        sqlite3_clear_bindings(s_);
+    }
+    sqlite3_stmt* operator*() const { return s_; }
+
+private:
+    sqlite3_stmt* s_;
+};
+
+struct Database::Statements {
+    explicit Statements(sqlite3* db, const std::filesystem::path& p)
+        : find_message(db, "SELECT class, features FROM messages WHERE digest = ?1", p),
+          insert_message(db, "INSERT INTO messages (digest, class, learned_at, features) VALUES (?1, ?2, ?3, ?4)", p),
+          delete_message(db, "DELETE FROM messages WHERE digest = ?1", p),
+          upsert_feature(db,
+                         "INSERT INTO features (id, spam_occurrences, ham_occurrences, spam_presences, ham_presences, text,"
+                         " last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO UPDATE SET"
+                         " spam_occurrences = spam_occurrences + excluded.spam_occurrences,"
+                         " ham_occurrences = ham_occurrences + excluded.ham_occurrences,"
+                         " spam_presences = spam_presences + excluded.spam_presences,"
+                         " ham_presences = ham_presences + excluded.ham_presences,"
+                         " last_seen = max(last_seen, excluded.last_seen)",
+                         p),
+          find_feature(db,
+                       "SELECT spam_occurrences, ham_occurrences, spam_presences, ham_presences FROM features WHERE id = ?1",
+                       p),
+          delete_feature(db, "DELETE FROM features WHERE id = ?1", p),
+          update_class(db,
+                       "UPDATE classes SET messages = messages + ?2, occurrences = occurrences + ?3,"
+                       " presences = presences + ?4 WHERE class = ?1",
+                       p),
+          insert_contact(db, "INSERT OR IGNORE INTO contacts (address, source, added_at) VALUES (?1, ?2, ?3)", p),
+          delete_contact(db, "DELETE FROM contacts WHERE address = ?1", p),
+          feature_text(db, "SELECT text FROM features WHERE id = ?1", p),
+          data_version(db, "PRAGMA data_version", p),
+          find_signature(db, "SELECT scanned_at, verdict, features FROM signatures WHERE id = ?1", p),
+          upsert_signature(db,
+                           "INSERT INTO signatures (id, scanned_at, verdict, features) VALUES (?1, ?2, ?3, ?4)"
+                           " ON CONFLICT (id) DO UPDATE SET scanned_at = excluded.scanned_at,"
+                           " verdict = excluded.verdict, features = excluded.features",
+                           p),
+          insert_correction(db, "INSERT INTO corrections (at, verdict, corrected_to) VALUES (?1, ?2, ?3)", p),
+          add_counter(db,
+                      "INSERT INTO counters (name, value) VALUES (?1, ?2)"
+                      " ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
+                      p) {}
+
+    Statement find_message, insert_message, delete_message, upsert_feature, find_feature, delete_feature, update_class,
+        insert_contact, delete_contact, feature_text, data_version, find_signature, upsert_signature,
+        insert_correction, add_counter;
+};
+
+
+// ---- varint coding of a message's feature list: ids ascending, as deltas ----
+
+void put_varint(std::string& out, std::uint64_t v);
+bool get_varint(std::string_view in, std::size_t& i, std::uint64_t& v);
+std::string encode_terms(std::vector<std::pair<model::FeatureId, std::uint32_t>> terms);
+
+inline void bind_digest(sqlite3_stmt* s, int index, const Digest& d) {
+    sqlite3_bind_blob(s, index, d.data(), static_cast<int>(d.size()), SQLITE_STATIC);
+}
+
+}  // namespace mailsift::store

@@ -1,0 +1,130 @@
+// Schema and migrations: PRAGMA user_version says which of `migrations` a
+// database has; a newer one is refused, never modified.
+#include "internal.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+namespace mailsift::store {
+
+namespace {
+
+// Migrations: entry i brings a database from user_version i to i + 1.
+// Never edit a released entry; append a new one.
+constexpr const char* migrations[] = {
+    // 0 -> 1
+    R"sql(
+    CREATE TABLE classes (
+        class INTEGER PRIMARY KEY CHECK (class IN (0, 1)),   -- 0 ham, 1 spam
+        messages INTEGER NOT NULL DEFAULT 0,                  -- N_c
+        occurrences INTEGER NOT NULL DEFAULT 0,               -- sum of feature counts (raw T_c)
+        presences INTEGER NOT NULL DEFAULT 0                  -- sum of distinct features per message (boolean T_c)
+    );
+    INSERT INTO classes (class) VALUES (0), (1);
+    CREATE TABLE features (
+        id INTEGER PRIMARY KEY,                -- 64-bit hash of the text (features::feature_id)
+        spam_occurrences INTEGER NOT NULL,
+        ham_occurrences INTEGER NOT NULL,
+        spam_presences INTEGER NOT NULL,       -- spam messages containing the feature
+        ham_presences INTEGER NOT NULL,
+        text TEXT NOT NULL
+    );
+    -- A rowid table: rows hold kilobyte-sized blobs, which WITHOUT ROWID stores badly,
+    -- and new rows append at the end instead of landing at random digests.
+    CREATE TABLE messages (
+        digest BLOB NOT NULL UNIQUE,           -- 16-byte content digest
+        class INTEGER NOT NULL CHECK (class IN (0, 1)),
+        learned_at INTEGER NOT NULL,
+        features BLOB NOT NULL                 -- exact feature list, varint-coded (id delta, count)
+    );
+    CREATE TABLE contacts (
+        address TEXT PRIMARY KEY,
+        source TEXT NOT NULL,
+        added_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    )sql",
+    // 1 -> 2: the feedback loop
+    R"sql(
+    -- What mailsiftd scored, under the id it put in X-Mailsift-Signature, so a
+    -- correction trains exactly those features. Pruned after signature_days.
+    CREATE TABLE signatures (
+        id BLOB NOT NULL UNIQUE,               -- 16 bytes
+        scanned_at INTEGER NOT NULL,
+        verdict INTEGER NOT NULL CHECK (verdict IN (0, 1, 2)),  -- ham, unsure, spam
+        features TEXT NOT NULL                 -- "feature<TAB>count" lines
+    );
+    CREATE INDEX signatures_scanned_at ON signatures (scanned_at);
+    -- Every correction of a scanned message, kept for error rates.
+    CREATE TABLE corrections (
+        at INTEGER NOT NULL,
+        verdict INTEGER NOT NULL CHECK (verdict IN (0, 1, 2)),  -- what mailsiftd said
+        corrected_to INTEGER NOT NULL CHECK (corrected_to IN (0, 1))  -- ham, spam
+    );
+    CREATE INDEX corrections_at ON corrections (at);
+    -- mailsiftd's counters, added to every few seconds.
+    CREATE TABLE counters (
+        name TEXT PRIMARY KEY,
+        value INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    )sql",
+    // 2 -> 3: when each feature was last learned, for `mailsift prune`
+    R"sql(
+    ALTER TABLE features ADD COLUMN last_seen INTEGER NOT NULL DEFAULT 0;  -- seconds since the epoch
+    -- Features learned before the column existed were last seen no later than the
+    -- newest learned message; taking that bound delays their pruning, never hastens it.
+    UPDATE features SET last_seen = (SELECT coalesce(max(learned_at), 0) FROM messages);
+    )sql",
+};
+static_assert(std::size(migrations) == schema_version);
+
+
+}  // namespace
+
+int Database::user_version() {
+    int version = 0;
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db_, "PRAGMA user_version", -1, &s, nullptr) != SQLITE_OK) {
+        fail(std::string("cannot read schema version: ") + error_text());
+    }
+    if (sqlite3_step(s) == SQLITE_ROW) version = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    return version;
+}
+
+void Database::check_version(int version) const {
+    if (version > schema_version) {
+        fail("database schema version " + std::to_string(version) + " is newer than this mailsift supports (" +
+             std::to_string(schema_version) + "); upgrade mailsift");
+    }
+}
+
+void Database::migrate() {
+    check_version(user_version());
+    if (user_version() == schema_version) return;  // the common case takes no write lock
+    exec("BEGIN IMMEDIATE");
+    try {
+        const int version = user_version();  // again, under the lock
+        check_version(version);
+        if (version == 0) {
+            // A non-empty database without our version is someone else's file: leave it alone.
+            sqlite3_stmt* s = nullptr;
+            sqlite3_prepare_v2(db_, "SELECT count(*) FROM sqlite_schema", -1, &s, nullptr);
+            const bool empty = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == 0;
+            sqlite3_finalize(s);
+            if (!empty) fail("not a mailsift database (it has tables but no mailsift schema version)");
+        }
+        for (int v = version; v < schema_version; ++v) {
+            exec(migrations[v]);
+            exec(("PRAGMA user_version = " + std::to_string(v + 1)).c_str());
+        }
+        exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+}
+
+}  // namespace mailsift::store
