@@ -1,6 +1,8 @@
 // Filter: parse, featurize, score against the in-memory model.
 #include "mailsift/engine/filter.hpp"
 
+#include <strings.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -36,24 +38,16 @@ MessageProblem check_message(std::string_view raw, std::size_t size_bytes, const
     return MessageProblem::none;
 }
 
-std::optional<store::Digest> message_signature(std::string_view raw) {
-    constexpr std::string_view signature_field = "x-mailsift-signature:";
+std::optional<store::Digest> message_signature(const std::vector<mime::Header>& headers) {
     std::optional<store::Digest> found;
-    for (std::size_t i = 0; i < raw.size();) {
-        const std::size_t nl = raw.find('\n', i);
-        const std::size_t end = nl == std::string_view::npos ? raw.size() : nl + 1;
-        const std::string_view line = raw.substr(i, end - i);
-        if (line == "\n" || line == "\r\n") break;  // end of the header
-        if (line.size() > signature_field.size() &&
-            strncasecmp(line.data(), signature_field.data(), signature_field.size()) == 0) {
-            std::string_view value = line.substr(signature_field.size());
-            if (!value.empty() && value.back() == '\n') value.remove_suffix(1);
-            if (auto d = parse_signature(value)) found = d;
-        }
-        i = end;
+    for (const auto& h : headers) {
+        if (strcasecmp(h.name.c_str(), "X-Mailsift-Signature") != 0) continue;
+        if (auto d = parse_signature(h.value)) found = d;
     }
     return found;
 }
+
+std::optional<store::Digest> message_signature(std::string_view raw) { return message_signature(mime::parse_header(raw)); }
 
 store::Digest message_identity(std::string_view raw) {
     if (auto signature = message_signature(raw)) return *signature;
@@ -69,7 +63,8 @@ const char* verdict_word(model::Verdict v) {
     return "Unsure";
 }
 
-std::optional<model::Verdict> verdict_of_word(std::string_view word) {
+std::optional<model::Verdict> verdict_of_status(std::string_view status) {
+    const std::string_view word = status.substr(0, status.find_first_of(", \t"));
     for (const auto v : {model::Verdict::spam, model::Verdict::ham, model::Verdict::unsure}) {
         if (word == verdict_word(v)) return v;
     }

@@ -78,7 +78,8 @@ void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& pa
     p.order.resize(entries.size());
     for (std::uint32_t i = 0; i < p.order.size(); ++i) p.order[i] = i;
     std::sort(p.order.begin(), p.order.end(), [&](std::uint32_t a, std::uint32_t b) { return entries[a].id < entries[b].id; });
-    p.digest = message_identity(raw);
+    const auto signature = message_signature(parsed.headers);  // one message with its scan
+    p.digest = signature ? *signature : message_digest(raw);
     const auto* from = parsed.find("From");
     if (from != nullptr) p.from_address = features::address_in(from->value);
 }
@@ -159,19 +160,15 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
     if (const auto p = check_message(raw, size_bytes, settings_.limits); refused(p)) return {p, {}, false};
     // A tagged message is one message with its scan: both are learned under the
     // signature, so whichever comes first is the one training and the other finds it.
-    const std::optional<store::Digest> signature = message_signature(raw);
+    const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
+    const std::optional<store::Digest> signature = message_signature(parsed.headers);
     if (signature) {
         if (const auto scan = db_.find_scan(*signature)) return learn_scan(*scan, c, now);
     }
-    const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
     // No scan (not written yet, pruned, or none): the message as it is. When mailsiftd
     // tagged it, its verdict comes from the message's own X-Mailsift-Status.
     std::optional<model::Verdict> said;
-    if (const auto* h = signature ? parsed.find("X-Mailsift-Status") : nullptr) {
-        const std::string_view v = h->value;
-        const std::size_t start = v.find_first_not_of(" \t");
-        if (start != std::string_view::npos) said = verdict_of_word(v.substr(start, v.find_first_of(", \t\r", start) - start));
-    }
+    if (const auto* h = signature ? parsed.find("X-Mailsift-Status") : nullptr) said = verdict_of_status(h->value);
     if (said && confirmed_only(*said, c)) return {MessageProblem::none, store::LearnResult::already_learned, false, true};
     Prepared p;
     prepare_parsed(raw, parsed, p);

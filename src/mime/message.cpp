@@ -297,6 +297,15 @@ std::string attachment_type(std::string_view type, std::string_view subtype) {
     return out;
 }
 
+// A top-level field as ParsedMessage::headers keeps it: unfolded (cut at
+// max_header_bytes, `truncated` then set), encoded words decoded, edges trimmed.
+Header top_header(std::string_view name, std::string_view raw, const Limits& limits, bool& truncated) {
+    std::string decoded = decode_header_value(unfold(raw, limits.max_header_bytes, truncated));
+    const std::string_view kept = trim(decoded);  // encoded words may carry edge blanks
+    if (kept.size() != decoded.size()) decoded = std::string(kept);
+    return {std::string(name), std::move(decoded)};
+}
+
 void add_limit(ParsedMessage& m, LimitHit hit) {
     if (std::find(m.limits_hit.begin(), m.limits_hit.end(), hit) == m.limits_hit.end())
         m.limits_hit.push_back(hit);
@@ -351,12 +360,8 @@ private:
             }
             if (top) {
                 bool truncated = false;
-                std::string value = unfold(raw, limits_.max_header_bytes, truncated);
+                out_.headers.push_back(top_header(name, raw, limits_, truncated));
                 if (truncated) add_limit(out_, LimitHit::header_bytes);
-                std::string decoded = decode_header_value(value);
-                const std::string_view kept = trim(decoded);  // encoded words may carry edge blanks
-                if (kept.size() != decoded.size()) decoded = std::string(kept);
-                out_.headers.push_back({std::string(name), std::move(decoded)});
             }
             if (!have_ct && iequals(name, "content-type")) {
                 ct_raw = raw;
@@ -613,6 +618,17 @@ bool has_header_field(std::string_view raw) {
     // CLI removes those before), it has to be a field like any other line.
     scan_header(raw, /*message_start=*/false, [&](std::string_view, std::string_view) { found = true; });
     return found;
+}
+
+std::vector<Header> parse_header(std::string_view raw, const Limits& limits) {
+    std::string cr_lines;
+    raw = with_line_feeds(raw, cr_lines);
+    std::vector<Header> headers;
+    scan_header(raw, /*message_start=*/true, [&](std::string_view name, std::string_view value) {
+        bool truncated = false;
+        if (headers.size() < limits.max_headers) headers.push_back(top_header(name, value, limits, truncated));
+    });
+    return headers;
 }
 
 ParsedMessage parse(std::string_view raw, const Limits& limits) {

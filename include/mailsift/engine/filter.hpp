@@ -66,15 +66,17 @@ std::optional<store::Digest> parse_signature(std::string_view text);
 // The signature mailsiftd tagged a message with: the last well-formed
 // X-Mailsift-Signature of its header (mailsiftd removes forged ones when the MTA
 // lets it, and adds its own after them), or nothing.
-std::optional<store::Digest> message_signature(std::string_view raw);
+std::optional<store::Digest> message_signature(const std::vector<mime::Header>& headers);
+std::optional<store::Digest> message_signature(std::string_view raw);  // reads the header section
 // What a message is learned, unlearned and corrected under: its signature, else
 // its message_digest(). So a delivered message and its recorded scan are one
 // message, whichever way and whenever it is corrected.
 store::Digest message_identity(std::string_view raw);
 
-// The verdict word of X-Mailsift-Status ("Yes", "No", "Unsure"), and back.
+// The verdict word that starts X-Mailsift-Status ("Yes", "No", "Unsure"), and
+// the verdict of such a header value ("No, score=0.1000, ...").
 const char* verdict_word(model::Verdict v);
-std::optional<model::Verdict> verdict_of_word(std::string_view word);
+std::optional<model::Verdict> verdict_of_status(std::string_view status);
 
 // "feature<TAB>count" lines: how a scan's features are recorded, and back.
 std::string feature_lines(const features::FeatureBag& bag);

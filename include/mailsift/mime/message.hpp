@@ -76,6 +76,10 @@ struct ParsedMessage {
 // Parses one message. Never throws for bad input; std::bad_alloc may escape.
 ParsedMessage parse(std::string_view raw, const Limits& limits = {});
 
+// The top-level header fields of a message as parse() keeps them in
+// ParsedMessage::headers, reading the header section only.
+std::vector<Header> parse_header(std::string_view raw, const Limits& limits = {});
+
 // Whether parse() would find a header field ("Name: value") before the body:
 // the first line that is not a stray continuation must be one. Lines end at
 // LF, or at CR in mail without any LF, as in parse(). Reads the header section only.
