@@ -9,7 +9,7 @@
 #   --quick        fewer repetitions, shorter runs, a 10^6-feature model for
 #                  the refresh test: a fast check that everything runs
 #   --only LIST    run only these sections (comma separated): micro, batch,
-#                  daemon, memory, refresh, scale, postfix
+#                  daemon, memory, refresh, scale, postfix, scans
 #   --long N       also run the memory section: N messages over 16 connections
 #                  against one daemon, sampling its VmRSS (off by default;
 #                  1000000 takes about two minutes)
@@ -17,12 +17,13 @@
 #                  512 is issue 7's load test)
 #   --corpus DIR   the SpamAssassin corpus (default ../shared/corpus/spamassassin,
 #                  relative to the repository root)
-#   --no-postfix   skip the Postfix end-to-end section
+#   --no-postfix   skip the two sections that need Postfix (postfix, scans)
 #
 # Sections: micro (mailsift-bench-micro), batch (compare_bogofilter.sh --speed-only),
 # daemon (mailsiftd under mailsift-loadgen at 1/16/128/512 connections), memory
 # (--long), refresh (latency while the daemon reloads a large model), scale
-# (mailsift-bench-scale), postfix (postfix_throughput.sh). See bench/README.md.
+# (mailsift-bench-scale), postfix (postfix_throughput.sh), scans (scan_size.sh).
+# See bench/README.md.
 set -euo pipefail
 export LC_ALL=C
 
@@ -34,7 +35,7 @@ loadgen=$build/bench/mailsift-loadgen
 micro=$build/bench/mailsift-bench-micro
 scale=$build/bench/mailsift-bench-scale
 corpus=$repo_root/../shared/corpus/spamassassin
-all_sections=(micro batch daemon memory refresh scale postfix)
+all_sections=(micro batch daemon memory refresh scale postfix scans)
 quick=0 long=0 long_connections=16 no_postfix=0 only=
 
 # The performance targets (docs/performance.md). Rows without one are reported
@@ -46,6 +47,7 @@ target_learn_ratio=3          # batch learn msgs/s >= 3 x bogofilter's, same run
 target_daemon_rate=5000       # msgs/s at 16 connections ...
 target_daemon_p99=5           # ... with p99 <= 5 ms
 target_scale_ratio=2          # classifying with 10^7 features within 2 x of 10^5
+target_scan_bytes=1024        # a recorded scan on disk, indexes included, SpamAssassin through Postfix
 
 # "met" or "not met" for the leading number of VALUE against TARGET; "-" when there is none.
 at_least() { awk -v v="$1" -v t="$2" 'BEGIN { if (v !~ /^[0-9.]/) print "-"; else print (v + 0 >= t) ? "met" : "not met" }'; }
@@ -79,7 +81,7 @@ else
 fi
 # The memory run is the --long option: with it, it goes with the daemon section.
 if ((long > 0)) && [[ -n ${run_section[daemon]:-} ]]; then run_section[memory]=1; fi
-((no_postfix)) && unset 'run_section[postfix]'
+((no_postfix)) && unset 'run_section[postfix]' 'run_section[scans]'
 
 # Sizes of the runs: full, or --quick.
 if ((quick)); then
@@ -601,6 +603,30 @@ sec_postfix() {
     summary postfix "delivered msg/s with / without mailsiftd" ">= $target_postfix_ratio" "${ratio:-n/a}" "$status"
 }
 
+# ---------------------------------------------------------------- h. scans
+sec_scans() {
+    section "scans: bytes per recorded scan on disk, the corpus sent through Postfix and mailsiftd (scan_size.sh)"
+    export PATH="$PATH:/usr/sbin:/sbin"
+    if [[ $(id -u) -ne 0 ]] || ! command -v postfix >/dev/null; then
+        echo "skipped: needs root and Postfix (scripts/deps.sh --test)"
+        summary scans "bytes per recorded scan" "<= $target_scan_bytes" "skipped" -
+        return 0
+    fi
+    local rc=0
+    "$repo_root/bench/scan_size.sh" --corpus "$corpus" --mailsiftd "$mailsiftd" --mailsift "$mailsift" \
+        >"$tmp/scans.out" 2>"$tmp/scans.err" || rc=$?
+    cat "$tmp/scans.out"
+    if ((rc != 0)); then
+        echo "scan_size.sh exited with $rc; its last messages:"
+        tail -n 8 "$tmp/scans.err"
+        summary scans "bytes per recorded scan" "<= $target_scan_bytes" "failed (status $rc)" -
+        return 0
+    fi
+    local bytes
+    bytes=$(awk -F': *' '/^bytes per scan/ { gsub(/,/, "", $2); print $2 + 0 }' "$tmp/scans.out")
+    summary scans "bytes per recorded scan" "<= $target_scan_bytes" "${bytes:-n/a}" "$(at_most "${bytes:-x}" "$target_scan_bytes")"
+}
+
 # ---------------------------------------------------------------- run the sections
 # Each in a subshell with errexit on (not inside an if or || list, where bash
 # would turn errexit off) that stops its background processes when it ends; a
@@ -627,6 +653,7 @@ for name in "${all_sections[@]}"; do
             refresh) sec_refresh ;;
             scale)   sec_scale ;;
             postfix) sec_postfix ;;
+            scans)   sec_scans ;;
         esac
     )
     rc=$?

@@ -10,7 +10,7 @@
 #                            mailsift-bench-micro), bogofilter and time (for
 #                            bench/compare_bogofilter.sh).
 set -euo pipefail
-packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev catch2 util-linux python3)
+packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev libzstd-dev catch2 util-linux python3)
 if [ "${1:-}" = "--test" ]; then
   packages+=(postfix miltertest mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev)
 fi

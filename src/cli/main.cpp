@@ -62,7 +62,7 @@ commands:
                                                           search settings on held-out training data
   classify [--json] [--files-from LIST] [PATH...]         print a verdict per message
   explain  PATH                                           show why a message scores as it does
-  tokens   PATH                                           print the features of one message
+  tokens   PATH | --signature ID                          print the features of one message
   stats    [--json]                                       show what the database holds
   contacts (add|remove|list) [ADDRESS...] | import FILE   manage known correspondents
   top      [--spam|--ham] [--min-count K] [N]             the most telling features
@@ -181,9 +181,11 @@ Show the verdict of one message and the features that pushed it most toward
 spam and toward ham, with their counts in the model.
 )"},
     {"tokens", R"(usage: mailsift tokens PATH
+       mailsift tokens --signature ID
 
 Print every feature of one message with its count (FEATURE<TAB>COUNT), as the
-model sees it.
+model sees it. With --signature, print instead the features mailsiftd scored
+and recorded under that X-Mailsift-Signature: what a correction of it trains.
 )"},
     {"stats", R"(usage: mailsift stats [--json]
 
@@ -1040,7 +1042,24 @@ int cmd_explain(const Context& ctx, const std::vector<std::string>& rest) {
     return exit_ok;
 }
 
+// tokens --signature ID: the recorded scan, as correct would train it.
+int recorded_tokens(const Context& ctx, const std::vector<std::string>& rest) {
+    if (rest.size() != 2) usage_error("tokens: --signature takes one id and no message");
+    const auto id = engine::parse_signature(rest[1]);
+    if (!id) usage_error("tokens: '" + rest[1] + "' is not a signature (32 hexadecimal digits)");
+    store::Database db(ctx.db_path, store::Database::Mode::read_only);
+    const auto scan = db.find_scan(*id);
+    if (!scan) {
+        report(rest[1], "no scan recorded under this signature (not written yet, expired, pruned, "
+                        "or scanned with another database)");
+        return exit_input;
+    }
+    std::cout << scan->features;
+    return exit_ok;
+}
+
 int cmd_tokens(const Context& ctx, const std::vector<std::string>& rest) {
+    if (!rest.empty() && rest[0] == "--signature") return recorded_tokens(ctx, rest);
     auto m = one_message("tokens", rest);
     if (!m) usage_error("tokens: no message");
     if (!m->error.empty()) return report(m->label, m->error), exit_input;

@@ -93,6 +93,7 @@ Database::Database(std::filesystem::path path, Mode mode, std::chrono::milliseco
             }
         }
         st_ = std::make_unique<Statements>(db_, path_);
+        dictionaries_ = std::make_unique<ScanDictionaries>();
     } catch (...) {
         sqlite3_close(db_);
         db_ = nullptr;
@@ -101,6 +102,7 @@ Database::Database(std::filesystem::path path, Mode mode, std::chrono::milliseco
 }
 
 Database::~Database() {
+    dictionaries_.reset();
     st_.reset();
     if (db_ != nullptr) sqlite3_close(db_);
 }

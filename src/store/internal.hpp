@@ -7,6 +7,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -74,11 +77,11 @@ struct Database::Statements {
           delete_contact(db, "DELETE FROM contacts WHERE address = ?1", p),
           feature_text(db, "SELECT text FROM features WHERE id = ?1", p),
           data_version(db, "PRAGMA data_version", p),
-          find_signature(db, "SELECT scanned_at, verdict, features FROM signatures WHERE id = ?1", p),
+          find_signature(db, "SELECT scanned_at, verdict, dictionary, features FROM signatures WHERE id = ?1", p),
           upsert_signature(db,
-                           "INSERT INTO signatures (id, scanned_at, verdict, features) VALUES (?1, ?2, ?3, ?4)"
-                           " ON CONFLICT (id) DO UPDATE SET scanned_at = excluded.scanned_at,"
-                           " verdict = excluded.verdict, features = excluded.features",
+                           "INSERT INTO signatures (id, scanned_at, verdict, dictionary, features)"
+                           " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (id) DO UPDATE SET scanned_at = excluded.scanned_at,"
+                           " verdict = excluded.verdict, dictionary = excluded.dictionary, features = excluded.features",
                            p),
           insert_correction(db, "INSERT INTO corrections (at, verdict, corrected_to) VALUES (?1, ?2, ?3)", p),
           add_counter(db,
@@ -97,6 +100,51 @@ struct Database::Statements {
 void put_varint(std::string& out, std::uint64_t v);
 bool get_varint(std::string_view in, std::size_t& i, std::uint64_t& v);
 std::string encode_terms(std::vector<std::pair<model::FeatureId, std::uint32_t>> terms);
+
+// ---- the compact form of a recorded scan (scan_codec.cpp) ----
+
+// A zstd dictionary of this database's scans (table scan_dictionaries), ready to use.
+class ScanDictionary {
+public:
+    ScanDictionary(std::int64_t id, std::string_view bytes);
+    std::int64_t id() const { return id_; }
+
+private:
+    friend std::string encode_scan_features(std::string_view, const ScanDictionary*);
+    friend std::optional<std::string> decode_scan_features(std::string_view, const ScanDictionary*);
+    struct Compiled;
+    std::int64_t id_;
+    std::shared_ptr<Compiled> compiled_;
+};
+
+// Fewer scans than this teach a dictionary too little; scans go without one until then.
+inline constexpr std::size_t min_dictionary_samples = 200;
+// A dictionary is trained on at most this many of the newest scans...
+inline constexpr int dictionary_samples = 2000;
+// ...and replaced by a new one after this long, as the site's mail changes.
+inline constexpr std::int64_t dictionary_seconds = 7 * 86400;
+
+// "feature<TAB>count" lines <-> the grouped text that is compressed.
+std::string group_scan_lines(std::string_view lines);
+std::string ungroup_scan_lines(std::string_view grouped);
+// A dictionary from grouped scans; nullopt when they are too few or too alike to make one.
+std::optional<std::string> train_scan_dictionary(const std::vector<std::string>& grouped_samples);
+// The lines in, the stored blob out (lines without a tab are dropped).
+std::string encode_scan_features(std::string_view lines, const ScanDictionary* dictionary);
+// The lines back, sorted by feature; nullopt when the blob is not one encode_scan_features
+// wrote with this dictionary.
+std::optional<std::string> decode_scan_features(std::string_view blob, const ScanDictionary* dictionary);
+
+// The scan dictionaries a connection has loaded, by id.
+struct Database::ScanDictionaries {
+    std::map<std::int64_t, ScanDictionary> loaded;
+    std::optional<std::int64_t> training_failed_at;  // then no new try for a day: the scans were too alike
+};
+
+// Migration 3 -> 4: copies every scan of `signatures` (text lines) into
+// `signatures_compact` in the compact form, with a dictionary trained on the
+// newest of them, in the caller's transaction.
+void recode_text_scans(sqlite3* db, const std::filesystem::path& path);
 
 inline void bind_digest(sqlite3_stmt* s, int index, const Digest& d) {
     sqlite3_bind_blob(s, index, d.data(), static_cast<int>(d.size()), SQLITE_STATIC);

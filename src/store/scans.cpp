@@ -20,22 +20,127 @@ std::optional<Scan> Database::find_scan(const Digest& id) {
     scan.id = id;
     scan.scanned_at = sqlite3_column_int64(*s, 0);
     scan.verdict = static_cast<model::Verdict>(sqlite3_column_int(*s, 1));
-    scan.features.assign(reinterpret_cast<const char*>(sqlite3_column_text(*s, 2)),
-                         static_cast<std::size_t>(sqlite3_column_bytes(*s, 2)));
+    const std::string_view stored(static_cast<const char*>(sqlite3_column_blob(*s, 3)),
+                                  static_cast<std::size_t>(sqlite3_column_bytes(*s, 3)));
+    std::optional<std::string> lines;
+    if (sqlite3_column_type(*s, 3) == SQLITE_TEXT) {
+        lines.emplace(stored);  // the lines themselves: schema 3's form, which a tool may still write
+    } else if (sqlite3_column_type(*s, 2) == SQLITE_NULL) {
+        lines = decode_scan_features(stored, nullptr);
+    } else if (const ScanDictionary* d = dictionary(sqlite3_column_int64(*s, 2))) {
+        lines = decode_scan_features(stored, d);
+    }
+    if (!lines) fail("the recorded scan of this signature is damaged (not in any form this mailsift writes)");
+    scan.features = std::move(*lines);
     return scan;
+}
+
+const ScanDictionary* Database::dictionary(std::int64_t id) {
+    if (auto it = dictionaries_->loaded.find(id); it != dictionaries_->loaded.end()) return &it->second;
+    Statement q(db_, "SELECT bytes FROM scan_dictionaries WHERE id = ?1", path_);
+    sqlite3_bind_int64(q.get(), 1, id);
+    if (sqlite3_step(q.get()) != SQLITE_ROW) return nullptr;
+    const std::string_view bytes(static_cast<const char*>(sqlite3_column_blob(q.get(), 0)),
+                                 static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 0)));
+    return &dictionaries_->loaded.emplace(id, ScanDictionary(id, bytes)).first->second;
+}
+
+const ScanDictionary* Database::dictionary_for_new_scans(const Recording& r, std::int64_t now) {
+    std::optional<std::int64_t> newest;
+    std::int64_t created_at = 0;
+    {
+        Statement q(db_, "SELECT id, created_at FROM scan_dictionaries ORDER BY id DESC LIMIT 1", path_);
+        if (sqlite3_step(q.get()) == SQLITE_ROW) {
+            newest = sqlite3_column_int64(q.get(), 0);
+            created_at = sqlite3_column_int64(q.get(), 1);
+        }
+    }
+    const ScanDictionary* current = newest ? dictionary(*newest) : nullptr;
+    if (newest && now - created_at < dictionary_seconds) return current;
+    if (dictionaries_->training_failed_at && now - *dictionaries_->training_failed_at < 86400) return current;
+    // Due: have enough scans been recorded since the last one to learn a new one from?
+    std::size_t since = r.scans.size();
+    {
+        Statement q(db_, "SELECT count(*) FROM signatures WHERE scanned_at >= ?1", path_);
+        sqlite3_bind_int64(q.get(), 1, created_at);
+        if (sqlite3_step(q.get()) == SQLITE_ROW) since += static_cast<std::size_t>(sqlite3_column_int64(q.get(), 0));
+    }
+    if (since < min_dictionary_samples) return current;
+    std::vector<Digest> ids;
+    {
+        Statement q(db_, "SELECT id FROM signatures ORDER BY rowid DESC LIMIT ?1", path_);
+        sqlite3_bind_int(q.get(), 1, dictionary_samples);
+        while (sqlite3_step(q.get()) == SQLITE_ROW) {
+            Digest id{};
+            if (sqlite3_column_bytes(q.get(), 0) != static_cast<int>(id.size())) continue;
+            std::memcpy(id.data(), sqlite3_column_blob(q.get(), 0), id.size());
+            ids.push_back(id);
+        }
+    }
+    std::vector<std::string> samples;
+    for (const auto& id : ids) {
+        if (auto scan = find_scan(id)) samples.push_back(group_scan_lines(scan->features));
+    }
+    for (const auto& scan : r.scans) samples.push_back(group_scan_lines(scan.features));
+    const auto bytes = train_scan_dictionary(samples);
+    if (!bytes) {
+        dictionaries_->training_failed_at = now;
+        return current;
+    }
+    exec("BEGIN IMMEDIATE");
+    try {
+        Statement ins(db_, "INSERT INTO scan_dictionaries (created_at, last_used, bytes) VALUES (?1, 0, ?2)", path_);
+        sqlite3_bind_int64(ins.get(), 1, now);
+        sqlite3_bind_blob(ins.get(), 2, bytes->data(), static_cast<int>(bytes->size()), SQLITE_STATIC);
+        if (sqlite3_step(ins.get()) != SQLITE_DONE) fail(std::string("cannot store a scan dictionary: ") + error_text());
+        exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+    const std::int64_t id = sqlite3_last_insert_rowid(db_);
+    return &dictionaries_->loaded.emplace(id, ScanDictionary(id, *bytes)).first->second;
+}
+
+void Database::drop_unused_dictionaries() {
+    // A scan is never newer than the last use of its dictionary, so a dictionary
+    // last used before the oldest scan kept serves none. The newest one stays.
+    exec("DELETE FROM scan_dictionaries WHERE id < (SELECT max(id) FROM scan_dictionaries)"
+         " AND last_used < coalesce((SELECT min(scanned_at) FROM signatures), 9223372036854775807)");
+    for (auto it = dictionaries_->loaded.begin(); it != dictionaries_->loaded.end();) {
+        Statement q(db_, "SELECT 1 FROM scan_dictionaries WHERE id = ?1", path_);
+        sqlite3_bind_int64(q.get(), 1, it->first);
+        it = sqlite3_step(q.get()) == SQLITE_ROW ? std::next(it) : dictionaries_->loaded.erase(it);
+    }
 }
 
 void Database::record(const Recording& r) {
     if (mode_ != Mode::read_write) fail("database was opened read-only");
+    // Compressed before the write lock is taken: the lock is held only for the writes.
+    // The recording's own time (its newest scan) decides when a dictionary is due.
+    std::int64_t last_scan = 0;
+    for (const auto& scan : r.scans) last_scan = std::max(last_scan, scan.scanned_at);
+    const ScanDictionary* d = r.scans.empty() ? nullptr : dictionary_for_new_scans(r, last_scan);
+    std::vector<std::string> stored;
+    stored.reserve(r.scans.size());
+    for (const auto& scan : r.scans) stored.push_back(encode_scan_features(scan.features, d));
     exec("BEGIN IMMEDIATE");
     try {
-        for (const auto& scan : r.scans) {
+        for (std::size_t i = 0; i < r.scans.size(); ++i) {
+            const Scan& scan = r.scans[i];
             Use s(st_->upsert_signature);
             bind_digest(*s, 1, scan.id);
             sqlite3_bind_int64(*s, 2, scan.scanned_at);
             sqlite3_bind_int(*s, 3, static_cast<int>(scan.verdict));
-            sqlite3_bind_text(*s, 4, scan.features.data(), static_cast<int>(scan.features.size()), SQLITE_STATIC);
+            if (d) sqlite3_bind_int64(*s, 4, d->id());
+            sqlite3_bind_blob(*s, 5, stored[i].data(), static_cast<int>(stored[i].size()), SQLITE_STATIC);
             if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot record signature: ") + error_text());
+        }
+        if (d) {
+            Statement q(db_, "UPDATE scan_dictionaries SET last_used = max(last_used, ?2) WHERE id = ?1", path_);
+            sqlite3_bind_int64(q.get(), 1, d->id());
+            sqlite3_bind_int64(q.get(), 2, last_scan);
+            if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot record signature: ") + error_text());
         }
         for (const auto& c : r.contacts) add_contact(c.address, c.source, c.added_at);
         for (const auto& [name, n] : r.counter_increments) {
@@ -55,7 +160,9 @@ std::size_t Database::prune_scans(std::int64_t before) {
     Statement q(db_, "DELETE FROM signatures WHERE scanned_at < ?1", path_);
     sqlite3_bind_int64(q.get(), 1, before);
     if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune signatures: ") + error_text());
-    return static_cast<std::size_t>(sqlite3_changes(db_));
+    const auto removed = static_cast<std::size_t>(sqlite3_changes(db_));
+    drop_unused_dictionaries();
+    return removed;
 }
 
 CorrectionCounts Database::corrections_since(std::int64_t since) {
@@ -80,6 +187,52 @@ std::vector<std::pair<std::string, std::int64_t>> Database::counters() {
         out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(q.get(), 0)), sqlite3_column_int64(q.get(), 1));
     }
     return out;
+}
+
+void recode_text_scans(sqlite3* db, const std::filesystem::path& path) {
+    // A dictionary first, from the newest scans, then every scan compressed with it.
+    std::vector<std::string> samples;
+    {
+        Statement q(db, "SELECT features FROM signatures ORDER BY rowid DESC LIMIT ?1", path);
+        sqlite3_bind_int(q.get(), 1, dictionary_samples);
+        while (sqlite3_step(q.get()) == SQLITE_ROW) {
+            samples.push_back(group_scan_lines({reinterpret_cast<const char*>(sqlite3_column_text(q.get(), 0)),
+                                                static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 0))}));
+        }
+    }
+    std::optional<ScanDictionary> dictionary;
+    if (const auto bytes = train_scan_dictionary(samples)) {
+        Statement ins(db,
+                      "INSERT INTO scan_dictionaries (created_at, last_used, bytes)"
+                      " SELECT coalesce(max(scanned_at), 0), coalesce(max(scanned_at), 0), ?1 FROM signatures",
+                      path);
+        sqlite3_bind_blob(ins.get(), 1, bytes->data(), static_cast<int>(bytes->size()), SQLITE_STATIC);
+        if (sqlite3_step(ins.get()) != SQLITE_DONE) {
+            throw Error(path, std::string("cannot store a scan dictionary: ") + sqlite3_errmsg(db));
+        }
+        dictionary.emplace(sqlite3_last_insert_rowid(db), *bytes);
+    }
+    Statement read(db, "SELECT id, scanned_at, verdict, features FROM signatures ORDER BY rowid", path);
+    Statement write(db,
+                    "INSERT INTO signatures_compact (id, scanned_at, verdict, dictionary, features)"
+                    " VALUES (?1, ?2, ?3, ?4, ?5)",
+                    path);
+    int rc;
+    while ((rc = sqlite3_step(read.get())) == SQLITE_ROW) {
+        const std::string_view lines(reinterpret_cast<const char*>(sqlite3_column_text(read.get(), 3)),
+                                     static_cast<std::size_t>(sqlite3_column_bytes(read.get(), 3)));
+        const std::string stored = encode_scan_features(lines, dictionary ? &*dictionary : nullptr);
+        Use s(write);
+        sqlite3_bind_value(*s, 1, sqlite3_column_value(read.get(), 0));
+        sqlite3_bind_value(*s, 2, sqlite3_column_value(read.get(), 1));
+        sqlite3_bind_value(*s, 3, sqlite3_column_value(read.get(), 2));
+        if (dictionary) sqlite3_bind_int64(*s, 4, dictionary->id());
+        sqlite3_bind_blob(*s, 5, stored.data(), static_cast<int>(stored.size()), SQLITE_STATIC);
+        if (sqlite3_step(*s) != SQLITE_DONE) {
+            throw Error(path, std::string("cannot recode a recorded scan: ") + sqlite3_errmsg(db));
+        }
+    }
+    if (rc != SQLITE_DONE) throw Error(path, std::string("cannot read the recorded scans: ") + sqlite3_errmsg(db));
 }
 
 void TrainingBatch::record_correction(model::Verdict verdict, Class to, std::int64_t now) {

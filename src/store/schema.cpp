@@ -12,11 +12,18 @@ namespace mailsift::store {
 
 namespace {
 
-// Migrations: entry i brings a database from user_version i to i + 1.
-// Never edit a released entry; append a new one.
-constexpr const char* migrations[] = {
+// Migrations: entry i brings a database from user_version i to i + 1: its
+// `sql`, then its `code` (what SQL cannot do), then its `sql_after`, in the
+// one transaction of migrate(). Never edit a released entry; append a new one.
+struct Migration {
+    const char* sql;
+    void (*code)(sqlite3* db, const std::filesystem::path& path) = nullptr;
+    const char* sql_after = nullptr;
+};
+
+constexpr Migration migrations[] = {
     // 0 -> 1
-    R"sql(
+    {R"sql(
     CREATE TABLE classes (
         class INTEGER PRIMARY KEY CHECK (class IN (0, 1)),   -- 0 ham, 1 spam
         messages INTEGER NOT NULL DEFAULT 0,                  -- N_c
@@ -45,9 +52,9 @@ constexpr const char* migrations[] = {
         source TEXT NOT NULL,
         added_at INTEGER NOT NULL
     ) WITHOUT ROWID;
-    )sql",
+    )sql"},
     // 1 -> 2: the feedback loop
-    R"sql(
+    {R"sql(
     -- What mailsiftd scored, under the id it put in X-Mailsift-Signature, so a
     -- correction trains exactly those features. Pruned after signature_days.
     CREATE TABLE signatures (
@@ -69,14 +76,37 @@ constexpr const char* migrations[] = {
         name TEXT PRIMARY KEY,
         value INTEGER NOT NULL
     ) WITHOUT ROWID;
-    )sql",
+    )sql"},
     // 2 -> 3: when each feature was last learned, for `mailsift prune`
-    R"sql(
+    {R"sql(
     ALTER TABLE features ADD COLUMN last_seen INTEGER NOT NULL DEFAULT 0;  -- seconds since the epoch
     -- Features learned before the column existed were last seen no later than the
     -- newest learned message; taking that bound delays their pruning, never hastens it.
     UPDATE features SET last_seen = (SELECT coalesce(max(learned_at), 0) FROM messages);
+    )sql"},
+    // 3 -> 4: scans in the compact form of scan_codec.cpp
+    {R"sql(
+    -- zstd dictionaries trained on this database's scans (scan_codec.cpp).
+    CREATE TABLE scan_dictionaries (
+        id INTEGER PRIMARY KEY,
+        created_at INTEGER NOT NULL,
+        last_used INTEGER NOT NULL,            -- the newest scan compressed with it
+        bytes BLOB NOT NULL
+    );
+    CREATE TABLE signatures_compact (
+        id BLOB NOT NULL UNIQUE,               -- 16 bytes
+        scanned_at INTEGER NOT NULL,
+        verdict INTEGER NOT NULL CHECK (verdict IN (0, 1, 2)),  -- ham, unsure, spam
+        dictionary INTEGER,                    -- scan_dictionaries.id; NULL: compressed without one
+        features BLOB NOT NULL                 -- encode_scan_features()
+    );
     )sql",
+     recode_text_scans,  // signatures -> signatures_compact
+     R"sql(
+    DROP TABLE signatures;
+    ALTER TABLE signatures_compact RENAME TO signatures;
+    CREATE INDEX signatures_scanned_at ON signatures (scanned_at);
+    )sql"},
 };
 static_assert(std::size(migrations) == schema_version);
 
@@ -117,7 +147,9 @@ void Database::migrate() {
             if (!empty) fail("not a mailsift database (it has tables but no mailsift schema version)");
         }
         for (int v = version; v < schema_version; ++v) {
-            exec(migrations[v]);
+            exec(migrations[v].sql);
+            if (migrations[v].code) migrations[v].code(db_, path_);
+            if (migrations[v].sql_after) exec(migrations[v].sql_after);
             exec(("PRAGMA user_version = " + std::to_string(v + 1)).c_str());
         }
         exec("COMMIT");

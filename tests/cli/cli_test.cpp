@@ -1121,3 +1121,25 @@ TEST_CASE("A forged signature in a correction trains only what that signature re
     REQUIRE(spam_presences("w:plainword") == std::optional<long long>(1));
     REQUIRE(*sql_value(db, "SELECT count(*) FROM features WHERE text LIKE '%mailsift%' OR text LIKE '%ffffffff%'") == 0);
 }
+
+TEST_CASE("tokens --signature prints the features recorded under a signature, and says when there are none",
+          "[cli]") {
+    Sandbox sb;
+    sb.train();
+    const std::string db = sb.db();
+    const std::string id = "00112233445566778899aabbccddeeff";
+    sql_exec(db, "INSERT INTO signatures (id, scanned_at, verdict, features) VALUES (x'" + id +
+                     "', strftime('%s', 'now'), 2, 'w:zulu\t1\nhdr:from:a@b.c\t2\n');");
+    const auto r = sb.mailsift("tokens --signature " + id);
+    REQUIRE(r.status == 0);
+    REQUIRE(r.out == "w:zulu\t1\nhdr:from:a@b.c\t2\n");
+
+    const auto unknown = sb.mailsift("tokens --signature ffffffffffffffffffffffffffffffff");
+    REQUIRE(unknown.status == 1);
+    REQUIRE(unknown.out.empty());
+    REQUIRE(unknown.err.find("no scan recorded") != std::string::npos);
+
+    REQUIRE(sb.mailsift("tokens --signature nothex").status == 2);
+    REQUIRE(sb.mailsift("tokens --signature").status == 2);
+    REQUIRE(sb.mailsift("tokens --signature " + id + " extra.eml").status == 2);
+}

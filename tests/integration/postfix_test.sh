@@ -319,17 +319,7 @@ fi
 
 # scan_features SIGNATURE: the "feature<TAB>count" lines of the scan mailsiftd recorded
 # under that X-Mailsift-Signature (the hex of its 16-byte id); false while there is none.
-# (mailsift export does not include signatures, so this reads the table.)
-scan_features() {
-    python3 -c '
-import sqlite3, sys
-db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True, timeout=5)
-row = db.execute("SELECT features FROM signatures WHERE id = ?", (bytes.fromhex(sys.argv[2]),)).fetchone()
-if row is None:
-    sys.exit(1)
-sys.stdout.write(row[0] if isinstance(row[0], str) else row[0].decode("utf-8", "replace"))
-' "$DB" "$1" 2>/dev/null
-}
+scan_features() { "$MAILSIFT" --db "$DB" tokens --signature "$1" 2>/dev/null; }
 
 # ---------------------------------------------------------------- corrected at once, then again
 # What an IMAPSieve script does: it corrects the moment the user moves a message,

@@ -17,37 +17,12 @@ using namespace mailsift;
 using TempDir = mailsift::testing::TempDir;
 using mailsift::testing::digest;
 using mailsift::testing::terms;
+using mailsift::testing::Raw;
 using store::Class;
 using store::Database;
 
 namespace {
 
-
-// A raw connection for looking under the store's API.
-class Raw {
-public:
-    explicit Raw(const std::filesystem::path& p) { REQUIRE(sqlite3_open(p.c_str(), &db_) == SQLITE_OK); }
-    ~Raw() { sqlite3_close(db_); }
-    void exec(const std::string& sql) {
-        char* err = nullptr;
-        const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
-        INFO(sql << ": " << (err ? err : ""));
-        sqlite3_free(err);
-        REQUIRE(rc == SQLITE_OK);
-    }
-    // The first column of the first row, or nullopt when there is no row.
-    std::optional<std::int64_t> value(const std::string& sql) {
-        sqlite3_stmt* s = nullptr;
-        REQUIRE(sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) == SQLITE_OK);
-        std::optional<std::int64_t> v;
-        if (sqlite3_step(s) == SQLITE_ROW) v = sqlite3_column_int64(s, 0);
-        sqlite3_finalize(s);
-        return v;
-    }
-
-private:
-    sqlite3* db_ = nullptr;
-};
 
 std::optional<std::int64_t> last_seen(const std::filesystem::path& p, model::FeatureId id) {
     return Raw(p).value("SELECT last_seen FROM features WHERE id = " + std::to_string(static_cast<std::int64_t>(id)));
@@ -93,7 +68,8 @@ TEST_CASE("A version 2 database is upgraded to version 3 and its features get a 
     {
         // Make it what mailsift 0.1 with schema 2 wrote.
         Raw raw(path);
-        raw.exec("ALTER TABLE features DROP COLUMN last_seen; PRAGMA user_version = 2");
+        raw.exec(std::string(mailsift::testing::scans_as_schema_3) +
+                 "ALTER TABLE features DROP COLUMN last_seen; PRAGMA user_version = 2");
     }
     {
         Database reader(path, Database::Mode::read_only);  // upgrades through a short-lived writer
@@ -101,7 +77,7 @@ TEST_CASE("A version 2 database is upgraded to version 3 and its features get a 
         REQUIRE(c.features.at(10).spam == 1);
         REQUIRE(c.features.at(11).ham == 2);
     }
-    REQUIRE(Raw(path).value("PRAGMA user_version") == 3);
+    REQUIRE(Raw(path).value("PRAGMA user_version") == store::schema_version);
     // Unknown before the upgrade: last seen no later than the newest learned message.
     REQUIRE(last_seen(path, 10) == 2000);
     REQUIRE(last_seen(path, 11) == 2000);

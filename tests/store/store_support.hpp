@@ -1,7 +1,15 @@
-// Shared by the store tests: tiny digests and term lists written inline.
+// Shared by the store tests: tiny digests and term lists written inline, and a
+// raw SQLite connection.
 #pragma once
 
+#include <sqlite3.h>
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <filesystem>
 #include <initializer_list>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -22,5 +30,40 @@ inline std::vector<store::TrainTerm> terms(std::initializer_list<std::pair<model
     for (auto [id, n] : list) out.push_back({id, n, "f"});
     return out;
 }
+
+// A raw connection for looking under the store's API.
+class Raw {
+public:
+    explicit Raw(const std::filesystem::path& p) { REQUIRE(sqlite3_open(p.c_str(), &db_) == SQLITE_OK); }
+    ~Raw() { sqlite3_close(db_); }
+    void exec(const std::string& sql) {
+        char* err = nullptr;
+        const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+        INFO(sql << ": " << (err ? err : ""));
+        sqlite3_free(err);
+        REQUIRE(rc == SQLITE_OK);
+    }
+    // The first column of the first row, or nullopt when there is no row.
+    std::optional<std::int64_t> value(const std::string& sql) {
+        sqlite3_stmt* s = nullptr;
+        REQUIRE(sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) == SQLITE_OK);
+        std::optional<std::int64_t> v;
+        if (sqlite3_step(s) == SQLITE_ROW) v = sqlite3_column_int64(s, 0);
+        sqlite3_finalize(s);
+        return v;
+    }
+
+private:
+    sqlite3* db_ = nullptr;
+};
+
+// SQL that turns a new, empty database's scan tables into schema 3's (scans as
+// text lines, no dictionaries), for the tests of upgrades from older schemas.
+inline const char* const scans_as_schema_3 =
+    "DROP TABLE scan_dictionaries;"
+    "DROP TABLE signatures;"
+    "CREATE TABLE signatures (id BLOB NOT NULL UNIQUE, scanned_at INTEGER NOT NULL,"
+    " verdict INTEGER NOT NULL CHECK (verdict IN (0, 1, 2)), features TEXT NOT NULL);"
+    "CREATE INDEX signatures_scanned_at ON signatures (scanned_at);";
 
 }  // namespace mailsift::testing

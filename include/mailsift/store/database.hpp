@@ -41,7 +41,7 @@ struct sqlite3_stmt;
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 3;
+inline constexpr int schema_version = 4;
 
 class Error : public std::runtime_error {
 public:
@@ -152,6 +152,8 @@ struct ModelSummary {
 
 class TrainingBatch;
 
+class ScanDictionary;
+
 class Database {
 public:
     enum class Mode : std::uint8_t { read_only, read_write };
@@ -232,6 +234,7 @@ public:
 private:
     friend class TrainingBatch;
     struct Statements;
+    struct ScanDictionaries;
     void exec(const char* sql);
     [[noreturn]] void fail(const std::string& what) const;
     // SQLite's last error in words: a lock names the other process and the wait, a full disk says so.
@@ -245,6 +248,11 @@ private:
     std::chrono::milliseconds busy_timeout_;
     sqlite3* db_ = nullptr;
     std::unique_ptr<Statements> st_;
+    std::unique_ptr<ScanDictionaries> dictionaries_;
+    // The dictionary new scans are compressed with; trains one when due (scans.cpp).
+    const ScanDictionary* dictionary_for_new_scans(const Recording& r, std::int64_t now);
+    const ScanDictionary* dictionary(std::int64_t id);
+    void drop_unused_dictionaries();
 };
 
 // One write transaction of learn/unlearn operations. Feature-count changes are

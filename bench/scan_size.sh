@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# scan_size.sh - what a recorded scan costs on disk: the SpamAssassin corpus sent
+# through a private Postfix with mailsiftd as its milter, then the bytes of the
+# signatures table and its indexes divided by the scans recorded. A benchmark,
+# not a test: it prints the numbers and exits 0 whenever it ran (1 when setup
+# failed or a message could not be sent).
+#
+# usage: bench/scan_size.sh [--corpus DIR] [--connections N] [--keep]
+#            [--mailsiftd PATH] [--mailsift PATH]
+#
+#   --corpus DIR      SpamAssassin corpus (default ../shared/corpus/spamassassin);
+#                     every file under it is sent
+#   --connections N   parallel SMTP sessions (default 8)
+#   --keep            keep the work directory (logs, queue, database)
+#   --mailsiftd PATH, --mailsift PATH   the binaries (default build/src/...),
+#                     e.g. an older build, to compare
+#
+# How: the model is learned from the corpus's spam/ and easy_ham/ (the features a
+# scan records do not depend on the model; its verdicts do). mailsiftd starts on
+# that database with its defaults (record_signatures = on). Postfix relays what
+# it accepts to an SMTP sink. When every message is answered and the queue is
+# empty, mailsiftd is stopped by PID (it writes its last scans on the way out)
+# and SQLite's dbstat table gives the pages of signatures, its UNIQUE index and
+# its scanned_at index. Also printed: the database file's growth per scan.
+# Needs root (postfix start).
+set -Eeuo pipefail
+export LC_ALL=C
+export PATH="$PATH:/usr/sbin:/sbin"
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+mailsiftd=$repo_root/build/src/daemon/mailsiftd
+mailsift=$repo_root/build/src/cli/mailsift
+corpus=$repo_root/../shared/corpus/spamassassin
+sink_py=$repo_root/bench/postfix_throughput_sink.py
+send_py=$repo_root/bench/smtp_send_corpus.py
+# shellcheck source-path=SCRIPTDIR source=../tests/integration/postfix_base.sh
+. "$repo_root/tests/integration/postfix_base.sh"
+connections=8
+keep=0
+
+usage() { sed -n '8,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+while (($#)); do
+    case $1 in
+        --corpus)      corpus=${2:?--corpus needs a directory}; shift 2 ;;
+        --connections) connections=${2:?--connections needs a number}; shift 2 ;;
+        --keep)        keep=1; shift ;;
+        --mailsiftd)   mailsiftd=${2:?--mailsiftd needs a path}; shift 2 ;;
+        --mailsift)    mailsift=${2:?--mailsift needs a path}; shift 2 ;;
+        -h|--help)     usage; exit 0 ;;
+        *)             usage >&2; exit 2 ;;
+    esac
+done
+
+say() { printf '[scan-size] %s\n' "$*" >&2; }
+die() { say "ERROR: $*"; show_logs; exit 1; }
+start_seconds=$SECONDS
+
+work='' dpid='' sinkpid='' pf_started='' pfetc=''
+show_logs() {
+    [[ -n $work ]] || return 0
+    local f
+    for f in "$work"/mailsiftd.log "$work"/postfix.log "$work"/postfix-cmd.log "$work"/sink.log "$work"/send.log; do
+        [[ -s $f ]] || continue
+        say "---- last lines of ${f##*/} ----"
+        tail -n 20 "$f" | sed 's/^/[scan-size]   /' >&2
+    done
+}
+stop_pid() {  # stop_pid PID: TERM, up to 30 s, then KILL (only our own children)
+    local pid=$1
+    kill -0 "$pid" 2>/dev/null || return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+}
+cleanup() {
+    set +e
+    [[ -n $dpid ]] && stop_pid "$dpid"
+    if [[ -n $pf_started ]]; then
+        timeout 30 postfix -c "$pfetc" stop >>"$work/postfix-cmd.log" 2>&1
+        local master
+        master=$(sed -n 1p "$work/queue/pid/master.pid" 2>/dev/null | tr -d ' ')
+        if [[ -n $master ]] && [[ $(readlink "/proc/$master/cwd" 2>/dev/null) == "$work/queue" ]]; then
+            kill -KILL "$master" 2>/dev/null
+        fi
+    fi
+    [[ -n $sinkpid ]] && stop_pid "$sinkpid"
+    wait 2>/dev/null
+    if [[ -n $work && -d $work ]]; then
+        if ((keep)); then say "kept $work"; else rm -rf "$work"; fi
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+[[ $(id -u) -eq 0 ]] || die "a private Postfix instance (postfix start, chown) needs root"
+command -v postfix >/dev/null || die "postfix not found (scripts/deps.sh --test installs it)"
+[[ -x $mailsiftd && -x $mailsift ]] || die "build first: $mailsiftd, $mailsift"
+mailsiftd=$(realpath "$mailsiftd") mailsift=$(realpath "$mailsift")
+[[ -d $corpus/spam && -d $corpus/easy_ham ]] || die "corpus not found: $corpus (needs spam/ and easy_ham/)"
+corpus=$(realpath "$corpus")
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
+wait_for() {  # wait_for SECONDS COMMAND...: poll every 0.2 s until COMMAND succeeds
+    local deadline=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        ((SECONDS < deadline)) || return 1
+        sleep 0.2
+    done
+}
+
+work=$(realpath "$(mktemp -d "${TMPDIR:-/tmp}/mailsift-scansize.XXXXXX")")
+chmod 755 "$work"
+ports=()
+while ((${#ports[@]} < 3)); do
+    p=$(free_port)
+    [[ " ${ports[*]} " == *" $p "* ]] || ports+=("$p")
+done
+smtpd_port=${ports[0]} milter_port=${ports[1]} sink_port=${ports[2]}
+
+db=$work/model.db
+say "learning $corpus/spam and $corpus/easy_ham"
+"$mailsift" --db "$db" learn --spam "$corpus/spam" >"$work/learn.log" 2>&1 || die "mailsift learn --spam failed"
+"$mailsift" --db "$db" learn --ham "$corpus/easy_ham" >>"$work/learn.log" 2>&1 || die "mailsift learn --ham failed"
+bytes_before=$(stat -c %s "$db")
+
+"$mailsiftd" --foreground --db "$db" --listen "inet:127.0.0.1:$milter_port" --config /dev/null \
+    >"$work/mailsiftd.log" 2>&1 &
+dpid=$!
+daemon_ready() {
+    kill -0 "$dpid" 2>/dev/null || die "mailsiftd exited during startup"
+    grep -q 'loaded model' "$work/mailsiftd.log" && port_open "$milter_port"
+}
+wait_for 60 daemon_ready || die "mailsiftd did not log 'loaded model' within 60 s"
+
+mkdir "$work/sink"
+python3 "$sink_py" "$sink_port" "$work/sink" >"$work/sink.log" 2>&1 &
+sinkpid=$!
+wait_for 10 port_open "$sink_port" || die "SMTP sink does not listen on 127.0.0.1:$sink_port"
+
+pfetc=$work/etc queue=$work/queue
+mkdir -p "$pfetc"
+{
+    echo "# Private Postfix instance for bench/scan_size.sh: nothing here refers to /etc/postfix."
+    postfix_base_main_cf "$work" "$queue" "$sink_port" mailsift-scan-size
+    echo "smtpd_milters = inet:127.0.0.1:$milter_port"
+    echo "message_size_limit = 0"
+} >"$pfetc/main.cf"
+{
+    echo "127.0.0.1:$smtpd_port inet n - n - $((connections + 4)) smtpd"
+    postfix_base_services
+} >"$pfetc/master.cf"
+timeout 60 postfix -c "$pfetc" check >>"$work/postfix-cmd.log" 2>&1 || die "postfix check failed"
+pf_started=1
+timeout 60 postfix -c "$pfetc" start >>"$work/postfix-cmd.log" 2>&1 || die "postfix start failed"
+wait_for 20 smtpd_greets "$smtpd_port" || die "private smtpd does not greet on 127.0.0.1:$smtpd_port"
+
+say "sending every message under $corpus over $connections sessions"
+t=$SECONDS
+sent=$(python3 "$send_py" 127.0.0.1 "$smtpd_port" "$connections" "$corpus" 2>"$work/send.log") ||
+    die "sending failed: $sent"
+send_seconds=$((SECONDS - t))
+queue_empty() { postqueue -c "$pfetc" -p 2>/dev/null | grep -q 'Mail queue is empty'; }
+wait_for 300 queue_empty || die "the Postfix queue did not empty within 300 s"
+stop_pid "$dpid"
+dpid=''
+
+python3 - "$db" "$bytes_before" "$sent" "$send_seconds" <<'PY'
+import os, sqlite3, sys
+db, before, sent, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+c = sqlite3.connect(db)
+scans = c.execute("SELECT count(*) FROM signatures").fetchone()[0]
+payload = c.execute("SELECT coalesce(avg(length(features)), 0) FROM signatures").fetchone()[0]
+pages = dict(c.execute("SELECT name, sum(pgsize) FROM dbstat WHERE name IN "
+                       "(SELECT name FROM sqlite_schema WHERE tbl_name = 'signatures') GROUP BY name"))
+version = c.execute("PRAGMA user_version").fetchone()[0]
+c.close()
+after = os.path.getsize(db)
+table = pages.get("signatures", 0)
+indexes = sum(v for k, v in pages.items() if k != "signatures")
+per = lambda b: f"{b / scans:,.0f}" if scans else "-"
+print(f"messages          : {sent}")
+print(f"schema version    : {version}")
+print(f"scans recorded    : {scans:,} (sent in {secs} s)")
+print(f"features column   : {payload:,.0f} B per scan on average")
+print(f"signatures table  : {table:,} B, {per(table)} B per scan")
+print(f"its two indexes   : {indexes:,} B, {per(indexes)} B per scan")
+print(f"bytes per scan    : {per(table + indexes)} (table and indexes, on disk)")
+print(f"file growth       : {after - before:,} B, {per(after - before)} B per scan")
+PY
+echo "run time $((SECONDS - start_seconds)) s"

@@ -1,0 +1,186 @@
+// The compact form of a recorded scan's features. A scan is kept for
+// signature_days so that a correction trains exactly what mailsiftd scored;
+// most are never read again, so the form is chosen for size on disk.
+//
+// The lines are first grouped: sorted by feature, each namespace prefix (the
+// text up to the first ':', "w:", "hdr:", ...) written once on a line of its
+// own, and a count of 1 left out. That keeps every word whole, which is what
+// the compressor matches best; cutting shared prefixes (front coding) makes
+// the compressed form larger, not smaller.
+//
+// The grouped text is then compressed with zstd, against a dictionary trained
+// on this database's own recent scans when there is one: a scan is a few
+// hundred words, too short for a compressor to learn from itself, while the
+// words, headers and hosts of a site's mail recur from one message to the next.
+//
+//   byte 0     format: 1 (zstd frame; the dictionary, if any, is named beside the blob)
+//   rest       the zstd frame, its content size included
+#include <zdict.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "internal.hpp"
+
+namespace mailsift::store {
+
+namespace {
+
+constexpr char format_grouped_zstd = 1;
+constexpr char group_mark = '\x1d', escape_mark = '\x1e';
+// Level 12: 570 B a scan on SpamAssassin mail at 71 us, where 19 gives 547 B at 334 us (measured on
+// the recorder thread's work, bench/scan_size.sh); 9 is 580 B at 56 us.
+constexpr int level_with_dictionary = 12, level_without = 12;
+// No scan holds more than this; a larger size means the row is damaged.
+constexpr unsigned long long max_grouped_bytes = 64ull << 20;
+
+struct Line {
+    std::string_view text;
+    std::string_view count;
+};
+
+std::vector<Line> split_lines(std::string_view lines) {
+    std::vector<Line> out;
+    while (!lines.empty()) {
+        const std::size_t nl = lines.find('\n');
+        const std::string_view line = lines.substr(0, nl);
+        lines.remove_prefix(nl == std::string_view::npos ? lines.size() : nl + 1);
+        const std::size_t tab = line.rfind('\t');
+        if (tab == std::string_view::npos) continue;
+        out.push_back({line.substr(0, tab), line.substr(tab + 1)});
+    }
+    return out;
+}
+
+std::string_view prefix_of(std::string_view text) {
+    const std::size_t colon = text.find(':');
+    return colon == std::string_view::npos ? std::string_view{} : text.substr(0, colon + 1);
+}
+
+}  // namespace
+
+std::string group_scan_lines(std::string_view lines) {
+    std::vector<Line> sorted = split_lines(lines);
+    std::sort(sorted.begin(), sorted.end(), [](const Line& a, const Line& b) { return a.text < b.text; });
+    std::string out;
+    out.reserve(lines.size());
+    std::optional<std::string_view> group;
+    for (const auto& [text, count] : sorted) {
+        const std::string_view prefix = prefix_of(text);
+        if (group != prefix) {
+            out.push_back(group_mark);
+            out.append(prefix);
+            out.push_back('\n');
+            group = prefix;
+        }
+        const std::string_view rest = text.substr(prefix.size());
+        if (!rest.empty() && (rest[0] == group_mark || rest[0] == escape_mark)) out.push_back(escape_mark);
+        out.append(rest);
+        // A tab inside the text would be taken for the count's: then the count is always written.
+        if (count != "1" || rest.find('\t') != std::string_view::npos) {
+            out.push_back('\t');
+            out.append(count);
+        }
+        out.push_back('\n');
+    }
+    return out;
+}
+
+std::string ungroup_scan_lines(std::string_view grouped) {
+    std::string out;
+    out.reserve(grouped.size() * 2);
+    std::string_view prefix;
+    while (!grouped.empty()) {
+        const std::size_t nl = grouped.find('\n');
+        std::string_view line = grouped.substr(0, nl);
+        grouped.remove_prefix(nl == std::string_view::npos ? grouped.size() : nl + 1);
+        if (!line.empty() && line[0] == group_mark) {
+            prefix = line.substr(1);
+            continue;
+        }
+        if (!line.empty() && line[0] == escape_mark) line.remove_prefix(1);
+        std::string_view count = "1";
+        if (const std::size_t tab = line.rfind('\t'); tab != std::string_view::npos) {
+            count = line.substr(tab + 1);
+            line = line.substr(0, tab);
+        }
+        out.append(prefix);
+        out.append(line);
+        out.push_back('\t');
+        out.append(count);
+        out.push_back('\n');
+    }
+    return out;
+}
+
+struct ScanDictionary::Compiled {
+    ZSTD_CDict* c = nullptr;
+    ZSTD_DDict* d = nullptr;
+    ~Compiled() {
+        ZSTD_freeCDict(c);
+        ZSTD_freeDDict(d);
+    }
+};
+
+ScanDictionary::ScanDictionary(std::int64_t id, std::string_view bytes) : id_(id), compiled_(std::make_shared<Compiled>()) {
+    compiled_->c = ZSTD_createCDict(bytes.data(), bytes.size(), level_with_dictionary);
+    compiled_->d = ZSTD_createDDict(bytes.data(), bytes.size());
+    if (!compiled_->c || !compiled_->d) throw std::runtime_error("cannot load a scan dictionary");
+}
+
+std::optional<std::string> train_scan_dictionary(const std::vector<std::string>& grouped_samples) {
+    std::string samples;
+    std::vector<std::size_t> sizes;
+    for (const auto& s : grouped_samples) {
+        if (s.empty()) continue;
+        samples += s;
+        sizes.push_back(s.size());
+    }
+    if (sizes.size() < min_dictionary_samples) return std::nullopt;
+    // zstd's default dictionary size; training on a few thousand scans takes well under a second.
+    std::string dict(112640, '\0');
+    const std::size_t n = ZDICT_trainFromBuffer(dict.data(), dict.size(), samples.data(), sizes.data(),
+                                                static_cast<unsigned>(sizes.size()));
+    if (ZDICT_isError(n)) return std::nullopt;  // too little material: go on without one
+    dict.resize(n);
+    return dict;
+}
+
+std::string encode_scan_features(std::string_view lines, const ScanDictionary* dictionary) {
+    const std::string grouped = group_scan_lines(lines);
+    std::string out(1 + ZSTD_compressBound(grouped.size()), '\0');
+    out[0] = format_grouped_zstd;
+    std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
+    if (!cctx) throw std::runtime_error("cannot compress a scan: out of memory");
+    ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_dictIDFlag, 0);  // the row names its dictionary
+    if (dictionary) {
+        ZSTD_CCtx_refCDict(cctx.get(), dictionary->compiled_->c);
+    } else {
+        ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, level_without);
+    }
+    const std::size_t n = ZSTD_compress2(cctx.get(), out.data() + 1, out.size() - 1, grouped.data(), grouped.size());
+    if (ZSTD_isError(n)) throw std::runtime_error(std::string("cannot compress a scan: ") + ZSTD_getErrorName(n));
+    out.resize(1 + n);
+    return out;
+}
+
+std::optional<std::string> decode_scan_features(std::string_view blob, const ScanDictionary* dictionary) {
+    if (blob.empty() || blob[0] != format_grouped_zstd) return std::nullopt;
+    blob.remove_prefix(1);
+    const unsigned long long size = ZSTD_getFrameContentSize(blob.data(), blob.size());
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > max_grouped_bytes) {
+        return std::nullopt;
+    }
+    std::string grouped(static_cast<std::size_t>(size), '\0');
+    std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+    if (!dctx) return std::nullopt;
+    const std::size_t n =
+        dictionary ? ZSTD_decompress_usingDDict(dctx.get(), grouped.data(), grouped.size(), blob.data(), blob.size(),
+                                                dictionary->compiled_->d)
+                   : ZSTD_decompressDCtx(dctx.get(), grouped.data(), grouped.size(), blob.data(), blob.size());
+    if (ZSTD_isError(n) || n != grouped.size()) return std::nullopt;
+    return ungroup_scan_lines(grouped);
+}
+
+}  // namespace mailsift::store

@@ -1,0 +1,267 @@
+// Recorded scans on real SQLite files: the compact form gives back exactly the
+// lines mailsiftd scored, is much smaller than them, and a schema 3 database
+// with scans as text migrates to it.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../support/temp_dir.hpp"
+#include "mailsift/store/database.hpp"
+#include "store_support.hpp"
+
+#include <sqlite3.h>
+
+using namespace mailsift;
+using mailsift::testing::digest;
+using mailsift::testing::Raw;
+using mailsift::testing::TempDir;
+using store::Database;
+
+namespace {
+
+std::vector<std::string> sorted_lines(const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        const std::size_t nl = text.find('\n', start);
+        out.push_back(text.substr(start, nl - start));
+        start = nl == std::string::npos ? text.size() : nl + 1;
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// Features of the kinds the extractor writes, about 200 of them as in an average
+// message: words drawn from a vocabulary of 3,000 syllable words, most of them
+// rare, as in mail; headers and hosts that vary by sender.
+std::string typical_scan(int seed) {
+    static const char* const syllables[] = {"ka", "lo", "mi", "ne", "ru", "sta", "ber", "don", "fi", "gal",
+                                            "ho", "jen", "tor", "vex", "quo", "pri", "zel", "am", "ost", "ul"};
+    std::uint32_t x = 2654435761u * static_cast<std::uint32_t>(seed + 1);
+    auto next = [&x] { return x = x * 1664525u + 1013904223u; };
+    auto word = [&](std::uint32_t n) {
+        std::string w;
+        for (int k = 0; k < 3; ++k, n /= 20) w += syllables[n % 20];
+        return w;
+    };
+    std::map<std::string, int> features;
+    for (int i = 0; i < 170; ++i) {
+        const std::uint32_t r = next() >> 8;
+        ++features["w:" + word(r % 8 == 0 ? r % 3000 : r % 300)];  // a few common words, a long tail
+    }
+    for (int i = 0; i < 8; ++i) ++features["s:" + word((next() >> 8) % 300)];
+    for (int i = 0; i < 6; ++i) ++features["url:host:www." + word((next() >> 8) % 500) + ".com"];
+    const std::string sender = word(static_cast<std::uint32_t>(seed) % 400);
+    ++features["hdr:from:" + sender + "@" + word(static_cast<std::uint32_t>(seed) % 40) + ".example"];
+    ++features["hdr:sender_not_in_contacts"];
+    features["pat:all_caps_word"] += seed % 7;
+    std::string lines;
+    for (const auto& [text, n] : features) {
+        if (n > 0) lines += text + "\t" + std::to_string(n) + "\n";
+    }
+    return lines;
+}
+
+store::Recording scans_at(int first, int count, std::int64_t at) {
+    store::Recording rec;
+    for (int i = first; i < first + count; ++i) {
+        store::Digest id{};
+        id[0] = static_cast<std::uint8_t>(i);
+        id[1] = static_cast<std::uint8_t>(i >> 8);
+        rec.scans.push_back({id, at, model::Verdict::ham, typical_scan(i)});
+    }
+    return rec;
+}
+
+}  // namespace
+
+TEST_CASE("A recorded scan gives back every line it was given, whatever the feature text holds", "[store]") {
+    TempDir dir;
+    Database db(dir.path / "s.db", Database::Mode::read_write);
+    const std::string lines =
+        "w:zebra\t1\n"
+        "hdr:from:a@example.org\t1\n"
+        "w:zeb\t300\n"               // a count past one varint byte; a prefix of the line above
+        "w:caf\xc3\xa9\t2\n"         // UTF-8
+        "w:tab\there\t7\n"           // a tab inside the text: the count follows the last one
+        "url:example.com/a\t1\n"
+        "url:example.com/ab\t4294967295\n"
+        "\t1\n";                      // empty text
+    store::Recording rec;
+    rec.scans.push_back({digest(1), 100, model::Verdict::unsure, lines});
+    db.record(rec);
+
+    const auto scan = db.find_scan(digest(1));
+    REQUIRE(scan);
+    REQUIRE(scan->scanned_at == 100);
+    REQUIRE(scan->verdict == model::Verdict::unsure);
+    REQUIRE(sorted_lines(scan->features) == sorted_lines(lines));
+
+    SECTION("recording the same signature again replaces the scan") {
+        store::Recording again;
+        again.scans.push_back({digest(1), 200, model::Verdict::spam, "w:other\t1\n"});
+        db.record(again);
+        const auto now = db.find_scan(digest(1));
+        REQUIRE(now);
+        REQUIRE(now->verdict == model::Verdict::spam);
+        REQUIRE(now->features == "w:other\t1\n");
+    }
+    SECTION("an empty scan stays empty") {
+        store::Recording empty;
+        empty.scans.push_back({digest(2), 300, model::Verdict::ham, ""});
+        db.record(empty);
+        REQUIRE(db.find_scan(digest(2))->features.empty());
+    }
+}
+
+TEST_CASE("A recorded scan is stored in well under half the bytes of its lines", "[store]") {
+    TempDir dir;
+    const auto path = dir.path / "s.db";
+    std::size_t text_bytes = 0;
+    {
+        Database db(path, Database::Mode::read_write);
+        store::Recording rec;
+        for (int i = 0; i < 50; ++i) {
+            rec.scans.push_back({digest(static_cast<std::uint8_t>(i)), i, model::Verdict::ham, typical_scan(i)});
+            text_bytes += rec.scans.back().features.size();
+        }
+        db.record(rec);
+        for (int i = 0; i < 50; ++i) {
+            REQUIRE(sorted_lines(db.find_scan(digest(static_cast<std::uint8_t>(i)))->features) ==
+                    sorted_lines(typical_scan(i)));
+        }
+    }
+    Raw raw(path);
+    REQUIRE(raw.value("SELECT count(*) FROM signatures WHERE typeof(features) <> 'blob'") == 0);
+    const auto stored = raw.value("SELECT sum(length(features)) FROM signatures");
+    REQUIRE(stored);
+    INFO("text " << text_bytes << " B, stored " << *stored << " B");
+    REQUIRE(static_cast<std::size_t>(*stored) * 2 < text_bytes);
+}
+
+TEST_CASE("A damaged scan is an error naming it, and the other scans still read", "[store]") {
+    TempDir dir;
+    const auto path = dir.path / "s.db";
+    Database db(path, Database::Mode::read_write);
+    store::Recording rec;
+    rec.scans.push_back({digest(1), 1, model::Verdict::spam, "w:a\t1\n"});
+    rec.scans.push_back({digest(2), 2, model::Verdict::spam, "w:b\t1\n"});
+    db.record(rec);
+    Raw(path).exec("UPDATE signatures SET features = x'01ff0000' WHERE scanned_at = 1");
+    REQUIRE_THROWS_WITH(db.find_scan(digest(1)), Catch::Contains("recorded scan") && Catch::Contains("damaged"));
+    REQUIRE(db.find_scan(digest(2))->features == "w:b\t1\n");
+}
+
+TEST_CASE("A schema 3 database with scans as text lines migrates to the compact form, and its scans read", "[store]") {
+    TempDir dir;
+    const auto path = dir.path / "old.db";
+    { Database db(path, Database::Mode::read_write); }
+    {
+        // What schema 3 wrote: the signatures table with a TEXT column of lines.
+        Raw raw(path);
+        raw.exec(std::string(mailsift::testing::scans_as_schema_3) +
+            "INSERT INTO signatures VALUES (x'01000000000000000000000000000000', 10, 2, 'w:money\t3\nhdr:from:a@b.c\t1\n');"
+            "INSERT INTO signatures VALUES (x'02000000000000000000000000000000', 20, 0, 'w:hello\t1\n');"
+            "PRAGMA user_version = 3;");
+    }
+    {
+        Database db(path, Database::Mode::read_write);
+        const auto one = db.find_scan(digest(1));
+        REQUIRE(one);
+        REQUIRE(one->scanned_at == 10);
+        REQUIRE(one->verdict == model::Verdict::spam);
+        REQUIRE(sorted_lines(one->features) == sorted_lines("w:money\t3\nhdr:from:a@b.c\t1\n"));
+        REQUIRE(db.find_scan(digest(2))->features == "w:hello\t1\n");
+        REQUIRE(db.prune(15, 0).signatures == 1);  // the index on scanned_at serves prune as before
+        REQUIRE_FALSE(db.find_scan(digest(1)));
+    }
+    Raw raw(path);
+    REQUIRE(raw.value("PRAGMA user_version") == store::schema_version);
+    REQUIRE(raw.value("SELECT count(*) FROM signatures WHERE typeof(features) <> 'blob'") == 0);
+    REQUIRE(raw.value("SELECT count(*) FROM sqlite_schema WHERE name = 'signatures_scanned_at'") == 1);
+    REQUIRE(raw.value("SELECT count(*) FROM sqlite_schema WHERE name = 'signatures_compact'") == 0);
+}
+
+TEST_CASE("Once enough scans are recorded, new ones are compressed against a dictionary of them", "[store]") {
+    TempDir dir;
+    const auto path = dir.path / "s.db";
+    Database db(path, Database::Mode::read_write);
+    db.record(scans_at(0, 150, 1000));  // too few to learn a dictionary from
+    Raw raw(path);
+    REQUIRE(raw.value("SELECT count(*) FROM scan_dictionaries") == 0);
+    db.record(scans_at(150, 100, 1010));
+    REQUIRE(raw.value("SELECT count(*) FROM scan_dictionaries") == 1);
+    REQUIRE(raw.value("SELECT count(*) FROM signatures WHERE dictionary IS NULL") == 150);
+    REQUIRE(raw.value("SELECT count(*) FROM signatures WHERE dictionary IS NOT NULL") == 100);
+    const auto without = raw.value("SELECT avg(length(features)) FROM signatures WHERE dictionary IS NULL");
+    const auto with = raw.value("SELECT avg(length(features)) FROM signatures WHERE dictionary IS NOT NULL");
+    INFO("average scan " << *without << " B without a dictionary, " << *with << " B with");
+    REQUIRE(*with < *without);
+
+    Database other(path, Database::Mode::read_only);  // a connection that loads the dictionary anew
+    for (int i = 0; i < 250; ++i) {
+        const auto rec = scans_at(i, 1, 0);
+        const auto scan = other.find_scan(rec.scans[0].id);
+        REQUIRE(scan);
+        REQUIRE(sorted_lines(scan->features) == sorted_lines(rec.scans[0].features));
+    }
+
+    SECTION("a week later a new one is learned, and pruning drops the old one with its last scan") {
+        const std::int64_t week_later = 1010 + 8 * 86400;
+        db.record(scans_at(250, 200, week_later));  // enough new scans to learn from
+        REQUIRE(raw.value("SELECT count(*) FROM scan_dictionaries") == 2);
+        REQUIRE(raw.value("SELECT count(*) FROM signatures WHERE dictionary = (SELECT max(id) FROM scan_dictionaries)") == 200);
+        REQUIRE(db.prune(1005, 0).signatures == 150);  // the scans of the first dictionary are left
+        REQUIRE(raw.value("SELECT count(*) FROM scan_dictionaries") == 2);
+        REQUIRE(db.prune(week_later, 0).signatures == 100);
+        REQUIRE(raw.value("SELECT count(*) FROM scan_dictionaries") == 1);
+        const auto rec = scans_at(255, 1, 0);
+        REQUIRE(sorted_lines(db.find_scan(rec.scans[0].id)->features) == sorted_lines(rec.scans[0].features));
+        REQUIRE(sorted_lines(Database(path, Database::Mode::read_only).find_scan(rec.scans[0].id)->features) ==
+                sorted_lines(rec.scans[0].features));
+    }
+    SECTION("the newest dictionary stays when every scan is pruned") {
+        REQUIRE(db.prune(2000, 0).signatures == 250);
+        REQUIRE(raw.value("SELECT count(*) FROM scan_dictionaries") == 1);
+        db.record(scans_at(300, 1, 2000));
+        REQUIRE(raw.value("SELECT count(*) FROM signatures WHERE dictionary IS NOT NULL") == 1);
+    }
+}
+
+TEST_CASE("A schema 3 database with many text scans gets a dictionary as it migrates", "[store]") {
+    TempDir dir;
+    const auto path = dir.path / "old.db";
+    { Database db(path, Database::Mode::read_write); }
+    {
+        Raw raw(path);
+        raw.exec(mailsift::testing::scans_as_schema_3);
+        raw.exec("PRAGMA user_version = 3");
+    }
+    {
+        // Written as schema 3 did: the lines as text.
+        sqlite3* db = nullptr;
+        REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+        sqlite3_stmt* ins = nullptr;
+        REQUIRE(sqlite3_prepare_v2(db, "INSERT INTO signatures VALUES (?1, 100, 2, ?2)", -1, &ins, nullptr) == SQLITE_OK);
+        sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
+        for (const auto& scan : scans_at(0, 300, 100).scans) {
+            sqlite3_bind_blob(ins, 1, scan.id.data(), static_cast<int>(scan.id.size()), SQLITE_TRANSIENT);
+            sqlite3_bind_text(ins, 2, scan.features.data(), static_cast<int>(scan.features.size()), SQLITE_TRANSIENT);
+            REQUIRE(sqlite3_step(ins) == SQLITE_DONE);
+            sqlite3_reset(ins);
+        }
+        sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+        sqlite3_finalize(ins);
+        sqlite3_close(db);
+    }
+    Database db(path, Database::Mode::read_write);
+    Raw raw(path);
+    REQUIRE(raw.value("SELECT count(*) FROM scan_dictionaries") == 1);
+    REQUIRE(raw.value("SELECT count(*) FROM signatures WHERE dictionary IS NOT NULL AND typeof(features) = 'blob'") == 300);
+    for (const auto& scan : scans_at(0, 300, 100).scans) {
+        REQUIRE(sorted_lines(db.find_scan(scan.id)->features) == sorted_lines(scan.features));
+    }
+}
