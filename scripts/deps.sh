@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages mailsift needs, when missing.
 #   scripts/deps.sh          what building and running need
 #   scripts/deps.sh --test   also what the test suite drives for real: a Postfix
-#                            (left unconfigured and stopped), miltertest, the man-page
+#                            (left unconfigured and stopped), miltertest, Dovecot
+#                            (dovecot-imapd, dovecot-sieve; not started), the man-page
 #                            linters and systemd-analyze; and clang with its runtimes
 #                            for the libFuzzer harnesses. Installing them here, once,
 #                            keeps parallel tests from racing for the dpkg lock.
@@ -12,7 +13,7 @@
 set -euo pipefail
 packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev libzstd-dev catch2 util-linux python3)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(postfix miltertest mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev)
+  packages+=(postfix miltertest dovecot-imapd dovecot-sieve mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev)
 fi
 if [ "${1:-}" = "--bench" ]; then
   packages+=(libbenchmark-dev bogofilter time)

@@ -55,7 +55,8 @@ commands:
   learn    (--spam|--ham) [--files-from LIST] [PATH...] | --index FILE
                                                           learn messages as spam or ham
   unlearn  (--spam|--ham) [--files-from LIST] [PATH...]  forget messages learned as spam or ham
-  correct  (--spam|--ham) [--signature ID]... [PATH...]   correct mailsiftd's verdict on messages
+  correct  (--spam|--ham) [--quiet] [--signature ID]... [PATH...]
+                                                          correct mailsiftd's verdict on messages
   evaluate (--spam DIR --ham DIR | --index FILE) [--split every:N|fraction:F | --folds K] [--json]
                                                           measure accuracy on a labelled corpus
   tune     (--spam DIR --ham DIR | --index FILE) [--budget SECONDS] [--seed N]
@@ -114,7 +115,7 @@ train_margin is made for.
 Forget messages previously learned with that label. A message that was not
 learned so is reported and left alone (success).
 )"},
-    {"correct", R"(usage: mailsift correct (--spam|--ham) [--signature ID]... [--files-from LIST] [PATH...]
+    {"correct", R"(usage: mailsift correct (--spam|--ham) [--quiet] [--signature ID]... [--files-from LIST] [PATH...]
 
 Correct mailsiftd's verdict. A message carrying an X-Mailsift-Signature that
 the database knows is trained on exactly the features mailsiftd scored (so
@@ -126,7 +127,9 @@ learned in the other class is moved; one already in the requested class is a
 success with a note.
 --signature ID corrects a scan without the message (repeatable). With neither
 PATH nor --signature, one message is read from standard input, as a Dovecot
-IMAPSieve or sieve-pipe rule sends it.
+IMAPSieve or sieve-pipe rule sends it. --quiet prints nothing but errors: no
+summary, no note for a message already learned (what a pipe program wants, as
+Dovecot logs anything on standard error as an error).
 )"},
     {"evaluate", R"(usage: mailsift evaluate (--spam PATH... --ham PATH... | --index FILE)
                          [--split every:N | --split fraction:F | --split head:F |
@@ -518,8 +521,11 @@ int cmd_correct(const Context& ctx, const std::vector<std::string>& rest) {
     // --signature is ours; everything else is the shared message syntax.
     std::vector<std::string> message_args;
     std::vector<std::string> signatures;
+    bool quiet = false;
     for (std::size_t i = 0; i < rest.size(); ++i) {
-        if (rest[i] == "--signature") {
+        if (rest[i] == "--quiet" || rest[i] == "-q") {
+            quiet = true;
+        } else if (rest[i] == "--signature") {
             if (i + 1 >= rest.size()) usage_error("correct: --signature needs an id");
             signatures.push_back(rest[++i]);
         } else {
@@ -537,7 +543,9 @@ int cmd_correct(const Context& ctx, const std::vector<std::string>& rest) {
     int status = exit_ok;
     std::size_t by_signature = 0, as_message = 0, confirmed = 0;
     auto note_result = [&](const std::string& label, const engine::Trainer::CorrectOutcome& o) {
-        if (o.confirmed) {
+        if (quiet) {
+            confirmed += o.confirmed ? 1 : 0;
+        } else if (o.confirmed) {
             ++confirmed;
             report(label, std::string("mailsiftd already said ") + store::to_string(to) +
                               " with confidence; not trained (train_on_error)");
@@ -579,6 +587,7 @@ int cmd_correct(const Context& ctx, const std::vector<std::string>& rest) {
         return true;
     });
     trainer.commit();
+    if (quiet) return status;
     const auto& c = trainer.counts();
     std::cout << "corrected to " << store::to_string(to) << ": " << by_signature << " by signature, " << as_message
               << " as the message; " << c.learned << " learned, " << c.moved << " moved, " << c.already_learned

@@ -1143,3 +1143,23 @@ TEST_CASE("tokens --signature prints the features recorded under a signature, an
     REQUIRE(sb.mailsift("tokens --signature").status == 2);
     REQUIRE(sb.mailsift("tokens --signature " + id + " extra.eml").status == 2);
 }
+
+TEST_CASE("correct --quiet prints nothing for a message corrected twice, and still reports errors", "[cli]") {
+    Sandbox sb;
+    sb.train();
+    const std::string msg = (sb.dir / "m.eml").string();
+    std::ofstream(msg) << "From: someone@example.net\nSubject: twice\n\nwords for a quiet correction\n";
+    const auto first = sb.mailsift("correct --spam --quiet " + msg);
+    REQUIRE(first.status == 0);
+    REQUIRE(first.out.empty());
+    REQUIRE(first.err.empty());
+    const auto again = sb.mailsift("correct --spam -q " + msg);
+    REQUIRE(again.status == 0);
+    REQUIRE(again.out.empty());
+    REQUIRE(again.err.empty());  // "already learned as spam" is no error
+    const auto loud = sb.mailsift("correct --spam " + msg);
+    REQUIRE(loud.err.find("already learned as spam") != std::string::npos);
+    const auto bad = sb.mailsift("correct --spam --quiet --signature nothex");
+    REQUIRE(bad.status == 1);
+    REQUIRE(bad.err.find("not a signature") != std::string::npos);
+}

@@ -1,0 +1,311 @@
+#!/usr/bin/env bash
+# The README's Dovecot IMAPSieve recipe, end to end with real parts: a private
+# Postfix on loopback delivers through mailsiftd into a maildir (its virtual
+# delivery agent, as the mail user); a private Dovecot 2.3 from Debian serves
+# that maildir on loopback with the README's dovecot.conf lines, sieve scripts
+# and pipe programs exactly as written (only their paths replaced: the scripts'
+# folder, the mailsift binary and the database); Python's imaplib moves
+# messages as a mail client does. Checked:
+#   - into Junk at once, before mailsiftd has written the scan: learned as spam;
+#   - back to the inbox: moved to ham; into Junk again after the scan is written:
+#     moved to spam; the model is then the one before plus that message learned
+#     once, as spam;
+#   - another into Junk, then Junk -> Trash: Trash trains nothing; Trash -> Junk
+#     again: already spam, nothing more;
+#   - the pipe programs run as the mail user (not root), and Dovecot logs no error.
+# Needs root (postfix start, dovecot, a system user); installs dovecot-imapd and
+# dovecot-sieve when missing.
+# usage: dovecot_test.sh MAILSIFTD MAILSIFT
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/postfix_base.sh"
+
+PF_STARTED=""
+PFETC=""
+DOVECOT_PID=""
+MAIL_USER=mailsift-it-vmail
+CREATED_USER=""
+LOGS+=(postfix.log dovecot.log dovecot-info.log)
+
+stop_postfix() {
+    [ -n "$PF_STARTED" ] || return 0
+    timeout 20 postfix -c "$PFETC" stop >>"$WORK/postfix-cmd.log" 2>&1
+    local master
+    master=$(sed -n 1p "$WORK/queue/pid/master.pid" 2>/dev/null | tr -d ' ')
+    if [ -n "$master" ] && [ "$(readlink "/proc/$master/cwd" 2>/dev/null)" = "$(realpath "$WORK/queue")" ]; then
+        kill -KILL "$master" 2>/dev/null
+    fi
+}
+stop_dovecot() { stop_pid "$DOVECOT_PID"; }
+remove_user() { [ -z "$CREATED_USER" ] || userdel "$MAIL_USER" >/dev/null 2>&1; }
+CLEANUP_STEPS+=(stop_dovecot stop_postfix remove_user)
+
+read_args "$@"
+if [ "$(id -u)" -ne 0 ]; then
+    echo "# SKIP: $0: a private Postfix and Dovecot (and a mail user) need root"
+    exit 77
+fi
+preseed_postfix() {
+    printf '%s\n' "postfix postfix/main_mailer_type select No configuration" \
+        "postfix postfix/mailname string localhost.localdomain" | debconf-set-selections
+}
+need_commands --before-install preseed_postfix postfix python3 dovecot=dovecot-imapd sievec=dovecot-sieve
+need_packages dovecot-imapd dovecot-sieve
+
+make_workdir dovecot
+chmod 755 "$WORK"   # Postfix, Dovecot and the mail user work below it
+README="$HERE/../../README.md"
+
+# ---------------------------------------------------------------- the mail user
+if ! id "$MAIL_USER" >/dev/null 2>&1; then
+    useradd --system --user-group --no-create-home --shell /usr/sbin/nologin "$MAIL_USER"
+    CREATED_USER=1
+fi
+MAIL_UID=$(id -u "$MAIL_USER")
+MAIL_GID=$(id -g "$MAIL_USER")
+note "mail user $MAIL_USER ($MAIL_UID:$MAIL_GID)"
+
+# ---------------------------------------------------------------- model and mailsiftd
+SMTP_PORT=$(free_port)
+MILTER_PORT=$(free_port)
+IMAP_PORT=$(free_port)
+while [ "$MILTER_PORT" = "$SMTP_PORT" ]; do MILTER_PORT=$(free_port); done
+while [ "$IMAP_PORT" = "$SMTP_PORT" ] || [ "$IMAP_PORT" = "$MILTER_PORT" ]; do IMAP_PORT=$(free_port); done
+note "work directory $WORK; smtpd 127.0.0.1:$SMTP_PORT, mailsiftd 127.0.0.1:$MILTER_PORT, imap 127.0.0.1:$IMAP_PORT"
+
+# The database as the README sets it up: the mail user may write it through its
+# group (here the mail user's own group stands for group mailsift).
+mkdir "$WORK/state"
+DB="$WORK/state/mailsift.db"
+train_model
+chgrp -R "$MAIL_GID" "$WORK/state"
+chmod 2770 "$WORK/state"
+chmod 0660 "$DB"
+# Scans reach the database every 30 s: long enough to correct one before it is written.
+STATS_INTERVAL=30
+launch_daemon
+
+# The pipe programs run as the mail user: give them a mailsift it can execute.
+mkdir -p "$WORK/bin"
+cp "$MAILSIFT" "$WORK/bin/mailsift"
+chmod 755 "$WORK/bin" "$WORK/bin/mailsift"
+
+# ---------------------------------------------------------------- Postfix: deliver into the maildir
+MAIL="$WORK/mail"
+mkdir -p "$MAIL"
+chown "$MAIL_UID:$MAIL_GID" "$MAIL"
+PFETC="$WORK/etc"
+mkdir -p "$PFETC"
+{
+    echo "# Private Postfix instance for dovecot_test.sh: nothing here refers to /etc/postfix."
+    postfix_base_main_cf "$WORK" "$WORK/queue" 9 mailsift-dovecot-test   # relays nothing
+    cat <<EOF
+smtpd_milters = inet:127.0.0.1:$MILTER_PORT
+virtual_mailbox_domains = example.test
+virtual_mailbox_base = $MAIL
+virtual_mailbox_maps = inline:{ alice@example.test=alice/ }
+virtual_uid_maps = static:$MAIL_UID
+virtual_gid_maps = static:$MAIL_GID
+virtual_minimum_uid = 1
+EOF
+} >"$PFETC/main.cf"
+{
+    echo "127.0.0.1:$SMTP_PORT inet n - n - - smtpd"
+    postfix_base_services
+    echo "virtual    unix  - n n - - virtual"
+} >"$PFETC/master.cf"
+if timeout 60 postfix -c "$PFETC" check >>"$WORK/postfix-cmd.log" 2>&1 &&
+    PF_STARTED=1 && timeout 60 postfix -c "$PFETC" start >>"$WORK/postfix-cmd.log" 2>&1 &&
+    wait_for 20 smtpd_greets "$SMTP_PORT"; then
+    ok "private Postfix delivers to the maildir $MAIL/alice/ through mailsiftd"
+else
+    bail "private Postfix started on 127.0.0.1:$SMTP_PORT"
+fi
+
+# ---------------------------------------------------------------- Dovecot with the README's recipe
+DOVE="$WORK/dovecot"
+SIEVE="$DOVE/sieve"
+mkdir -p "$DOVE/run" "$DOVE/state" "$SIEVE"
+touch "$WORK/dovecot.log" "$WORK/dovecot-info.log"
+IMAP_PASSWORD="looking-glass-$RANDOM$RANDOM"
+echo "alice:{PLAIN}$IMAP_PASSWORD" >"$DOVE/users"
+recipe() {  # recipe NAME: the README block with this instance's paths
+    python3 "$HERE/readme_recipe.py" "$README" "$1" \
+        "/etc/dovecot/sieve=$SIEVE" "/usr/bin/mailsift=$WORK/bin/mailsift" \
+        "/var/lib/mailsift/mailsift.db=$DB"
+}
+for name in dovecot.conf report-spam.sieve report-ham.sieve learn-spam learn-ham sieve-setup; do
+    recipe "$name" >"$DOVE/$name" || bail "README.md has the recipe '$name'"
+done
+cp "$DOVE/report-spam.sieve" "$DOVE/report-ham.sieve" "$DOVE/learn-spam" "$DOVE/learn-ham" "$SIEVE/"
+cat >"$DOVE/dovecot.conf.main" <<EOF
+# Private Dovecot for dovecot_test.sh: nothing here refers to /etc/dovecot.
+protocols = imap
+listen = 127.0.0.1
+base_dir = $DOVE/run
+state_dir = $DOVE/state
+log_path = $WORK/dovecot.log
+info_log_path = $WORK/dovecot-info.log
+ssl = no
+disable_plaintext_auth = no
+auth_mechanisms = plain
+mail_location = maildir:$MAIL/%n
+first_valid_uid = $MAIL_UID
+last_valid_uid = $MAIL_UID
+passdb {
+  driver = passwd-file
+  args = scheme=PLAIN username_format=%n $DOVE/users
+}
+userdb {
+  driver = static
+  args = uid=$MAIL_UID gid=$MAIL_GID home=$MAIL/%n
+}
+service imap-login {
+  inet_listener imap {
+    address = 127.0.0.1
+    port = $IMAP_PORT
+  }
+  inet_listener imaps {
+    port = 0
+  }
+}
+namespace inbox {
+  inbox = yes
+  mailbox Junk {
+    auto = create
+    special_use = \\Junk
+  }
+  mailbox Trash {
+    auto = create
+    special_use = \\Trash
+  }
+}
+# The README's lines:
+!include $DOVE/dovecot.conf
+EOF
+# The README's setup commands, as root: sievec and chmod. sievec reads the
+# configuration of the instance (the system's /etc/dovecot/dovecot.conf in the
+# README; this private instance's here) for the plugins and extensions.
+sed -i "s|^sievec |sievec -c $DOVE/dovecot.conf.main |" "$DOVE/sieve-setup"
+if (cd "$DOVE" && bash -e "$DOVE/sieve-setup") >"$WORK/sieve-setup.log" 2>&1 &&
+    [ -f "$SIEVE/report-spam.svbin" ] && [ -f "$SIEVE/report-ham.svbin" ]; then
+    ok "the README's sieve scripts compile with sievec"
+else
+    sed 's/^/#   /' "$WORK/sieve-setup.log"
+    bail "the README's sieve scripts compile with sievec"
+fi
+dovecot -F -c "$DOVE/dovecot.conf.main" >>"$WORK/dovecot-info.log" 2>&1 &
+DOVECOT_PID=$!
+if wait_for 20 port_open "$IMAP_PORT"; then
+    ok "private Dovecot $(dovecot --version | cut -d' ' -f1) serves the maildir on 127.0.0.1:$IMAP_PORT with the README's settings"
+else
+    bail "private Dovecot listens on 127.0.0.1:$IMAP_PORT"
+fi
+
+# ---------------------------------------------------------------- helpers
+deliver() {  # deliver FIXTURE: sends it to alice; prints the signature of the delivered copy
+    local before file sig
+    before=$(find "$MAIL/alice" -type f -path '*/new/*' 2>/dev/null | wc -l)
+    python3 "$HERE/smtp_send.py" 127.0.0.1 "$SMTP_PORT" sender@example.org alice@example.test \
+        "$MESSAGES/$1" >>"$WORK/send.log" 2>&1 || return 1
+    one_more() { [ "$(find "$MAIL/alice" -type f -path '*/new/*' 2>/dev/null | wc -l)" -gt "$before" ]; }
+    wait_for 20 one_more || return 1
+    file=$(ls -t "$MAIL"/alice/new/* | head -1)
+    sig=$(sed -n 's/^X-Mailsift-Signature: *\([0-9a-f]\{32\}\).*/\1/p' "$file" | tail -1)
+    [ -n "$sig" ] || return 1
+    echo "$sig"
+}
+move() {  # move FROM TO SIGNATURE
+    python3 "$HERE/imap_move.py" "$IMAP_PORT" alice "$IMAP_PASSWORD" "$1" "$2" "$3" >>"$WORK/imap.log" 2>&1
+}
+export_model() { "$MAILSIFT" --db "$DB" export "$1" >/dev/null; }
+# learned SIGNATURE: "spam", "ham" or "none", and how many times the message is listed
+learned() {
+    "$MAILSIFT" --db "$DB" export - | awk -F'\t' -v d="$1" '
+        $1 == "message" && $2 == d { n++; c = $3 } END { if (n == 0) print "none 0"; else print c, n }'
+}
+classes() { "$MAILSIFT" --db "$DB" export - | awk -F'\t' '$1 == "class" { printf "%s=%s ", $2, $3 }'; }
+is_learned() { [ "$(learned "$1")" = "$2 1" ]; }
+
+# ---------------------------------------------------------------- message A: Junk at once, back, Junk again
+SIG_A=$(deliver spam_cheap_pills.eml) || bail "spam_cheap_pills.eml delivered to alice's maildir with an X-Mailsift-Signature"
+ok "spam_cheap_pills.eml delivered into alice's maildir, signature $SIG_A"
+export_model "$WORK/before.export"
+if "$MAILSIFT" --db "$DB" tokens --signature "$SIG_A" >/dev/null 2>&1; then
+    not_ok "the scan of A is not written yet when it is first moved (stats_interval 30 s)"
+fi
+
+move INBOX Junk "$SIG_A" || not_ok "IMAP MOVE of A from INBOX to Junk (see imap.log)"
+if wait_for 10 is_learned "$SIG_A" spam; then
+    ok "A moved into Junk at once: learned once as spam ($(classes))"
+else
+    not_ok "A moved into Junk at once: learned once as spam (learned: $(learned "$SIG_A"); $(classes))"
+fi
+
+move Junk INBOX "$SIG_A" || not_ok "IMAP MOVE of A from Junk to INBOX (see imap.log)"
+if wait_for 10 is_learned "$SIG_A" ham; then
+    ok "A moved back to the inbox: moved to ham, listed once ($(classes))"
+else
+    not_ok "A moved back to the inbox: moved to ham (learned: $(learned "$SIG_A"); $(classes))"
+fi
+
+if wait_for 40 "$MAILSIFT" --db "$DB" tokens --signature "$SIG_A" >/dev/null 2>&1; then
+    ok "mailsiftd wrote the scan of A"
+else
+    not_ok "mailsiftd wrote the scan of A within 40 s"
+fi
+move INBOX Junk "$SIG_A" || not_ok "IMAP MOVE of A from INBOX to Junk again (see imap.log)"
+if wait_for 10 is_learned "$SIG_A" spam; then
+    ok "A moved into Junk again after the scan was written: moved to spam, listed once ($(classes))"
+else
+    not_ok "A moved into Junk again: moved to spam (learned: $(learned "$SIG_A"); $(classes))"
+fi
+export_model "$WORK/after-a.export"
+if diff_out=$(python3 "$HERE/export_diff.py" "$WORK/before.export" "$WORK/after-a.export" "$SIG_A" spam 2>&1); then
+    ok "after three moves the model is the one before plus A learned once, as spam ($diff_out)"
+else
+    not_ok "after three moves the model is the one before plus A learned once, as spam: $(tr '\n' '|' <<<"$diff_out")"
+fi
+
+# ---------------------------------------------------------------- message B: Junk, then Trash, then Junk again
+SIG_B=$(deliver spam_investment.eml) || bail "spam_investment.eml delivered with an X-Mailsift-Signature"
+move INBOX Junk "$SIG_B" || not_ok "IMAP MOVE of B from INBOX to Junk (see imap.log)"
+if wait_for 10 is_learned "$SIG_B" spam; then
+    ok "B moved into Junk: learned once as spam"
+else
+    not_ok "B moved into Junk: learned once as spam (learned: $(learned "$SIG_B"))"
+fi
+export_model "$WORK/after-b.export"
+move Junk Trash "$SIG_B" || not_ok "IMAP MOVE of B from Junk to Trash (see imap.log)"
+sleep 2   # the sieve script runs within the MOVE command; give a stray pipe time anyway
+move Trash Junk "$SIG_B" || not_ok "IMAP MOVE of B from Trash back to Junk (see imap.log)"
+sleep 2
+export_model "$WORK/end.export"
+if cmp -s <(grep -v $'^feature\t' "$WORK/after-b.export" | grep -v $'^contact\t') \
+    <(grep -v $'^feature\t' "$WORK/end.export" | grep -v $'^contact\t') &&
+    [ "$(learned "$SIG_B")" = "spam 1" ]; then
+    ok "B moved Junk -> Trash trained nothing, and Trash -> Junk (already spam) nothing more"
+else
+    not_ok "B moved to Trash and back trained nothing (learned: $(learned "$SIG_B"); $(classes))"
+fi
+if python3 "$HERE/export_diff.py" "$WORK/after-a.export" "$WORK/end.export" "$SIG_B" spam >/dev/null 2>&1; then
+    ok "the final model is the one after A plus B learned once, as spam"
+else
+    not_ok "the final model is the one after A plus B learned once, as spam"
+fi
+
+# ---------------------------------------------------------------- who ran the pipes, and Dovecot's log
+if grep -q "uid=$MAIL_UID" "$WORK/dovecot-info.log" 2>/dev/null ||
+    [ "$(stat -c %u "$MAIL/alice/.Junk" 2>/dev/null)" = "$MAIL_UID" ]; then
+    ok "Dovecot's mail processes, and the pipe programs they start, run as $MAIL_USER (uid $MAIL_UID), not root"
+else
+    not_ok "Dovecot's mail processes run as $MAIL_USER"
+fi
+errors=$(grep -E ' (Error|Fatal|Panic): ' "$WORK/dovecot.log" "$WORK/dovecot-info.log" 2>/dev/null || true)
+if [ -z "$errors" ]; then
+    ok "Dovecot logged no error over the six moves"
+else
+    not_ok "Dovecot logged no error: $(head -5 <<<"$errors" | tr '\n' '|')"
+fi
+
+summary_and_exit
