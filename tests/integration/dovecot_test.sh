@@ -183,6 +183,13 @@ namespace inbox {
 # The README's lines:
 !include $DOVE/dovecot.conf
 EOF
+# A sanitizer build of mailsift reserves terabytes of address space for its shadow
+# memory, which Dovecot's default 256 MB vsz_limit on the imap process (inherited
+# by the pipe programs) forbids; a release build runs within the default.
+if grep -qa '__asan_init' "$WORK/bin/mailsift"; then
+    echo "default_vsz_limit = 0" >>"$DOVE/dovecot.conf.main"
+    note "sanitizer build: default_vsz_limit = 0 (no address-space limit) for this Dovecot"
+fi
 # The README's setup commands, as root: sievec and chmod. sievec reads the
 # configuration of the instance (the system's /etc/dovecot/dovecot.conf in the
 # README; this private instance's here) for the plugins and extensions.
