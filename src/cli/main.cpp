@@ -543,9 +543,8 @@ int cmd_correct(const Context& ctx, const std::vector<std::string>& rest) {
     int status = exit_ok;
     std::size_t by_signature = 0, as_message = 0, confirmed = 0;
     auto note_result = [&](const std::string& label, const engine::Trainer::CorrectOutcome& o) {
-        if (quiet) {
-            confirmed += o.confirmed ? 1 : 0;
-        } else if (o.confirmed) {
+        if (quiet) return;
+        if (o.confirmed) {
             ++confirmed;
             report(label, std::string("mailsiftd already said ") + store::to_string(to) +
                               " with confidence; not trained (train_on_error)");

@@ -110,8 +110,8 @@ public:
     std::int64_t id() const { return id_; }
 
 private:
-    friend std::string encode_scan_features(std::string_view, const ScanDictionary*);
-    friend std::optional<std::string> decode_scan_features(std::string_view, const ScanDictionary*);
+    friend class ScanEncoder;
+    friend std::optional<std::string> decompress_scan(std::string_view, const ScanDictionary*);
     struct Compiled;
     std::int64_t id_;
     std::shared_ptr<Compiled> compiled_;
@@ -129,17 +129,35 @@ std::string group_scan_lines(std::string_view lines);
 std::string ungroup_scan_lines(std::string_view grouped);
 // A dictionary from grouped scans; nullopt when they are too few or too alike to make one.
 std::optional<std::string> train_scan_dictionary(const std::vector<std::string>& grouped_samples);
-// The lines in, the stored blob out (lines without a tab are dropped).
-std::string encode_scan_features(std::string_view lines, const ScanDictionary* dictionary);
-// The lines back, sorted by feature; nullopt when the blob is not one encode_scan_features
+// Compresses scans one after another into their stored form, with one zstd
+// context for all of them (a context's tables are costly to set up).
+class ScanEncoder {
+public:
+    explicit ScanEncoder(const ScanDictionary* dictionary);
+    ~ScanEncoder();
+    ScanEncoder(const ScanEncoder&) = delete;
+    ScanEncoder& operator=(const ScanEncoder&) = delete;
+    // The lines in, the stored blob out (lines without a tab are dropped).
+    std::string encode(std::string_view lines);
+
+private:
+    struct Context;
+    std::unique_ptr<Context> context_;
+};
+
+// The grouped text of a stored blob; nullopt when it is not one a ScanEncoder
 // wrote with this dictionary.
-std::optional<std::string> decode_scan_features(std::string_view blob, const ScanDictionary* dictionary);
+std::optional<std::string> decompress_scan(std::string_view blob, const ScanDictionary* dictionary);
 
 // The scan dictionaries a connection has loaded, by id.
 struct Database::ScanDictionaries {
     std::map<std::int64_t, ScanDictionary> loaded;
     std::optional<std::int64_t> training_failed_at;  // then no new try for a day: the scans were too alike
 };
+
+// Stores a trained dictionary; returns its id.
+std::int64_t insert_scan_dictionary(sqlite3* db, const std::filesystem::path& path, std::int64_t created_at,
+                                    std::int64_t last_used, const std::string& bytes);
 
 // Migration 3 -> 4: copies every scan of `signatures` (text lines) into
 // `signatures_compact` in the compact form, with a dictionary trained on the

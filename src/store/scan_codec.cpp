@@ -147,25 +147,35 @@ std::optional<std::string> train_scan_dictionary(const std::vector<std::string>&
     return dict;
 }
 
-std::string encode_scan_features(std::string_view lines, const ScanDictionary* dictionary) {
+struct ScanEncoder::Context {
+    ZSTD_CCtx* cctx = ZSTD_createCCtx();
+    ~Context() { ZSTD_freeCCtx(cctx); }
+};
+
+ScanEncoder::ScanEncoder(const ScanDictionary* dictionary) : context_(std::make_unique<Context>()) {
+    if (!context_->cctx) throw std::runtime_error("cannot compress scans: out of memory");
+    ZSTD_CCtx_setParameter(context_->cctx, ZSTD_c_dictIDFlag, 0);  // the row names its dictionary
+    if (dictionary) {
+        ZSTD_CCtx_refCDict(context_->cctx, dictionary->compiled_->c);  // stays referenced across frames
+    } else {
+        ZSTD_CCtx_setParameter(context_->cctx, ZSTD_c_compressionLevel, level_without);
+    }
+}
+
+ScanEncoder::~ScanEncoder() = default;
+
+std::string ScanEncoder::encode(std::string_view lines) {
     const std::string grouped = group_scan_lines(lines);
     std::string out(1 + ZSTD_compressBound(grouped.size()), '\0');
     out[0] = format_grouped_zstd;
-    std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
-    if (!cctx) throw std::runtime_error("cannot compress a scan: out of memory");
-    ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_dictIDFlag, 0);  // the row names its dictionary
-    if (dictionary) {
-        ZSTD_CCtx_refCDict(cctx.get(), dictionary->compiled_->c);
-    } else {
-        ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, level_without);
-    }
-    const std::size_t n = ZSTD_compress2(cctx.get(), out.data() + 1, out.size() - 1, grouped.data(), grouped.size());
+    const std::size_t n =
+        ZSTD_compress2(context_->cctx, out.data() + 1, out.size() - 1, grouped.data(), grouped.size());
     if (ZSTD_isError(n)) throw std::runtime_error(std::string("cannot compress a scan: ") + ZSTD_getErrorName(n));
     out.resize(1 + n);
     return out;
 }
 
-std::optional<std::string> decode_scan_features(std::string_view blob, const ScanDictionary* dictionary) {
+std::optional<std::string> decompress_scan(std::string_view blob, const ScanDictionary* dictionary) {
     if (blob.empty() || blob[0] != format_grouped_zstd) return std::nullopt;
     blob.remove_prefix(1);
     const unsigned long long size = ZSTD_getFrameContentSize(blob.data(), blob.size());
@@ -180,7 +190,7 @@ std::optional<std::string> decode_scan_features(std::string_view blob, const Sca
                                                 dictionary->compiled_->d)
                    : ZSTD_decompressDCtx(dctx.get(), grouped.data(), grouped.size(), blob.data(), blob.size());
     if (ZSTD_isError(n) || n != grouped.size()) return std::nullopt;
-    return ungroup_scan_lines(grouped);
+    return grouped;
 }
 
 }  // namespace mailsift::store

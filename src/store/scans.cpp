@@ -25,10 +25,8 @@ std::optional<Scan> Database::find_scan(const Digest& id) {
     std::optional<std::string> lines;
     if (sqlite3_column_type(*s, 3) == SQLITE_TEXT) {
         lines.emplace(stored);  // the lines themselves: schema 3's form, which a tool may still write
-    } else if (sqlite3_column_type(*s, 2) == SQLITE_NULL) {
-        lines = decode_scan_features(stored, nullptr);
-    } else if (const ScanDictionary* d = dictionary(sqlite3_column_int64(*s, 2))) {
-        lines = decode_scan_features(stored, d);
+    } else if (auto grouped = stored_scan(*s, 2, 3)) {
+        lines = ungroup_scan_lines(*grouped);
     }
     if (!lines) fail("the recorded scan of this signature is damaged (not in any form this mailsift writes)");
     scan.features = std::move(*lines);
@@ -43,6 +41,15 @@ const ScanDictionary* Database::dictionary(std::int64_t id) {
     const std::string_view bytes(static_cast<const char*>(sqlite3_column_blob(q.get(), 0)),
                                  static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 0)));
     return &dictionaries_->loaded.emplace(id, ScanDictionary(id, bytes)).first->second;
+}
+
+std::optional<std::string> Database::stored_scan(sqlite3_stmt* row, int dictionary_column, int features_column) {
+    const std::string_view stored(static_cast<const char*>(sqlite3_column_blob(row, features_column)),
+                                  static_cast<std::size_t>(sqlite3_column_bytes(row, features_column)));
+    if (sqlite3_column_type(row, features_column) == SQLITE_TEXT) return group_scan_lines(stored);
+    if (sqlite3_column_type(row, dictionary_column) == SQLITE_NULL) return decompress_scan(stored, nullptr);
+    const ScanDictionary* d = dictionary(sqlite3_column_int64(row, dictionary_column));
+    return d ? decompress_scan(stored, d) : std::nullopt;
 }
 
 const ScanDictionary* Database::dictionary_for_new_scans(const Recording& r, std::int64_t now) {
@@ -66,20 +73,13 @@ const ScanDictionary* Database::dictionary_for_new_scans(const Recording& r, std
         if (sqlite3_step(q.get()) == SQLITE_ROW) since += static_cast<std::size_t>(sqlite3_column_int64(q.get(), 0));
     }
     if (since < min_dictionary_samples) return current;
-    std::vector<Digest> ids;
+    std::vector<std::string> samples;
     {
-        Statement q(db_, "SELECT id FROM signatures ORDER BY rowid DESC LIMIT ?1", path_);
+        Statement q(db_, "SELECT dictionary, features FROM signatures ORDER BY rowid DESC LIMIT ?1", path_);
         sqlite3_bind_int(q.get(), 1, dictionary_samples);
         while (sqlite3_step(q.get()) == SQLITE_ROW) {
-            Digest id{};
-            if (sqlite3_column_bytes(q.get(), 0) != static_cast<int>(id.size())) continue;
-            std::memcpy(id.data(), sqlite3_column_blob(q.get(), 0), id.size());
-            ids.push_back(id);
+            if (auto grouped = stored_scan(q.get(), 0, 1)) samples.push_back(std::move(*grouped));
         }
-    }
-    std::vector<std::string> samples;
-    for (const auto& id : ids) {
-        if (auto scan = find_scan(id)) samples.push_back(group_scan_lines(scan->features));
     }
     for (const auto& scan : r.scans) samples.push_back(group_scan_lines(scan.features));
     const auto bytes = train_scan_dictionary(samples);
@@ -88,17 +88,14 @@ const ScanDictionary* Database::dictionary_for_new_scans(const Recording& r, std
         return current;
     }
     exec("BEGIN IMMEDIATE");
+    std::int64_t id = 0;
     try {
-        Statement ins(db_, "INSERT INTO scan_dictionaries (created_at, last_used, bytes) VALUES (?1, 0, ?2)", path_);
-        sqlite3_bind_int64(ins.get(), 1, now);
-        sqlite3_bind_blob(ins.get(), 2, bytes->data(), static_cast<int>(bytes->size()), SQLITE_STATIC);
-        if (sqlite3_step(ins.get()) != SQLITE_DONE) fail(std::string("cannot store a scan dictionary: ") + error_text());
+        id = insert_scan_dictionary(db_, path_, now, 0, *bytes);
         exec("COMMIT");
     } catch (...) {
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
         throw;
     }
-    const std::int64_t id = sqlite3_last_insert_rowid(db_);
     return &dictionaries_->loaded.emplace(id, ScanDictionary(id, *bytes)).first->second;
 }
 
@@ -107,11 +104,7 @@ void Database::drop_unused_dictionaries() {
     // last used before the oldest scan kept serves none. The newest one stays.
     exec("DELETE FROM scan_dictionaries WHERE id < (SELECT max(id) FROM scan_dictionaries)"
          " AND last_used < coalesce((SELECT min(scanned_at) FROM signatures), 9223372036854775807)");
-    for (auto it = dictionaries_->loaded.begin(); it != dictionaries_->loaded.end();) {
-        Statement q(db_, "SELECT 1 FROM scan_dictionaries WHERE id = ?1", path_);
-        sqlite3_bind_int64(q.get(), 1, it->first);
-        it = sqlite3_step(q.get()) == SQLITE_ROW ? std::next(it) : dictionaries_->loaded.erase(it);
-    }
+    dictionaries_->loaded.clear();  // loaded again as scans need them
 }
 
 void Database::record(const Recording& r) {
@@ -123,7 +116,8 @@ void Database::record(const Recording& r) {
     const ScanDictionary* d = r.scans.empty() ? nullptr : dictionary_for_new_scans(r, last_scan);
     std::vector<std::string> stored;
     stored.reserve(r.scans.size());
-    for (const auto& scan : r.scans) stored.push_back(encode_scan_features(scan.features, d));
+    ScanEncoder encoder(d);
+    for (const auto& scan : r.scans) stored.push_back(encoder.encode(scan.features));
     exec("BEGIN IMMEDIATE");
     try {
         for (std::size_t i = 0; i < r.scans.size(); ++i) {
@@ -189,6 +183,18 @@ std::vector<std::pair<std::string, std::int64_t>> Database::counters() {
     return out;
 }
 
+std::int64_t insert_scan_dictionary(sqlite3* db, const std::filesystem::path& path, std::int64_t created_at,
+                                    std::int64_t last_used, const std::string& bytes) {
+    Statement ins(db, "INSERT INTO scan_dictionaries (created_at, last_used, bytes) VALUES (?1, ?2, ?3)", path);
+    sqlite3_bind_int64(ins.get(), 1, created_at);
+    sqlite3_bind_int64(ins.get(), 2, last_used);
+    sqlite3_bind_blob(ins.get(), 3, bytes.data(), static_cast<int>(bytes.size()), SQLITE_STATIC);
+    if (sqlite3_step(ins.get()) != SQLITE_DONE) {
+        throw Error(path, std::string("cannot store a scan dictionary: ") + sqlite3_errmsg(db));
+    }
+    return sqlite3_last_insert_rowid(db);
+}
+
 void recode_text_scans(sqlite3* db, const std::filesystem::path& path) {
     // A dictionary first, from the newest scans, then every scan compressed with it.
     std::vector<std::string> samples;
@@ -202,16 +208,12 @@ void recode_text_scans(sqlite3* db, const std::filesystem::path& path) {
     }
     std::optional<ScanDictionary> dictionary;
     if (const auto bytes = train_scan_dictionary(samples)) {
-        Statement ins(db,
-                      "INSERT INTO scan_dictionaries (created_at, last_used, bytes)"
-                      " SELECT coalesce(max(scanned_at), 0), coalesce(max(scanned_at), 0), ?1 FROM signatures",
-                      path);
-        sqlite3_bind_blob(ins.get(), 1, bytes->data(), static_cast<int>(bytes->size()), SQLITE_STATIC);
-        if (sqlite3_step(ins.get()) != SQLITE_DONE) {
-            throw Error(path, std::string("cannot store a scan dictionary: ") + sqlite3_errmsg(db));
-        }
-        dictionary.emplace(sqlite3_last_insert_rowid(db), *bytes);
+        // Made for scans up to the newest old one, and last used for it.
+        Statement q(db, "SELECT coalesce(max(scanned_at), 0) FROM signatures", path);
+        const std::int64_t newest = sqlite3_step(q.get()) == SQLITE_ROW ? sqlite3_column_int64(q.get(), 0) : 0;
+        dictionary.emplace(insert_scan_dictionary(db, path, newest, newest, *bytes), *bytes);
     }
+    ScanEncoder encoder(dictionary ? &*dictionary : nullptr);
     Statement read(db, "SELECT id, scanned_at, verdict, features FROM signatures ORDER BY rowid", path);
     Statement write(db,
                     "INSERT INTO signatures_compact (id, scanned_at, verdict, dictionary, features)"
@@ -221,7 +223,7 @@ void recode_text_scans(sqlite3* db, const std::filesystem::path& path) {
     while ((rc = sqlite3_step(read.get())) == SQLITE_ROW) {
         const std::string_view lines(reinterpret_cast<const char*>(sqlite3_column_text(read.get(), 3)),
                                      static_cast<std::size_t>(sqlite3_column_bytes(read.get(), 3)));
-        const std::string stored = encode_scan_features(lines, dictionary ? &*dictionary : nullptr);
+        const std::string stored = encoder.encode(lines);
         Use s(write);
         sqlite3_bind_value(*s, 1, sqlite3_column_value(read.get(), 0));
         sqlite3_bind_value(*s, 2, sqlite3_column_value(read.get(), 1));

@@ -252,6 +252,8 @@ private:
     // The dictionary new scans are compressed with; trains one when due (scans.cpp).
     const ScanDictionary* dictionary_for_new_scans(const Recording& r, std::int64_t now);
     const ScanDictionary* dictionary(std::int64_t id);
+    // The grouped text of a signatures row's scan (text rows grouped too); nullopt when damaged.
+    std::optional<std::string> stored_scan(sqlite3_stmt* row, int dictionary_column, int features_column);
     void drop_unused_dictionaries();
 };
 
