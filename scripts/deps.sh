@@ -11,7 +11,7 @@
 #                            mailsift-bench-micro), bogofilter and time (for
 #                            bench/compare_bogofilter.sh).
 set -euo pipefail
-packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev libzstd-dev catch2 util-linux python3)
+packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev libzstd-dev libcli11-dev nlohmann-json3-dev catch2 util-linux python3)
 if [ "${1:-}" = "--test" ]; then
   packages+=(postfix miltertest dovecot-imapd dovecot-sieve mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev)
 fi

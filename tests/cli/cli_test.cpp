@@ -97,6 +97,37 @@ TEST_CASE("Usage errors exit 2 with a message", "[cli]") {
     REQUIRE(sb.mailsift("learn --spam --ham x").status == 2);
 }
 
+TEST_CASE("Arguments: OPTION=VALUE, '--', and a command's words that name other commands", "[cli]") {
+    Sandbox sb;
+    // A message file named like a command, and one whose name starts with '-'.
+    fs::copy_file(data + "/spam_money_offer.eml", sb.dir / "stats");
+    fs::copy_file(data + "/ham_meeting_notes.eml", sb.dir / "-notes.eml");
+    const auto spam = sb.run("--db=" + sb.db() + " learn --spam stats");
+    REQUIRE(spam.status == 0);
+    REQUIRE(spam.out.find("learned 1 as spam") != std::string::npos);
+    REQUIRE(sb.mailsift("learn --ham -- -notes.eml").out.find("learned 1 as ham") != std::string::npos);
+    REQUIRE(sb.mailsift("learn --ham -notes.eml").status == 2);  // without '--' it is an option, and unknown
+
+    // "contacts import FILE" imports contacts: it is not the import command.
+    std::ofstream(sb.dir / "import") << "carol@example.org\n";
+    const auto contacts = sb.mailsift("contacts import import");
+    REQUIRE(contacts.status == 0);
+    REQUIRE(contacts.out.find("added 1 contacts") != std::string::npos);
+    REQUIRE(sb.mailsift("contacts list").out.find("carol@example.org\timported\t") != std::string::npos);
+
+    // A missing value names the option; an unknown option or a stray word names itself.
+    const auto missing = sb.mailsift("top --min-count");
+    REQUIRE(missing.status == 2);
+    REQUIRE(missing.err.find("top: --min-count needs a value") != std::string::npos);
+    const auto unknown = sb.mailsift("classify --hot " + data);
+    REQUIRE(unknown.status == 2);
+    REQUIRE(unknown.err.find("classify: unknown option '--hot'") != std::string::npos);
+    const auto stray = sb.mailsift("stats now");
+    REQUIRE(stray.status == 2);
+    REQUIRE(stray.err.find("stats: unexpected argument 'now'") != std::string::npos);
+    REQUIRE(sb.mailsift("top --min-count=1 --spam=1 3").status == 0);
+}
+
 TEST_CASE("Learn then classify prints one tab-separated verdict per message", "[cli]") {
     Sandbox sb;
     sb.train();

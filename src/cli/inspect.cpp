@@ -1,0 +1,247 @@
+// classify, explain and tokens: what the model makes of messages, changing nothing.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "mailsift/engine/filter.hpp"
+#include "message_source.hpp"
+#include "pipeline.hpp"
+
+namespace mailsift::cli {
+namespace {
+
+const char* const classify_help = R"(usage: mailsift classify [--json] [--files-from LIST] [PATH...]
+
+Print one line per message: PATH<TAB>VERDICT<TAB>PROBABILITY<TAB>LOG_ODDS
+(verdict spam, unsure or ham; mbox messages as PATH#N). With --json, one JSON
+object per line with the same fields and the top reasons.
+)";
+
+const char* const explain_help = R"(usage: mailsift explain PATH
+
+Show the verdict of one message and the features that pushed it most toward
+spam and toward ham, with their counts in the model.
+)";
+
+const char* const tokens_help = R"(usage: mailsift tokens PATH
+       mailsift tokens --signature ID
+
+Print every feature of one message with its count (FEATURE<TAB>COUNT), as the
+model sees it. With --signature, print instead the features mailsiftd scored
+and recorded under that X-Mailsift-Signature: what a correction of it trains.
+)";
+
+struct ClassifyOptions {
+    bool json = false;
+    std::string files_from;
+    CLI::Option* files_from_given = nullptr;
+    std::vector<std::string> paths;
+};
+
+Json reasons_json(const std::vector<engine::Reason>& reasons) {
+    Json out = Json::array();
+    for (const auto& r : reasons) out.push_back({{"feature", r.feature}, {"log_odds", json_number(r.log_odds)}});
+    return out;
+}
+
+int classify(const Context& ctx, const ClassifyOptions& o) {
+    struct {
+        bool json;
+        std::vector<std::string> paths;
+    } args{o.json, message_paths(o.paths, o.files_from_given->count() > 0 ? std::optional(o.files_from)
+                                                                            : std::nullopt)};
+    store::Database db(ctx.db_path, store::Database::Mode::read_only);
+    engine::Settings settings = ctx.settings;
+    if (!args.json) settings.reasons = 0;  // nothing to print them in
+    engine::Filter filter(db, settings);
+    int status = exit_ok;
+    std::string line;
+    // Parsing, features and scoring run on every core; reports and output in input order.
+    struct Scored {
+        engine::MessageProblem problem = engine::MessageProblem::none;
+        engine::Classification classification;
+    };
+    const std::function<Scored(const InputMessage&)> work = [&](const InputMessage& m) {
+        Scored r;
+        if (!m.error.empty()) return r;
+        r.problem = engine::check_message(m.raw, m.size_bytes, settings.limits);
+        if (engine::refused(r.problem)) return r;
+        r.classification = filter.classify(m.raw);
+        return r;
+    };
+    const std::function<bool(InputMessage&, Scored&)> print = [&](InputMessage& m, Scored& r) {
+        if (!m.error.empty()) {
+            report(m.label, m.error);
+            status = exit_input;
+            return true;
+        }
+        const auto problem = r.problem;
+        if (engine::refused(problem)) {
+            report(m.label, std::string(engine::describe(problem)) + "; not classified");
+            status = exit_input;
+            return true;
+        }
+        // Notes, not failures: mailsiftd scores such mail the same way.
+        if (problem == engine::MessageProblem::too_large) {
+            report(m.label, std::string("note: ") + engine::describe(problem) + "; scored on the first " +
+                                std::to_string(settings.limits.max_message_bytes) + " bytes");
+        }
+        const engine::Classification& c = r.classification;
+        if (c.truncated) {
+            report(m.label, std::string("note: ") + engine::describe(engine::MessageProblem::truncated_mime) +
+                                "; scored on what was read");
+        }
+        const char* verdict = model::to_string(c.score.verdict);
+        if (args.json) {
+            const Json out = {{"path", m.label},
+                              {"verdict", verdict},
+                              {"probability", json_number(c.score.probability, 8)},
+                              {"log_odds", json_number(c.score.log_odds, 8)},
+                              {"toward_spam", reasons_json(c.toward_spam)},
+                              {"toward_ham", reasons_json(c.toward_ham)}};
+            std::cout << json_line(out);
+        } else {
+            line.assign(m.label);
+            line += '\t';
+            line += verdict;
+            line += '\t';
+            line += number(c.score.probability, 8);
+            line += '\t';
+            line += number(c.score.log_odds, 8);
+            line += '\n';
+            std::cout << line;
+        }
+        return true;
+    };
+    for_each_message_parallel<Scored>(args.paths, settings.limits.max_message_bytes, worker_threads(), work,
+                                           print);
+    return status;
+}
+
+// Reads exactly one message for explain/tokens.
+std::optional<InputMessage> one_message(const std::string& command, const std::vector<std::string>& given) {
+    std::vector<std::string> paths = given;
+    if (paths.size() > 1) usage_error(command + ": takes one message");
+    if (paths.empty()) paths.push_back("-");
+    std::optional<InputMessage> first;
+    for_each_message(paths, engine::Settings{}.limits.max_message_bytes * 16, [&](InputMessage& m) {
+        first = std::move(m);
+        return false;
+    });
+    return first;
+}
+
+int explain(const Context& ctx, const std::vector<std::string>& paths) {
+    auto m = one_message("explain", paths);
+    if (!m) usage_error("explain: no message");
+    if (!m->error.empty()) return report(m->label, m->error), exit_input;
+    const auto problem = engine::check_message(m->raw, m->size_bytes, ctx.settings.limits);
+    if (engine::refused(problem)) return report(m->label, engine::describe(problem)), exit_input;
+    store::Database db(ctx.db_path, store::Database::Mode::read_only);
+    engine::Settings settings = ctx.settings;
+    if (settings.reasons < 15) settings.reasons = 15;
+    engine::Filter filter(db, settings);
+    const auto c = filter.classify(m->raw);
+    const auto& snap = filter.model()->snapshot;
+    std::printf("%s: %s, P(spam) = %s, log-odds = %s\n", m->label.c_str(), model::to_string(c.score.verdict),
+                number(c.score.probability, 6).c_str(), number(c.score.log_odds, 6).c_str());
+    std::printf("model: %llu spam and %llu ham messages learned, %zu features; prior log-odds %s\n",
+                static_cast<unsigned long long>(snap.messages().spam), static_cast<unsigned long long>(snap.messages().ham),
+                snap.vocabulary(), number(snap.prior_log_odds(), 4).c_str());
+    std::printf("thresholds: spam at P >= %s, ham at P <= %s\n", number(settings.model.spam_threshold).c_str(),
+                number(settings.model.ham_threshold).c_str());
+    auto table = [](const char* title, const std::vector<engine::Reason>& reasons) {
+        std::printf("\n%s\n  %10s  %8s  %8s  %s\n", title, "log-odds", "spam", "ham", "feature");
+        for (const auto& r : reasons) {
+            std::printf("  %+10.3f  %8llu  %8llu  %s\n", r.log_odds, static_cast<unsigned long long>(r.counts.spam),
+                        static_cast<unsigned long long>(r.counts.ham), r.feature.c_str());
+        }
+        if (reasons.empty()) std::printf("  (none)\n");
+    };
+    table("toward spam:", c.toward_spam);
+    table("toward ham:", c.toward_ham);
+    if (c.prefix_only) std::printf("\nnote: a parsing limit was hit; scored on what was read\n");
+    return exit_ok;
+}
+
+// tokens --signature ID: the recorded scan, as correct would train it.
+int recorded_tokens(const Context& ctx, const std::string& text) {
+    const auto id = engine::parse_signature(text);
+    if (!id) usage_error("tokens: '" + text + "' is not a signature (32 hexadecimal digits)");
+    store::Database db(ctx.db_path, store::Database::Mode::read_only);
+    const auto scan = db.find_scan(*id);
+    if (!scan) {
+        report(text, "no scan recorded under this signature (not written yet, expired, pruned, "
+                     "or scanned with another database)");
+        return exit_input;
+    }
+    std::cout << scan->features;
+    return exit_ok;
+}
+
+struct TokensOptions {
+    std::string signature;
+    CLI::Option* signature_given = nullptr;
+    std::vector<std::string> paths;
+};
+
+int tokens(const Context& ctx, const TokensOptions& o) {
+    if (o.signature_given->count() > 0) {
+        if (!o.paths.empty()) usage_error("tokens: --signature takes one id and no message");
+        return recorded_tokens(ctx, o.signature);
+    }
+    auto m = one_message("tokens", o.paths);
+    if (!m) usage_error("tokens: no message");
+    if (!m->error.empty()) return report(m->label, m->error), exit_input;
+    const auto problem = engine::check_message(m->raw, m->size_bytes, ctx.settings.limits);
+    if (engine::refused(problem)) return report(m->label, engine::describe(problem)), exit_input;
+    // Contacts come from the database when there is one; tokens works without it.
+    std::optional<store::Database> db;
+    store::ContactSet contacts;
+    if (std::filesystem::exists(ctx.db_path)) {
+        db.emplace(ctx.db_path, store::Database::Mode::read_only);
+        contacts = db->load_contacts();
+    }
+    const auto parsed = mime::parse(m->raw, ctx.settings.limits);
+    const auto bag = features::extract(parsed, nullptr, &contacts, ctx.settings.features);
+    std::string out;
+    for (const auto& f : bag.sorted()) {
+        out += f.text;
+        out += '\t';
+        out += std::to_string(f.count);
+        out += '\n';
+    }
+    std::cout << out;
+    return exit_ok;
+}
+
+}  // namespace
+
+void add_inspection_commands(Registry& r) {
+    {
+        CLI::App* sub = r.add("classify", classify_help);
+        auto o = std::make_shared<ClassifyOptions>();
+        sub->add_flag("--json", o->json);
+        o->files_from_given = sub->add_option("--files-from", o->files_from);
+        sub->add_option("PATH", o->paths);
+        r.set_run(sub, [o](const Context& ctx) { return classify(ctx, *o); });
+    }
+    {
+        CLI::App* sub = r.add("explain", explain_help);
+        auto paths = std::make_shared<std::vector<std::string>>();
+        sub->add_option("PATH", *paths);
+        r.set_run(sub, [paths](const Context& ctx) { return explain(ctx, *paths); });
+    }
+    CLI::App* sub = r.add("tokens", tokens_help);
+    auto o = std::make_shared<TokensOptions>();
+    o->signature_given = sub->add_option("--signature", o->signature);
+    sub->add_option("PATH", o->paths);
+    r.set_run(sub, [o](const Context& ctx) { return tokens(ctx, *o); });
+}
+
+}  // namespace mailsift::cli

@@ -1,0 +1,311 @@
+// learn, unlearn and correct: the commands that change what the model learned.
+#include <algorithm>
+#include <ctime>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "command.hpp"
+#include "mailsift/engine/filter.hpp"
+#include "message_source.hpp"
+#include "pipeline.hpp"
+
+namespace mailsift::cli {
+namespace {
+
+const char* const learn_help = R"(usage: mailsift learn (--spam|--ham) [--files-from LIST] [PATH...]
+       mailsift learn --index FILE
+
+Learn each message as spam or ham. A message already learned with the same
+label is left as it is (success); one learned with the other label is moved.
+Senders of messages learned as ham become contacts. Messages are committed in
+batches (batch_messages, default 5000): an error rolls back only its batch.
+With train_margin > 0 (thick-threshold training), a message the model already
+scores on the right side by at least that many log-odds is not learned
+("already known"); errors and messages within the margin are.
+--index FILE learns a labelled corpus in its order, each message with its own
+label: TREC lines "spam PATH" or "ham PATH", PATH relative to FILE (a file,
+an mbox or a folder, all of it with that label). Learning
+mail in the order it arrived, rather than all of one class first, is what
+train_margin is made for.
+)";
+
+const char* const unlearn_help = R"(usage: mailsift unlearn (--spam|--ham) [--files-from LIST] [PATH...]
+
+Forget messages previously learned with that label. A message that was not
+learned so is reported and left alone (success).
+)";
+
+const char* const correct_help = R"(usage: mailsift correct (--spam|--ham) [--quiet] [--signature ID]... [--files-from LIST] [PATH...]
+
+Correct mailsiftd's verdict. A message carrying an X-Mailsift-Signature that
+the database knows is trained on exactly the features mailsiftd scored (so
+headers added later by delivery or the mail client do not matter), and the
+correction counts toward the error rates in 'mailsift stats'; any other
+message is learned as it is (a tagged one under its signature, so that the
+scan, written every stats_interval, finds it learned). A message already
+learned in the other class is moved; one already in the requested class is a
+success with a note.
+--signature ID corrects a scan without the message (repeatable). With neither
+PATH nor --signature, one message is read from standard input, as a Dovecot
+IMAPSieve or sieve-pipe rule sends it. --quiet prints nothing but errors: no
+summary, no note for a message already learned (what a pipe program wants, as
+Dovecot logs anything on standard error as an error).
+)";
+
+// The label and messages of learn, unlearn and correct.
+struct TrainOptions {
+    bool spam = false, ham = false, quiet = false;
+    std::string files_from, index;
+    CLI::Option* files_from_given = nullptr;
+    CLI::Option* index_given = nullptr;
+    std::vector<std::string> paths;
+    std::vector<std::string> signatures;  // correct --signature
+
+    // The one label asked for, else a usage error.
+    store::Class label(const std::string& command) const {
+        if (spam && ham) usage_error(command + ": give either --spam or --ham, not both");
+        if (!spam && !ham) usage_error(command + ": say --spam or --ham");
+        return spam ? store::Class::spam : store::Class::ham;
+    }
+    std::optional<std::string> list() const {
+        if (files_from_given == nullptr || files_from_given->count() == 0) return std::nullopt;
+        return files_from;
+    }
+};
+
+std::shared_ptr<TrainOptions> add_message_options(CLI::App* sub) {
+    auto o = std::make_shared<TrainOptions>();
+    sub->add_flag("--spam", o->spam);
+    sub->add_flag("--ham", o->ham);
+    o->files_from_given = sub->add_option("--files-from", o->files_from);
+    sub->add_option("PATH", o->paths);
+    return o;
+}
+
+int train(const Context& ctx, const std::string& command, const TrainOptions& opts) {
+    const bool learning = command == "learn";
+    struct {
+        std::optional<store::Class> label;
+        std::vector<std::string> paths;
+    } args;
+    // learn --index FILE: a labelled corpus learned in its order, each message
+    // with its own label (thick-threshold training wants arrival order, not
+    // all of one class first).
+    std::unordered_map<std::string, store::Class> index_labels;  // message file -> its label
+    if (opts.index_given != nullptr && opts.index_given->count() > 0) {
+        if (opts.spam || opts.ham || opts.list() || !opts.paths.empty()) {
+            usage_error("learn: --index takes no --spam, --ham, --files-from or PATH besides");
+        }
+        const std::filesystem::path index = opts.index;
+        for (const auto& e : read_index(index)) {
+            // An entry may be a folder: each message file in it gets the entry's label.
+            std::vector<std::string> files{e.path};
+            try {
+                files = list_message_files(e.path);
+            } catch (const std::exception&) {
+                // unreadable: reported, and counted as refused, when it is read
+            }
+            for (auto& f : files) {
+                index_labels[f] = e.spam ? store::Class::spam : store::Class::ham;
+                args.paths.push_back(std::move(f));
+            }
+        }
+        if (args.paths.empty()) usage_error("learn: " + index.string() + " lists no message");
+    } else {
+        args.label = opts.label(command);
+        args.paths = message_paths(opts.paths, opts.list());
+    }
+    const bool by_index = !index_labels.empty();
+    // The label of an input message in --index mode: its file's, also for PATH#N of an mbox.
+    auto label_of = [&](const std::string& input_label) -> std::optional<store::Class> {
+        auto it = index_labels.find(input_label);
+        if (it == index_labels.end()) it = index_labels.find(input_label.substr(0, input_label.rfind('#')));
+        if (it == index_labels.end()) return std::nullopt;
+        return it->second;
+    };
+    std::size_t learned_by_class[2] = {0, 0};  // --index: [spam, ham]
+    store::Database db(ctx.db_path, store::Database::Mode::read_write);
+    engine::Trainer trainer(db, ctx.settings);
+    const std::int64_t now = std::time(nullptr);
+    int status = exit_ok;
+    std::size_t n_refused = 0;  // inputs that are not mail (or not readable); the rest is learned
+    try {
+    if (learning) {
+        // Parsing and features on every core; the database, in input order, on this thread.
+        const std::function<engine::Trainer::Prepared(const InputMessage&)> prepare =
+            [&](const InputMessage& m) {
+                return m.error.empty() ? trainer.prepare(m.raw, m.size_bytes) : engine::Trainer::Prepared{};
+            };
+        const std::function<bool(InputMessage&, engine::Trainer::Prepared&)> learn =
+            [&](InputMessage& m, engine::Trainer::Prepared& p) {
+                if (!m.error.empty()) {
+                    report(m.label, m.error);
+                    ++n_refused;
+                    status = exit_input;
+                    return true;
+                }
+                // "Already learned" is success: a mail client moving a message twice must not see a failure.
+                const std::optional<store::Class> label = by_index ? label_of(m.label) : args.label;
+                if (!label) {  // not reachable: every input path is an index entry's
+                    report(m.label, "no label for it in the index; not learned");
+                    ++n_refused;
+                    status = exit_input;
+                    return true;
+                }
+                const store::Class c = *label;
+                const auto outcome = trainer.learn_prepared(p, c, now);
+                if (outcome.problem == engine::MessageProblem::none && !outcome.confident &&
+                    outcome.result != store::LearnResult::already_learned) {
+                    ++learned_by_class[c == store::Class::spam ? 0 : 1];
+                }
+                if (outcome.problem != engine::MessageProblem::none) {
+                    report(m.label, std::string(engine::describe(outcome.problem)) + "; not learned");
+                    ++n_refused;
+                    status = exit_input;
+                }
+                return true;
+            };
+        for_each_message_parallel<engine::Trainer::Prepared>(
+            args.paths, ctx.settings.limits.max_message_bytes, worker_threads(), prepare, learn);
+    } else {
+        for_each_message(args.paths, ctx.settings.limits.max_message_bytes, [&](InputMessage& m) {
+            if (!m.error.empty()) {
+                report(m.label, m.error);
+                status = exit_input;
+                return true;
+            }
+            const auto r = trainer.unlearn(m.raw, *args.label);
+            if (r == store::UnlearnResult::not_learned) {
+                report(m.label, std::string("was not learned as ") + store::to_string(*args.label) + "; nothing to unlearn");
+            } else if (r == store::UnlearnResult::learned_as_other_class) {
+                report(m.label, std::string("is learned as ") +
+                                    (*args.label == store::Class::spam ? "ham" : "spam") + ", not " +
+                                    store::to_string(*args.label) + "; left as it is");
+            }
+            return true;
+        });
+    }
+    trainer.commit();
+    } catch (const store::Error& e) {
+        // Say what is kept: every batch committed before the error; the open one rolled back.
+        const auto& done = trainer.committed();
+        const std::size_t lost = trainer.in_batch();
+        std::cerr << "mailsift: " << e.what() << "\nmailsift: " << command << " stopped: "
+                  << (learning ? done.learned + done.moved : done.unlearned) << " message(s) "
+                  << (learning ? "learned" : "unlearned") << " in earlier batches are kept, the batch in progress ("
+                  << lost << " message(s)) was rolled back; run the same command again to go on\n";
+        return exit_environment;
+    }
+    const auto& c = trainer.counts();
+    if (learning && by_index) {
+        // learned and moved together, by the label they now have
+        std::cout << "learned " << learned_by_class[0] << " as spam and " << learned_by_class[1] << " as ham ("
+                  << c.moved << " of them moved from the other class), " << c.already_learned << " already learned";
+        if (c.confident > 0) std::cout << ", " << c.confident << " already known (scored right beyond train_margin)";
+        if (n_refused > 0) std::cout << ", " << n_refused << " refused (not mail or not readable: see above)";
+        std::cout << "\n";
+    } else if (learning) {
+        std::cout << "learned " << c.learned << " as " << store::to_string(*args.label) << ", " << c.moved
+                  << " moved from " << (*args.label == store::Class::spam ? "ham" : "spam") << ", "
+                  << c.already_learned << " already learned";
+        if (c.confident > 0) std::cout << ", " << c.confident << " already known (scored right beyond train_margin)";
+        if (n_refused > 0) std::cout << ", " << n_refused << " refused (not mail or not readable: see above)";
+        std::cout << "\n";
+    } else {
+        std::cout << "unlearned " << c.unlearned << " from " << store::to_string(*args.label) << ", " << c.not_learned
+                  << " not learned as " << store::to_string(*args.label) << "\n";
+    }
+    return status;
+}
+
+int correct(const Context& ctx, const TrainOptions& opts) {
+    const auto& signatures = opts.signatures;
+    const bool quiet = opts.quiet;
+    const store::Class to = opts.label("correct");
+    // With --signature and no PATH, no message is read from standard input.
+    std::vector<std::string> paths;
+    if (signatures.empty() || !opts.paths.empty() || opts.list()) paths = message_paths(opts.paths, opts.list());
+    store::Database db(ctx.db_path, store::Database::Mode::read_write);
+    engine::Trainer trainer(db, ctx.settings);
+    const std::int64_t now = std::time(nullptr);
+    int status = exit_ok;
+    std::size_t by_signature = 0, as_message = 0, confirmed = 0;
+    auto note_result = [&](const std::string& label, const engine::Trainer::CorrectOutcome& o) {
+        if (quiet) return;
+        if (o.confirmed) {
+            ++confirmed;
+            report(label, std::string("mailsiftd already said ") + store::to_string(to) +
+                              " with confidence; not trained (train_on_error)");
+        } else if (o.result == store::LearnResult::already_learned) {
+            report(label, std::string("already learned as ") + store::to_string(to));
+        }
+    };
+    for (const auto& text : signatures) {
+        const auto id = engine::parse_signature(text);
+        if (!id) {
+            report(text, "not a signature (32 hexadecimal digits)");
+            status = exit_input;
+            continue;
+        }
+        const auto r = trainer.correct_signature(*id, to, now);
+        if (!r) {
+            report(text, "unknown signature (not written yet: mailsiftd writes scans every stats_interval; "
+                         "or expired, pruned, or scanned with another database)");
+            status = exit_input;
+            continue;
+        }
+        ++by_signature;
+        note_result(text, *r);
+    }
+    for_each_message(paths, ctx.settings.limits.max_message_bytes, [&](InputMessage& m) {
+        if (!m.error.empty()) {
+            report(m.label, m.error);
+            status = exit_input;
+            return true;
+        }
+        const auto o = trainer.correct(m.raw, m.size_bytes, to, now);
+        if (o.problem != engine::MessageProblem::none) {
+            report(m.label, std::string(engine::describe(o.problem)) + "; not learned");
+            status = exit_input;
+            return true;
+        }
+        ++(o.by_signature ? by_signature : as_message);
+        note_result(m.label, o);
+        return true;
+    });
+    trainer.commit();
+    if (quiet) return status;
+    const auto& c = trainer.counts();
+    std::cout << "corrected to " << store::to_string(to) << ": " << by_signature << " by signature, " << as_message
+              << " as the message; " << c.learned << " learned, " << c.moved << " moved, " << c.already_learned
+              << " already " << store::to_string(to);
+    if (confirmed > 0) std::cout << ", " << confirmed << " confirmed without training";
+    std::cout << "\n";
+    return status;
+}
+
+
+}  // namespace
+
+void add_training_commands(Registry& r) {
+    for (const char* name : {"learn", "unlearn"}) {
+        const bool learning = std::string(name) == "learn";
+        CLI::App* sub = r.add(name, learning ? learn_help : unlearn_help);
+        auto o = add_message_options(sub);
+        if (learning) o->index_given = sub->add_option("--index", o->index);
+        const std::string command = name;
+        r.set_run(sub, [o, command](const Context& ctx) { return train(ctx, command, *o); });
+    }
+    CLI::App* sub = r.add("correct", correct_help);
+    auto o = add_message_options(sub);
+    sub->add_flag("-q,--quiet", o->quiet);
+    // One id per --signature: a PATH after it stays a PATH.
+    sub->add_option("--signature", o->signatures)->allow_extra_args(false);
+    r.set_run(sub, [o](const Context& ctx) { return correct(ctx, *o); });
+}
+
+}  // namespace mailsift::cli
