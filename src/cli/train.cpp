@@ -49,7 +49,8 @@ message is learned as it is (a tagged one under its signature, so that the
 scan, written every stats_interval, finds it learned). A message already
 learned in the other class is moved; one already in the requested class is a
 success with a note.
---signature ID corrects a scan without the message (repeatable). With neither
+--signature ID corrects a scan without the message (repeatable); one not
+written yet is kept and trained when mailsiftd writes it. With neither
 PATH nor --signature, one message is read from standard input, as a Dovecot
 IMAPSieve or sieve-pipe rule sends it. --quiet prints nothing but errors: no
 summary, no note for a message already learned (what a pipe program wants, as
@@ -233,7 +234,7 @@ int correct(const Context& ctx, const TrainOptions& opts) {
     engine::Trainer trainer(db, ctx.settings);
     const std::int64_t now = std::time(nullptr);
     int status = exit_ok;
-    std::size_t by_signature = 0, as_message = 0, confirmed = 0;
+    std::size_t by_signature = 0, as_message = 0, confirmed = 0, deferred = 0;
     auto note_result = [&](const std::string& label, const engine::Trainer::CorrectOutcome& o) {
         if (quiet) return;
         if (o.confirmed) {
@@ -251,15 +252,18 @@ int correct(const Context& ctx, const TrainOptions& opts) {
             status = exit_input;
             continue;
         }
-        const auto r = trainer.correct_signature(*id, to, now);
-        if (!r) {
-            report(text, "unknown signature (not written yet: mailsiftd writes scans every stats_interval; "
-                         "or expired, pruned, or scanned with another database)");
-            status = exit_input;
+        const auto r = trainer.correct_or_defer_signature(*id, to, now);
+        ++by_signature;
+        if (r.deferred) {
+            ++deferred;
+            if (!quiet) {
+                report(text, "no scan recorded under this signature yet: the correction is kept and trained when "
+                             "mailsiftd writes the scan (every stats_interval); it is dropped after signature_days "
+                             "if none comes (expired, or scanned with another database)");
+            }
             continue;
         }
-        ++by_signature;
-        note_result(text, *r);
+        note_result(text, r);
     }
     for_each_message(paths, ctx.settings.limits.max_message_bytes, [&](InputMessage& m) {
         if (!m.error.empty()) {
@@ -284,6 +288,7 @@ int correct(const Context& ctx, const TrainOptions& opts) {
               << " as the message; " << c.learned << " learned, " << c.moved << " moved, " << c.already_learned
               << " already " << store::to_string(to);
     if (confirmed > 0) std::cout << ", " << confirmed << " confirmed without training";
+    if (deferred > 0) std::cout << ", " << deferred << " waiting for their scan";
     std::cout << "\n";
     return status;
 }

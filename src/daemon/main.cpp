@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
         asio::io_context io(1);
         daemon::Scorer scorer(resolved.database, resolved.settings);
         daemon::Recorder recorder({resolved.database, resolved.settings.daemon.stats_interval, 20000,
-                                   resolved.settings.daemon.signature_keep});
+                                   resolved.settings.daemon.signature_keep, resolved.settings});
         // A deleted or replaced database is counted where 'mailsift stats' shows it.
         scorer.on_event([&recorder](const std::string& name) { recorder.count(name); });
         daemon::Server server(io, scorer, recorder, resolved.settings);

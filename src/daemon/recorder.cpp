@@ -85,6 +85,7 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
         store::Database db(options_.database, store::Database::Mode::read_write, std::chrono::seconds(5),
                            store::Database::Create::never);
         db.record(batch);
+        apply_deferred_corrections(db);
         if (prune) {
             // Committed above already: a pruning failure must not put the batch back.
             try {
@@ -119,6 +120,19 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
         log_info("recording works again after " + std::to_string(failures_) +
                  " failed attempt(s); the signatures and counters kept in memory are written");
         failures_ = 0;
+    }
+}
+
+// Committed after the batch: a failure here leaves the corrections waiting for the next write.
+void Recorder::apply_deferred_corrections(store::Database& db) {
+    try {
+        if (!db.has_deferred_corrections()) return;
+        engine::Trainer trainer(db, options_.settings);
+        const std::size_t n = trainer.apply_deferred_corrections(static_cast<std::int64_t>(std::time(nullptr)));
+        if (n > 0) log_info("trained " + std::to_string(n) + " correction(s) made before their scan was written");
+    } catch (const std::exception& e) {
+        log_warning(std::string("could not train the corrections waiting for their scans (trying again at the "
+                                "next write): ") + e.what());
     }
 }
 

@@ -8,6 +8,8 @@
 // record_failures), scans and contacts are kept up to max_queued_scans each
 // (the oldest beyond are dropped and counted as scans_dropped and
 // contacts_dropped). Scoring never waits for it and mail is never held for it.
+// After each write it trains the corrections that came by signature before
+// their scan (mailsift correct --signature, deferred in the database).
 #pragma once
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "mailsift/engine/filter.hpp"
 #include "mailsift/store/database.hpp"
 
 namespace mailsift::daemon {
@@ -32,6 +35,7 @@ public:
         std::chrono::milliseconds interval{5000};
         std::size_t max_queued_scans = 20000;   // beyond: drop (counted as scans_dropped)
         std::chrono::seconds keep_scans{14 * 86400};
+        engine::Settings settings;  // how a deferred correction is trained (train_on_error, batch size)
     };
     explicit Recorder(Options options);
     ~Recorder();  // writes what is queued, then stops
@@ -48,6 +52,7 @@ private:
     void run();
     void write_batch(std::unique_lock<std::mutex>& lock);
     void restore(store::Recording& batch);
+    void apply_deferred_corrections(store::Database& db);
     // Scans queued that start a write before the interval is up (half the cap).
     std::size_t early_write_at() const { return std::max<std::size_t>(1, options_.max_queued_scans / 2); }
 

@@ -136,6 +136,9 @@ bool Trainer::confirmed_only(model::Verdict said, store::Class c) const {
 }
 
 Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Class c, std::int64_t now) {
+    // This correction is the latest word on the scan: one deferred earlier must not undo it.
+    open_batch();
+    batch_->drop_deferred_correction(scan.id);
     if (confirmed_only(scan.verdict, c)) {
         CorrectOutcome o;
         o.by_signature = true;
@@ -170,6 +173,10 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
     std::optional<model::Verdict> said;
     if (const auto* h = signature ? parsed.find("X-Mailsift-Status") : nullptr) said = verdict_of_status(h->value);
     if (said && confirmed_only(*said, c)) return {MessageProblem::none, store::LearnResult::already_learned, false, true};
+    if (signature) {
+        open_batch();
+        batch_->drop_deferred_correction(*signature);  // as in learn_scan: this one is the latest
+    }
     Prepared p;
     prepare_parsed(raw, parsed, p);
     const LearnOutcome o = learn_prepared(p, c, now, /*selective=*/false);  // a correction is always trained
@@ -182,6 +189,33 @@ std::optional<Trainer::CorrectOutcome> Trainer::correct_signature(const store::D
     const auto scan = db_.find_scan(id);
     if (!scan) return std::nullopt;
     return learn_scan(*scan, c, now);
+}
+
+Trainer::CorrectOutcome Trainer::correct_or_defer_signature(const store::Digest& id, store::Class c,
+                                                             std::int64_t now) {
+    open_batch();  // the write lock first: the recorder cannot write the scan between the look and the keep
+    if (const auto scan = db_.find_scan(id)) return learn_scan(*scan, c, now);
+    batch_->defer_correction(id, c, now);
+    CorrectOutcome o;
+    o.by_signature = true;
+    o.deferred = true;
+    return o;
+}
+
+std::size_t Trainer::apply_deferred_corrections(std::int64_t now) {
+    commit();
+    // Each transaction takes corrections and trains them together: fewer than
+    // batch_messages, so that learn_terms never commits between the two.
+    const std::size_t per_batch = std::max<std::size_t>(1, settings_.batch_messages - 1);
+    std::size_t total = 0;
+    for (;;) {
+        open_batch();
+        const auto ready = batch_->take_ready_corrections(per_batch);
+        for (const auto& [scan, c] : ready) learn_scan(scan, c, now);
+        commit();
+        total += ready.size();
+        if (ready.size() < per_batch) return total;
+    }
 }
 
 store::UnlearnResult Trainer::unlearn(std::string_view raw, store::Class c) {

@@ -26,6 +26,7 @@ PruneResult Database::prune(std::int64_t signatures_before, std::int64_t feature
             if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune signatures: ") + error_text());
             r.signatures = static_cast<std::uint64_t>(sqlite3_changes(db_));
             drop_unused_dictionaries();
+            prune_deferred_corrections(signatures_before);
         }
         // Seen exactly once in all, and not since the cut-off.
         const std::string once = " FROM features WHERE spam_occurrences + ham_occurrences = 1 AND last_seen < ?1";

@@ -1,5 +1,6 @@
 // What mailsiftd's recorder writes and correct reads: scans under their
-// signature, corrections of verdicts, and the daemon's counters.
+// signature, corrections of verdicts (and those deferred until their scan is
+// written), and the daemon's counters.
 #include "internal.hpp"
 
 #include <sqlite3.h>
@@ -156,7 +157,21 @@ std::size_t Database::prune_scans(std::int64_t before) {
     if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune signatures: ") + error_text());
     const auto removed = static_cast<std::size_t>(sqlite3_changes(db_));
     drop_unused_dictionaries();
+    prune_deferred_corrections(before);
     return removed;
+}
+
+void Database::prune_deferred_corrections(std::int64_t before) {
+    // A scan older than the cut-off is pruned anyway: one that has not come by then never will.
+    Statement q(db_, "DELETE FROM deferred_corrections WHERE requested_at < ?1", path_);
+    sqlite3_bind_int64(q.get(), 1, before);
+    if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune deferred corrections: ") + error_text());
+}
+
+bool Database::has_deferred_corrections() {
+    Statement q(db_, "SELECT EXISTS (SELECT 1 FROM deferred_corrections)", path_);
+    if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot read deferred corrections: ") + error_text());
+    return sqlite3_column_int(q.get(), 0) != 0;
 }
 
 CorrectionCounts Database::corrections_since(std::int64_t since) {
@@ -243,6 +258,57 @@ void TrainingBatch::record_correction(model::Verdict verdict, Class to, std::int
     sqlite3_bind_int(*s, 2, static_cast<int>(verdict));
     sqlite3_bind_int(*s, 3, to == Class::spam ? 1 : 0);
     if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot record correction: ") + db_.error_text());
+}
+
+void TrainingBatch::defer_correction(const Digest& signature, Class to, std::int64_t now) {
+    Statement q(db_.db_,
+                "INSERT INTO deferred_corrections (signature, corrected_to, requested_at) VALUES (?1, ?2, ?3)"
+                " ON CONFLICT (signature) DO UPDATE SET corrected_to = excluded.corrected_to,"
+                " requested_at = excluded.requested_at",
+                db_.path_);
+    bind_digest(q.get(), 1, signature);
+    sqlite3_bind_int(q.get(), 2, to == Class::spam ? 1 : 0);
+    sqlite3_bind_int64(q.get(), 3, now);
+    if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot defer correction: ") + db_.error_text());
+}
+
+void TrainingBatch::drop_deferred_correction(const Digest& signature) {
+    Statement q(db_.db_, "DELETE FROM deferred_corrections WHERE signature = ?1", db_.path_);
+    bind_digest(q.get(), 1, signature);
+    if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot drop deferred correction: ") + db_.error_text());
+}
+
+std::vector<std::pair<Scan, Class>> TrainingBatch::take_ready_corrections(std::size_t limit) {
+    std::vector<std::pair<Digest, Class>> ready;
+    {
+        Statement q(db_.db_,
+                    "SELECT d.signature, d.corrected_to FROM deferred_corrections d"
+                    " JOIN signatures s ON s.id = d.signature ORDER BY d.requested_at LIMIT ?1",
+                    db_.path_);
+        sqlite3_bind_int64(q.get(), 1, static_cast<std::int64_t>(limit));
+        int rc;
+        while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+            Digest id{};
+            if (sqlite3_column_bytes(q.get(), 0) != static_cast<int>(id.size())) continue;
+            std::memcpy(id.data(), sqlite3_column_blob(q.get(), 0), id.size());
+            ready.emplace_back(id, sqlite3_column_int(q.get(), 1) == 1 ? Class::spam : Class::ham);
+        }
+        if (rc != SQLITE_DONE) db_.fail(std::string("cannot read deferred corrections: ") + db_.error_text());
+    }
+    std::vector<std::pair<Scan, Class>> out;
+    out.reserve(ready.size());
+    Statement drop(db_.db_, "DELETE FROM deferred_corrections WHERE signature = ?1", db_.path_);
+    for (const auto& [id, to] : ready) {
+        auto scan = db_.find_scan(id);
+        if (!scan) continue;  // not reachable: found by the join, in this transaction
+        sqlite3_reset(drop.get());
+        bind_digest(drop.get(), 1, id);
+        if (sqlite3_step(drop.get()) != SQLITE_DONE) {
+            db_.fail(std::string("cannot take deferred correction: ") + db_.error_text());
+        }
+        out.emplace_back(std::move(*scan), to);
+    }
+    return out;
 }
 
 }  // namespace mailsift::store

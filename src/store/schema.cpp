@@ -107,6 +107,14 @@ constexpr Migration migrations[] = {
     ALTER TABLE signatures_compact RENAME TO signatures;
     CREATE INDEX signatures_scanned_at ON signatures (scanned_at);
     )sql"},
+    // 4 -> 5: corrections by signature that came before their scan
+    {R"sql(
+    CREATE TABLE deferred_corrections (
+        signature BLOB PRIMARY KEY,            -- 16 bytes: the X-Mailsift-Signature id
+        corrected_to INTEGER NOT NULL CHECK (corrected_to IN (0, 1)),  -- 0 ham, 1 spam
+        requested_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    )sql"},
 };
 static_assert(std::size(migrations) == schema_version);
 

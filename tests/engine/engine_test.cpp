@@ -450,6 +450,111 @@ TEST_CASE("A tagged message is one message: corrected before its scan is written
     }
 }
 
+TEST_CASE("A correction by signature alone, before its scan, is kept and trained once when the scan arrives",
+          "[engine]") {
+    // mailsift correct --signature ID the moment a message arrives: no scan yet.
+    // Whatever the order of such corrections, corrections of the message itself
+    // and the scan's arrival, the end is the model that learned the scan once
+    // with the last label given.
+    TempDir dir;
+    const store::Digest id = engine::message_digest("scanned later");
+    const std::string delivered = "X-Mailsift-Status: No, score=0.1000\nX-Mailsift-Signature: " +
+                                  engine::signature_text(id) + "\nFrom: w@prize.example\nSubject: won\n\nclaim prize\n";
+    const std::string scan_lines = "w:claim\t1\nenv:helo:prize.example\t1\n";
+    // The reference: a database that learned the scan once, as `label`.
+    int references = 0;
+    auto learned_once = [&](store::Class label) {
+        store::Database ref(dir.path / ("ref-" + std::to_string(++references) + ".db"), store::Database::Mode::read_write);
+        store::Recording rec;
+        rec.scans.push_back({id, 900, model::Verdict::ham, scan_lines});
+        ref.record(rec);
+        engine::Trainer t(ref, engine::Settings{});
+        REQUIRE(t.correct_signature(id, label, 1000)->result == store::LearnResult::learned);
+        t.commit();
+        return ref.load_counts(model::TermFrequency::raw);
+    };
+    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    auto correct_signature = [&](store::Class c) {
+        engine::Trainer t(db, engine::Settings{});
+        const auto o = t.correct_or_defer_signature(id, c, 1000);
+        t.commit();
+        return o;
+    };
+    auto correct_message = [&](store::Class c) {
+        engine::Trainer t(db, engine::Settings{});
+        t.correct(delivered, delivered.size(), c, 1000);
+        t.commit();
+    };
+    auto scan_arrives = [&] {
+        store::Recording rec;
+        rec.scans.push_back({id, 900, model::Verdict::ham, scan_lines});
+        db.record(rec);
+        engine::Trainer t(db, engine::Settings{});
+        return t.apply_deferred_corrections(1100);
+    };
+    auto require_model = [&](const model::Counts& expected) {
+        const auto now = db.load_counts(model::TermFrequency::raw);
+        REQUIRE(now.messages == expected.messages);
+        REQUIRE(now.features == expected.features);
+        REQUIRE(now.feature_totals == expected.feature_totals);
+    };
+
+    SECTION("deferred, then the scan: trained once; again, and by the message, nothing more") {
+        const auto o = correct_signature(store::Class::spam);
+        REQUIRE(o.deferred);
+        REQUIRE(db.load_counts(model::TermFrequency::raw).messages == model::ClassCounts{0, 0});  // nothing yet
+        REQUIRE(db.has_deferred_corrections());
+        REQUIRE(scan_arrives() == 1);
+        REQUIRE_FALSE(db.has_deferred_corrections());
+        require_model(learned_once(store::Class::spam));
+        REQUIRE(db.corrections_since(0).false_negatives == 1);
+        REQUIRE(correct_signature(store::Class::spam).result == store::LearnResult::already_learned);
+        correct_message(store::Class::spam);
+        REQUIRE(scan_arrives() == 0);
+        require_model(learned_once(store::Class::spam));
+        REQUIRE(db.corrections_since(0).false_negatives == 1);
+    }
+    SECTION("deferred twice with both labels: the last one is trained") {
+        REQUIRE(correct_signature(store::Class::spam).deferred);
+        REQUIRE(correct_signature(store::Class::ham).deferred);
+        REQUIRE(scan_arrives() == 1);
+        require_model(learned_once(store::Class::ham));
+    }
+    SECTION("deferred as spam, then the message corrected to ham: the message's correction is the last") {
+        REQUIRE(correct_signature(store::Class::spam).deferred);
+        correct_message(store::Class::ham);
+        REQUIRE_FALSE(db.has_deferred_corrections());
+        scan_arrives();
+        const auto counts = db.load_counts(model::TermFrequency::raw);
+        REQUIRE(counts.messages == model::ClassCounts{0, 1});  // one ham (as the message: the scan came later)
+        // Corrected the other way once more, by signature: moved to the scan's features as spam.
+        REQUIRE(correct_signature(store::Class::spam).result == store::LearnResult::moved);
+        require_model(learned_once(store::Class::spam));
+    }
+    SECTION("the message corrected to ham, then the signature to spam before the scan: spam, once") {
+        correct_message(store::Class::ham);
+        REQUIRE(correct_signature(store::Class::spam).deferred);
+        REQUIRE(scan_arrives() == 1);
+        require_model(learned_once(store::Class::spam));
+    }
+    SECTION("the scan is written first: correct_or_defer trains at once") {
+        REQUIRE(scan_arrives() == 0);
+        const auto o = correct_signature(store::Class::spam);
+        REQUIRE_FALSE(o.deferred);
+        REQUIRE(o.result == store::LearnResult::learned);
+        require_model(learned_once(store::Class::spam));
+    }
+    SECTION("a correction whose scan never comes is pruned with the signatures") {
+        REQUIRE(correct_signature(store::Class::spam).deferred);
+        REQUIRE(db.prune_scans(999) == 0);  // requested at 1000: kept
+        REQUIRE(db.has_deferred_corrections());
+        db.prune_scans(1001);
+        REQUIRE_FALSE(db.has_deferred_corrections());
+        REQUIRE(scan_arrives() == 0);
+        REQUIRE(db.load_counts(model::TermFrequency::raw).messages == model::ClassCounts{0, 0});
+    }
+}
+
 TEST_CASE("Signatures round-trip as text and feature lines parse back", "[engine]") {
     const auto d = engine::message_digest("x");
     REQUIRE(engine::parse_signature(" " + engine::signature_text(d) + "\r") == d);

@@ -395,6 +395,57 @@ if [ -n "$DPID" ] && file=$(delivered_file once1); then
 else
     not_ok "mailsiftd restarted with stats_interval = 10 and once1 delivered"
 fi
+
+# ---------------------------------------------------------------- by signature alone, before the scan
+# correct --signature ID with no message, while the scan still waits in mailsiftd's
+# memory: kept in the database, trained by mailsiftd right after it writes the
+# scan, once, with the last label given. A freshly started mailsiftd writes its
+# first batch stats_interval (10 s) after it starts, so the corrections below
+# come well before it.
+stop_pid "$DPID"
+DPID=""
+STATS_INTERVAL=10 write_conf off
+if start_daemon; then
+    send once2 "$MESSAGES/spam_investment.eml"
+    expect_delivered once2 Yes "spam_investment.eml, to be corrected by its signature alone"
+fi
+if [ -n "$DPID" ] && file=$(delivered_file once2); then
+    sig=$(header_values "$file" X-Mailsift-Signature)
+    model_export "$WORK/sig-before.export"
+    corrected sig-spam --spam --signature "$sig"
+    corrected sig-ham --ham --signature "$sig"
+    model_export "$WORK/sig-waiting.export"
+    if [ "$(cat "$WORK/sig-spam.rc" "$WORK/sig-ham.rc" | tr -d '\n')" = 00 ] &&
+        grep -q "1 by signature, 0 as the message; 0 learned, 0 moved, 0 already spam, 1 waiting for their scan" "$WORK/sig-spam.out" &&
+        grep -q "1 by signature, 0 as the message; 0 learned, 0 moved, 0 already ham, 1 waiting for their scan" "$WORK/sig-ham.out" &&
+        ! scan_features "$sig" >/dev/null &&
+        cmp -s "$WORK/sig-before.export" "$WORK/sig-waiting.export"; then
+        ok "corrected by signature to spam, then to ham, before the scan is written: kept, nothing trained yet"
+    else
+        not_ok "corrected by signature before the scan is written: kept, nothing trained yet (status $(cat "$WORK"/sig-spam.rc "$WORK"/sig-ham.rc | tr '\n' ' '): $(cat "$WORK"/sig-spam.out "$WORK"/sig-ham.out | tr '\n' '|'))"
+    fi
+    sig_trained() { model_export "$WORK/sig-after.export" && ! cmp -s "$WORK/sig-before.export" "$WORK/sig-after.export"; }
+    if wait_for 15 scan_features "$sig" >"$WORK/sig.scan" && wait_for 5 sig_trained; then
+        if diff_out=$(python3 "$HERE/export_diff.py" "$WORK/sig-before.export" "$WORK/sig-after.export" \
+            "$sig" ham "$WORK/sig.scan" 2>&1); then
+            ok "mailsiftd trained it when it wrote the scan: the model before plus that message once, as ham, the last label ($diff_out)"
+        else
+            not_ok "mailsiftd trained it once, as ham, when it wrote the scan: $(tr '\n' '|' <<<"$diff_out")"
+        fi
+        corrected sig-again --ham --signature "$sig"
+        model_export "$WORK/sig-again.export"
+        if grep -q "0 learned, 0 moved, 1 already ham" "$WORK/sig-again.out" &&
+            cmp -s "$WORK/sig-after.export" "$WORK/sig-again.export"; then
+            ok "the same correction once the scan is written finds it learned and changes nothing"
+        else
+            not_ok "the same correction once the scan is written changes nothing ($(tr '\n' '|' <"$WORK/sig-again.out"))"
+        fi
+    else
+        not_ok "the scan of once2 is written within 15 s and its deferred correction trained within 5 s after"
+    fi
+else
+    not_ok "mailsiftd restarted with stats_interval = 10 and once2 delivered"
+fi
 stop_pid "$DPID"
 DPID=""
 write_conf off
@@ -650,9 +701,9 @@ for case in "${refused[@]}"; do
         ok "no copy of $case was delivered"
     fi
 done
-# Eight from the checks above, and three (bob, alice, bob) from the authenticated submission ones.
-accepted=8
-[ -z "$SASL_READY" ] || accepted=11
+# Nine from the checks above, and three (bob, alice, bob) from the authenticated submission ones.
+accepted=9
+[ -z "$SASL_READY" ] || accepted=12
 count=$(find "$SINK" -name '*.eml' | wc -l)
 if [ "$count" -eq "$accepted" ]; then
     ok "the sink holds exactly the $accepted accepted messages"

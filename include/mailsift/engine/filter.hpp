@@ -177,10 +177,20 @@ public:
         bool by_signature = false;
         // train_on_error: mailsiftd's verdict was confident and already right, so nothing was trained.
         bool confirmed = false;
+        // By signature, before its scan was written: kept, and trained when the scan arrives.
+        bool deferred = false;
     };
     CorrectOutcome correct(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now);
     // Without the message: nothing when the signature is unknown (expired or never scanned here).
     std::optional<CorrectOutcome> correct_signature(const store::Digest& id, store::Class c, std::int64_t now);
+    // The same, but a signature without a scan yet is not an error: the correction
+    // is kept in the database and trained, once, when mailsiftd writes that scan
+    // (apply_deferred_corrections). Checked and kept under the write lock, so a
+    // scan written at the same moment is either found here or finds the correction.
+    CorrectOutcome correct_or_defer_signature(const store::Digest& id, store::Class c, std::int64_t now);
+    // Trains the deferred corrections whose scans are written now, and commits;
+    // returns how many. mailsiftd's recorder calls it after each write.
+    std::size_t apply_deferred_corrections(std::int64_t now);
     // Commits the open batch, if any.
     void commit();
     const TrainCounts& counts() const { return counts_; }

@@ -41,7 +41,7 @@ struct sqlite3_stmt;
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 4;
+inline constexpr int schema_version = 5;
 
 class Error : public std::runtime_error {
 public:
@@ -197,8 +197,12 @@ public:
     std::optional<Scan> find_scan(const Digest& id);
     // One transaction; read_write only.
     void record(const Recording& r);
-    // Deletes scans recorded before `before`; returns how many.
+    // Deletes scans recorded before `before` (and corrections deferred before
+    // then whose scan never came); returns how many scans.
     std::size_t prune_scans(std::int64_t before);
+    // Whether a correction waits for its scan (TrainingBatch::defer_correction):
+    // a cheap read that spares the recorder a write lock when none does.
+    bool has_deferred_corrections();
     CorrectionCounts corrections_since(std::int64_t since);
     std::vector<std::pair<std::string, std::int64_t>> counters();
 
@@ -255,6 +259,7 @@ private:
     // The grouped text of a signatures row's scan (text rows grouped too); nullopt when damaged.
     std::optional<std::string> stored_scan(sqlite3_stmt* row, int dictionary_column, int features_column);
     void drop_unused_dictionaries();
+    void prune_deferred_corrections(std::int64_t before);
 };
 
 // One write transaction of learn/unlearn operations. Feature-count changes are
@@ -276,6 +281,15 @@ public:
     void add_contact(std::string_view address, std::string_view source, std::int64_t now);
     // Notes that a message mailsiftd judged `verdict` was corrected to `to`.
     void record_correction(model::Verdict verdict, Class to, std::int64_t now);
+    // A correction by signature whose scan is not written yet: kept (the last
+    // label given wins) until the scan arrives and deferred_corrections() finds it.
+    void defer_correction(const Digest& signature, Class to, std::int64_t now);
+    // At most `limit` deferred corrections whose scan is now written, oldest
+    // first, each taken out of the waiting list (in this transaction: trained
+    // with it, or not at all).
+    std::vector<std::pair<Scan, Class>> take_ready_corrections(std::size_t limit);
+    // Forgets a deferred correction of `signature`: a later one has its say.
+    void drop_deferred_correction(const Digest& signature);
     void commit();
 
 private:
