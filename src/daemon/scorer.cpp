@@ -129,7 +129,10 @@ std::string Scorer::refresh() {
                    describe_model(*writer_) + took_since(start);
         }
         if (writer_->filter->refresh()) {
-            return "reloaded model: " + describe_model(*writer_) + took_since(start);
+            const auto m = writer_->filter->model();
+            const std::string how = m->reloaded ? "read every feature"
+                                                : "applied " + std::to_string(m->changed_features) + " changed features";
+            return "reloaded model (" + how + "): " + describe_model(*writer_) + took_since(start);
         }
         return {};
     } catch (const std::exception& e) {

@@ -185,19 +185,43 @@ bool Filter::refresh() {
     if (current && version == seen_data_version_) return false;
     seen_data_version_ = version;
     // Signatures and counters written by the daemon move data_version too;
-    // reload only when the model's inputs changed.
-    std::string fingerprint = db_.model_fingerprint();
-    if (current && fingerprint == current->fingerprint) return false;
+    // the model changes only when its counts or the contacts do.
+    const std::uint64_t sequence = db_.model_sequence();
+    std::string contacts = db_.contacts_fingerprint();
+    const bool counts_changed = !current || sequence != current->sequence;
+    const bool contacts_changed = !current || contacts != current->contacts_fingerprint;
+    if (!counts_changed && !contacts_changed) return false;
     auto m = std::make_shared<Model>();
     m->data_version = version;
-    m->fingerprint = std::move(fingerprint);
-    // Streamed from the database into the snapshot's table: no Counts map in between.
-    std::optional<model::Snapshot::Builder> builder;
-    const auto totals = db_.visit_counts(
-        settings_.model.term_frequency, [&](std::size_t n) { builder.emplace(settings_.model, n); },
-        [&](model::FeatureId id, model::ClassCounts c) { builder->add(id, c); });
-    m->snapshot = std::move(*builder).finish(totals.messages, totals.feature_totals);
-    m->contacts = db_.load_contacts();
+    m->contacts_fingerprint = std::move(contacts);
+    bool applied = false;
+    if (current && counts_changed) {
+        // A quarter of the model or more is as cheap to reread as to look up row by row.
+        const std::size_t most = std::max<std::size_t>(current->snapshot.vocabulary() / 4, 10000);
+        auto changes = db_.model_changes_since(current->sequence, settings_.model.term_frequency, most);
+        if (changes.listed) {
+            m->snapshot = current->snapshot;
+            m->snapshot.apply(changes.features, changes.totals.messages, changes.totals.feature_totals);
+            m->sequence = changes.totals.sequence;
+            m->changed_features = changes.features.size();
+            applied = true;
+        }
+    } else if (current) {
+        m->snapshot = current->snapshot;
+        m->sequence = current->sequence;
+        applied = true;
+    }
+    if (!applied) {
+        // Streamed from the database into the snapshot's table: no Counts map in between.
+        std::optional<model::Snapshot::Builder> builder;
+        const auto totals = db_.visit_counts(
+            settings_.model.term_frequency, [&](std::size_t n) { builder.emplace(settings_.model, n); },
+            [&](model::FeatureId id, model::ClassCounts c) { builder->add(id, c); });
+        m->snapshot = std::move(*builder).finish(totals.messages, totals.feature_totals);
+        m->sequence = totals.sequence;
+        m->reloaded = true;
+    }
+    m->contacts = contacts_changed ? db_.load_contacts() : current->contacts;
     std::lock_guard lock(model_mutex_);
     model_ = std::move(m);
     return true;

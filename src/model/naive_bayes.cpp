@@ -154,6 +154,19 @@ void Snapshot::add(std::span<const Term> terms, bool spam, int sign) {
     update_shared();
 }
 
+void Snapshot::apply(std::span<const Change> changes, ClassCounts messages, ClassCounts totals) {
+    for (const Change& c : changes) {
+        if (c.present) {
+            set(c.id, c.counts);
+        } else if (const Slot* slot = find(c.id)) {
+            erase(slot == &zero_ ? SIZE_MAX : static_cast<std::size_t>(slot - slots_.data()));
+        }
+    }
+    messages_ = messages;
+    totals_ = totals;
+    update_shared();
+}
+
 void Snapshot::erase(std::size_t i) {
     if (i == SIZE_MAX) {
         has_zero_ = false;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <ctime>
 
 namespace mailsift::store {
 
@@ -69,6 +70,7 @@ Database::ClassTotals Database::visit_counts(model::TermFrequency tf, const std:
                 (spam ? totals.feature_totals.spam : totals.feature_totals.ham) = total;
             }
         }
+        totals.sequence = model_sequence();
         {
             Statement q(db_, "SELECT count(*) FROM features", path_);
             if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot count features: ") + error_text());
@@ -91,6 +93,124 @@ Database::ClassTotals Database::visit_counts(model::TermFrequency tf, const std:
         throw;
     }
     return totals;
+}
+
+// ---- the change log readers refresh by ----
+
+// Changes kept in model_changes: a reader further behind reloads everything.
+constexpr std::int64_t model_change_seconds = 3600;
+
+std::uint64_t Database::model_sequence() {
+    Use s(st_->model_sequence);
+    if (sqlite3_step(*s) != SQLITE_ROW) fail(std::string("cannot read the model's change sequence: ") + error_text());
+    return static_cast<std::uint64_t>(sqlite3_column_int64(*s, 0));
+}
+
+void Database::log_model_change(std::vector<model::FeatureId>* ids) {
+    std::string blob;
+    if (ids != nullptr) {
+        std::sort(ids->begin(), ids->end());
+        blob.reserve(ids->size() * 5);
+        model::FeatureId prev = 0;
+        for (const model::FeatureId id : *ids) {
+            put_varint(blob, id - prev);
+            prev = id;
+        }
+    }
+    const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
+    {
+        Use s(st_->insert_model_change);
+        sqlite3_bind_int64(*s, 1, now);
+        if (ids != nullptr) {
+            sqlite3_bind_blob(*s, 2, blob.data(), static_cast<int>(blob.size()), SQLITE_STATIC);
+        } else {
+            sqlite3_bind_null(*s, 2);
+        }
+        if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot log the model's change: ") + error_text());
+    }
+    Use s(st_->trim_model_changes);
+    sqlite3_bind_int64(*s, 1, now - model_change_seconds);
+    if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot trim the model's change log: ") + error_text());
+}
+
+Database::ModelChanges Database::model_changes_since(std::uint64_t sequence, model::TermFrequency tf,
+                                                     std::size_t max_features) {
+    const bool boolean = tf == model::TermFrequency::boolean;
+    ModelChanges out;
+    exec("BEGIN");  // the list, the totals and the rows of one moment
+    try {
+        {
+            Statement q(db_, "SELECT class, messages, occurrences, presences FROM classes", path_);
+            while (sqlite3_step(q.get()) == SQLITE_ROW) {
+                const bool spam = sqlite3_column_int(q.get(), 0) == 1;
+                (spam ? out.totals.messages.spam : out.totals.messages.ham) =
+                    static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 1));
+                (spam ? out.totals.feature_totals.spam : out.totals.feature_totals.ham) =
+                    static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), boolean ? 3 : 2));
+            }
+        }
+        out.totals.sequence = model_sequence();
+        std::vector<model::FeatureId> ids;
+        {
+            Statement q(db_, "SELECT seq, features FROM model_changes WHERE seq > ?1 ORDER BY seq", path_);
+            sqlite3_bind_int64(q.get(), 1, static_cast<sqlite3_int64>(sequence));
+            std::uint64_t expect = sequence + 1;
+            int rc;
+            while (out.listed && (rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+                // A gap is a trimmed part of the log; NULL, a change too large to list.
+                if (static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 0)) != expect++ ||
+                    sqlite3_column_type(q.get(), 1) == SQLITE_NULL) {
+                    out.listed = false;
+                    break;
+                }
+                const std::string_view blob(static_cast<const char*>(sqlite3_column_blob(q.get(), 1)),
+                                            static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 1)));
+                std::size_t i = 0;
+                model::FeatureId id = 0;
+                std::uint64_t delta = 0;
+                while (i < blob.size()) {
+                    if (!get_varint(blob, i, delta)) {
+                        out.listed = false;  // damaged: the full reload is always right
+                        break;
+                    }
+                    id += delta;
+                    ids.push_back(id);
+                }
+                if (ids.size() > max_features * 2) out.listed = false;
+            }
+            if (out.listed && expect - 1 != out.totals.sequence) out.listed = false;  // the database went back
+        }
+        if (out.listed) {
+            std::sort(ids.begin(), ids.end());
+            ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+            if (ids.size() > max_features) out.listed = false;
+        }
+        if (out.listed) {
+            out.features.reserve(ids.size());
+            Use s(st_->find_feature);
+            for (const model::FeatureId id : ids) {
+                sqlite3_reset(*s);
+                sqlite3_bind_int64(*s, 1, static_cast<sqlite3_int64>(id));
+                model::Snapshot::Change f;
+                f.id = id;
+                const int rc = sqlite3_step(*s);
+                if (rc == SQLITE_ROW) {
+                    f.present = true;
+                    f.counts = {static_cast<std::uint64_t>(sqlite3_column_int64(*s, boolean ? 2 : 0)),
+                                static_cast<std::uint64_t>(sqlite3_column_int64(*s, boolean ? 3 : 1))};
+                } else if (rc != SQLITE_DONE) {
+                    fail(std::string("cannot read feature: ") + error_text());
+                }
+                out.features.push_back(f);
+            }
+        }
+        exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+    if (!out.listed) out.features.clear();
+    return out;
 }
 
 // ---- TrainingBatch ----
@@ -240,6 +360,8 @@ UnlearnResult TrainingBatch::unlearn(const Digest& digest, Class c) {
 void TrainingBatch::commit() {
     assert(open_ && "commit twice");
     std::int64_t occ_spam = 0, occ_ham = 0, pres_spam = 0, pres_ham = 0;
+    std::vector<model::FeatureId> written;  // rows written or deleted, for readers' refresh
+    written.reserve(deltas_.size());
     // In the table's key order (ids are stored as signed 64-bit), so the B-tree of
     // features is walked once from left to right rather than at random (ids are hashes).
     std::vector<std::pair<model::FeatureId, const Delta*>> order;
@@ -285,6 +407,7 @@ void TrainingBatch::commit() {
             Use s(db_.st_->delete_feature);
             sqlite3_bind_int64(*s, 1, static_cast<sqlite3_int64>(id));
             if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot prune feature: ") + db_.error_text());
+            written.push_back(id);
             continue;
         }
         // Unchanged counts are written only to move last_seen of a row known to exist: learned
@@ -297,6 +420,7 @@ void TrainingBatch::commit() {
         sqlite3_bind_text(*s, 6, texts_.data() + d.text_offset, static_cast<int>(d.text_bytes), SQLITE_STATIC);
         sqlite3_bind_int64(*s, 7, d.learned ? latest_ : 0);
         if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot update feature: ") + db_.error_text());
+        if (!unchanged) written.push_back(id);  // last_seen alone is not the model's
     }
     const struct {
         int cls;
@@ -310,6 +434,7 @@ void TrainingBatch::commit() {
         sqlite3_bind_int64(*s, 4, t.pres);
         if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot update totals: ") + db_.error_text());
     }
+    if (!written.empty() || messages_spam_ != 0 || messages_ham_ != 0) db_.log_model_change(&written);
     db_.exec("COMMIT");
     open_ = false;
 }

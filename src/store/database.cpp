@@ -143,19 +143,12 @@ std::uint64_t Database::data_version() {
     return static_cast<std::uint64_t>(sqlite3_column_int64(*s, 0));
 }
 
-std::string Database::model_fingerprint() {
-    std::string out;
-    Statement q(db_,
-                "SELECT (SELECT group_concat(class || ':' || messages || ':' || occurrences || ':' || presences, ',')"
-                " FROM classes), (SELECT count(*) || ':' || coalesce(max(added_at), 0) FROM contacts)",
+std::string Database::contacts_fingerprint() {
+    Statement q(db_, "SELECT count(*) || ':' || coalesce(max(added_at), 0) || ':' || coalesce(sum(length(address)), 0) FROM contacts",
                 path_);
-    if (sqlite3_step(q.get()) == SQLITE_ROW) {
-        for (int i = 0; i < 2; ++i) {
-            if (const auto* t = sqlite3_column_text(q.get(), i)) out.append(reinterpret_cast<const char*>(t));
-            out.push_back('|');
-        }
-    }
-    return out;
+    if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot read contacts: ") + error_text());
+    const auto* t = sqlite3_column_text(q.get(), 0);
+    return t ? reinterpret_cast<const char*>(t) : "";
 }
 
 std::string Database::feature_text(model::FeatureId id) {

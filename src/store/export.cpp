@@ -464,6 +464,7 @@ ModelSummary Database::import_model(std::istream& in, const std::string& name) {
             }
             if (rc != SQLITE_DONE) fail(std::string("cannot check the imported totals: ") + error_text());
         }
+        log_model_change(nullptr);
         exec("COMMIT");
     } catch (...) {
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);

@@ -84,6 +84,15 @@ struct Database::Statements {
                            " verdict = excluded.verdict, dictionary = excluded.dictionary, features = excluded.features",
                            p),
           insert_correction(db, "INSERT INTO corrections (at, verdict, corrected_to) VALUES (?1, ?2, ?3)", p),
+          model_sequence(db, "SELECT coalesce(max(seq), 0) FROM model_changes", p),
+          insert_model_change(db,
+                              "INSERT INTO model_changes (seq, committed_at, features)"
+                              " VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM model_changes), ?1, ?2)",
+                              p),
+          trim_model_changes(db,
+                             "DELETE FROM model_changes WHERE committed_at < ?1"
+                             " AND seq < (SELECT max(seq) FROM model_changes)",
+                             p),
           add_counter(db,
                       "INSERT INTO counters (name, value) VALUES (?1, ?2)"
                       " ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
@@ -91,7 +100,7 @@ struct Database::Statements {
 
     Statement find_message, insert_message, delete_message, upsert_feature, find_feature, delete_feature, update_class,
         insert_contact, delete_contact, feature_text, data_version, find_signature, upsert_signature,
-        insert_correction, add_counter;
+        insert_correction, model_sequence, insert_model_change, trim_model_changes, add_counter;
 };
 
 

@@ -58,6 +58,7 @@ PruneResult Database::prune(std::int64_t signatures_before, std::int64_t feature
             sqlite3_bind_int64(*s, 4, -t.pres);
             if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot update totals: ") + error_text());
         }
+        if (r.features > 0) log_model_change(nullptr);
         exec("COMMIT");
     } catch (...) {
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);

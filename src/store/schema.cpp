@@ -115,6 +115,19 @@ constexpr Migration migrations[] = {
         requested_at INTEGER NOT NULL
     ) WITHOUT ROWID;
     )sql"},
+    // 5 -> 6: what each write changed in the model, so readers refresh by the difference
+    {R"sql(
+    -- One row per committed write that changed counts, numbered in commit order.
+    -- `features` lists the ids whose rows it wrote or deleted (varint-coded
+    -- ascending deltas); NULL means "too much to list" (prune, import, this
+    -- migration): a reader reloads everything. Rows older than an hour go.
+    CREATE TABLE model_changes (
+        seq INTEGER PRIMARY KEY,
+        committed_at INTEGER NOT NULL,
+        features BLOB
+    );
+    INSERT INTO model_changes (seq, committed_at, features) VALUES (1, CAST(strftime('%s', 'now') AS INTEGER), NULL);
+    )sql"},
 };
 static_assert(std::size(migrations) == schema_version);
 

@@ -198,6 +198,53 @@ TEST_CASE("The filter refreshes its model only when the database changed", "[eng
     REQUIRE_FALSE(f.refresh());
 }
 
+TEST_CASE("A model refreshed by the changes scores exactly as one reloaded from scratch", "[engine]") {
+    TempDir dir;
+    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::Database reader(dir.path / "m.db", store::Database::Mode::read_only);
+    for (const auto tf : {model::TermFrequency::raw, model::TermFrequency::boolean}) {
+        engine::Settings s;
+        s.model.term_frequency = tf;
+        engine::Filter live(reader, s);
+        auto same_as_reloaded = [&](bool expect_reload) {
+            REQUIRE(live.refresh());
+            const auto m = live.model();
+            REQUIRE(m->reloaded == expect_reload);
+            store::Database fresh_db(dir.path / "m.db", store::Database::Mode::read_only);
+            engine::Filter fresh(fresh_db, s);
+            const auto f = fresh.model();
+            REQUIRE(f->reloaded);
+            REQUIRE(m->sequence == f->sequence);
+            REQUIRE(m->snapshot.vocabulary() == f->snapshot.vocabulary());
+            REQUIRE(m->snapshot.messages() == f->snapshot.messages());
+            for (const auto& text : {new_spam, new_ham, fixture("spam_investment.eml"), fixture("ham_patch_review.eml")}) {
+                REQUIRE(live.classify(text).score.log_odds == fresh.classify(text).score.log_odds);
+            }
+        };
+        engine::Trainer t(db, s);
+        const std::string spam = fixture("spam_money_offer.eml"), ham = fixture("ham_meeting_notes.eml");
+        t.learn(spam, spam.size(), store::Class::spam, 1000);
+        t.commit();
+        same_as_reloaded(false);
+        t.learn(ham, ham.size(), store::Class::ham, 1000);
+        t.learn(new_spam, new_spam.size(), store::Class::spam, 1000);
+        t.commit();
+        same_as_reloaded(false);
+        t.learn(new_spam, new_spam.size(), store::Class::ham, 1000);  // moved: rows change in both classes
+        REQUIRE(t.unlearn(spam, store::Class::spam) == store::UnlearnResult::unlearned);  // rows go
+        t.commit();
+        same_as_reloaded(false);
+        REQUIRE(db.prune(0, 5000).features > 0);  // pruned: reread
+        same_as_reloaded(true);
+        REQUIRE_FALSE(live.refresh());
+        // Clean up for the other term-frequency mode.
+        for (const auto& [text, c] : {std::pair{ham, store::Class::ham}, std::pair{new_spam, store::Class::ham}}) {
+            t.unlearn(text, c);
+        }
+        t.commit();
+    }
+}
+
 TEST_CASE("The digest ignores our own X-Mailsift headers", "[engine]") {
     const std::string plain = "From: a@example.org\nSubject: hi\n\nbody\n";
     const std::string tagged =

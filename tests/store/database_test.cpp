@@ -149,6 +149,74 @@ TEST_CASE("data_version changes when another connection commits", "[store]") {
     REQUIRE(reader.load_counts(model::TermFrequency::raw).messages.ham == 1);
 }
 
+TEST_CASE("A reader learns which features changed since its model, not all of them", "[store]") {
+    TempDir dir;
+    Database writer(dir.path / "m.db", Database::Mode::read_write);
+    Database reader(dir.path / "m.db", Database::Mode::read_only);
+    const auto tf = model::TermFrequency::raw;
+    {
+        store::TrainingBatch b(writer);
+        b.learn(digest(1), Class::spam, terms({{10, 3}, {11, 1}}), 1);
+        b.learn(digest(2), Class::ham, terms({{10, 1}, {12, 2}}), 1);
+        b.commit();
+    }
+    const auto loaded = reader.visit_counts(tf, [](std::size_t) {}, [](model::FeatureId, model::ClassCounts) {});
+    REQUIRE(loaded.sequence == reader.model_sequence());
+    REQUIRE(reader.model_changes_since(loaded.sequence, tf, 100).features.empty());
+
+    // Learned 13, moved 2 to spam (10, 12 change), unlearned 1 (11 goes): 10, 11, 12, 13 listed.
+    {
+        store::TrainingBatch b(writer);
+        b.learn(digest(3), Class::ham, terms({{13, 1}}), 2);
+        b.learn(digest(2), Class::spam, terms({{10, 1}, {12, 2}}), 2);
+        REQUIRE(b.unlearn(digest(1), Class::spam) == store::UnlearnResult::unlearned);
+        b.commit();
+    }
+    // A write that changes no count (a contact) moves nothing.
+    writer.add_contact("a@example.org", "test", 3);
+    const auto changes = reader.model_changes_since(loaded.sequence, tf, 100);
+    REQUIRE(changes.listed);
+    REQUIRE(changes.totals.sequence == loaded.sequence + 1);
+    const auto full = reader.load_counts(tf);
+    REQUIRE(changes.totals.messages == full.messages);
+    REQUIRE(changes.totals.feature_totals == full.feature_totals);
+    std::vector<model::FeatureId> ids;
+    for (const auto& f : changes.features) {
+        ids.push_back(f.id);
+        const auto row = full.features.find(f.id);
+        REQUIRE(f.present == (row != full.features.end()));
+        if (f.present) REQUIRE(f.counts == row->second);
+    }
+    REQUIRE(ids == std::vector<model::FeatureId>{10, 11, 12, 13});
+    REQUIRE_FALSE(changes.features[1].present);  // 11 is gone
+
+    // Too many for the caller's limit: not listed.
+    REQUIRE_FALSE(reader.model_changes_since(loaded.sequence, tf, 3).listed);
+    // Boolean term frequency reads the presence columns.
+    const auto boolean = reader.model_changes_since(loaded.sequence, model::TermFrequency::boolean, 100);
+    REQUIRE(boolean.features[2].counts == model::ClassCounts{1, 0});  // 12: in one spam message
+    REQUIRE(boolean.totals.feature_totals == reader.load_counts(model::TermFrequency::boolean).feature_totals);
+
+    // A prune cannot be listed feature by feature: the reader reloads.
+    const auto before_prune = reader.model_sequence();
+    REQUIRE(writer.prune(0, 100).features > 0);
+    REQUIRE(reader.model_sequence() == before_prune + 1);
+    REQUIRE_FALSE(reader.model_changes_since(before_prune, tf, 100).listed);
+    REQUIRE(reader.model_changes_since(before_prune + 1, tf, 100).listed);
+
+    // Nor can a reader whose changes are no longer kept, nor one ahead of the database.
+    {
+        store::TrainingBatch b(writer);
+        b.learn(digest(4), Class::ham, terms({{14, 1}}), 4);
+        b.commit();
+    }
+    const auto now = reader.model_sequence();
+    REQUIRE(reader.model_changes_since(now - 1, tf, 100).listed);
+    mailsift::testing::Raw(dir.path / "m.db").exec("DELETE FROM model_changes WHERE seq = " + std::to_string(now - 1));
+    REQUIRE_FALSE(reader.model_changes_since(now - 2, tf, 100).listed);
+    REQUIRE_FALSE(reader.model_changes_since(now + 5, tf, 100).listed);
+}
+
 TEST_CASE("Contacts are added, listed and removed", "[store]") {
     TempDir dir;
     Database db(dir.path / "m.db", Database::Mode::read_write);

@@ -58,9 +58,10 @@ private:
 };
 
 // SQL that turns a new, empty database's scan tables into schema 3's (scans as
-// text lines, no dictionaries, no deferred corrections), for the tests of
+// text lines, no dictionaries, no deferred corrections, no model change log), for the tests of
 // upgrades from older schemas.
 inline const char* const scans_as_schema_3 =
+    "DROP TABLE model_changes;"
     "DROP TABLE deferred_corrections;"
     "DROP TABLE scan_dictionaries;"
     "DROP TABLE signatures;"

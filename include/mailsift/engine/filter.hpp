@@ -103,15 +103,21 @@ struct Model {
     model::Snapshot snapshot;
     store::ContactSet contacts;
     std::uint64_t data_version = 0;
-    std::string fingerprint;  // store::Database::model_fingerprint() when loaded
+    std::uint64_t sequence = 0;        // store::Database::model_sequence() the counts are at
+    std::string contacts_fingerprint;  // store::Database::contacts_fingerprint() when loaded
+    bool reloaded = false;             // built by reading every feature, not by applying changes
+    std::size_t changed_features = 0;  // when not: how many features the changes touched
 };
 
 class Filter {
 public:
     Filter(store::Database& db, Settings settings);
 
-    // Reloads the model when another connection has committed since the last load.
-    // Returns true when it reloaded. Call from one thread at a time; classify()
+    // Brings the model up to what the store holds when another connection has
+    // committed: the features written since are read and applied to a copy of
+    // the model in memory; only when the changes cannot be listed (a prune, an
+    // import, more than a quarter of the model, or a reader more than an hour
+    // behind) is every feature reread. Returns true when the model changed. Call from one thread at a time; classify()
     // may run concurrently on other threads and keeps the model it started with.
     bool refresh();
     std::shared_ptr<const Model> model() const {

@@ -137,6 +137,15 @@ public:
     // evaluation, thick-threshold training); unlearn() takes one away again.
     void learn(std::span<const Term> terms, bool spam) { add(terms, spam, +1); }
     void unlearn(std::span<const Term> terms, bool spam) { add(terms, spam, -1); }
+    // Brings the snapshot to the store's counts after a write elsewhere: each
+    // listed feature gets its new counts (or goes, when `present` is false),
+    // then the totals are set. What is not listed keeps its weight.
+    struct Change {
+        FeatureId id = 0;
+        ClassCounts counts;
+        bool present = false;
+    };
+    void apply(std::span<const Change> changes, ClassCounts messages, ClassCounts totals);
 
 private:
     friend Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t reasons);

@@ -9,7 +9,8 @@
 //    learned or none is. Each learned message keeps its exact feature list, so
 //    unlearning or moving it restores the counts exactly (counts never go negative).
 //  - Readers load a Counts snapshot and never query per feature; data_version()
-//    tells them when another connection has committed.
+//    tells them when another connection has committed, model_sequence() whether
+//    the counts changed, and model_changes_since() which features did.
 //  - Environment failures (missing file, locked, read-only, disk full) throw
 //    store::Error naming the path and SQLite's message.
 //  - Class totals always equal the sums of the feature rows: pruning lowers them
@@ -41,7 +42,7 @@ struct sqlite3_stmt;
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 5;
+inline constexpr int schema_version = 6;
 
 class Error : public std::runtime_error {
 public:
@@ -174,10 +175,9 @@ public:
 
     // Changes whenever another connection commits (PRAGMA data_version).
     std::uint64_t data_version();
-    // Changes when what the model is built from changes (class totals, contacts),
-    // but not when only signatures or counters are written: a reader that saw
-    // data_version move checks this before reloading everything.
-    std::string model_fingerprint();
+    // Changes when the contacts change (a reader reloads them then; counts
+    // changes are told by model_sequence()).
+    std::string contacts_fingerprint();
 
     // All counts for the model, in the columns `tf` trains on.
     model::Counts load_counts(model::TermFrequency tf);
@@ -186,9 +186,25 @@ public:
     // class counts (messages, feature totals) of that same read.
     struct ClassTotals {
         model::ClassCounts messages, feature_totals;
+        std::uint64_t sequence = 0;  // model_sequence() of that read
     };
     ClassTotals visit_counts(model::TermFrequency tf, const std::function<void(std::size_t)>& size,
                              const std::function<void(model::FeatureId, model::ClassCounts)>& feature);
+    // The number of the last committed write that changed the model's counts:
+    // it grows with every training batch, prune and import, on any connection.
+    std::uint64_t model_sequence();
+    // What changed in the model after the write numbered `sequence`, in one read
+    // transaction: the class totals now, and the counts now (in the columns `tf`
+    // trains on) of every feature written or deleted since. `listed` is false
+    // when the changes cannot be told feature by feature (older than the hour
+    // the list is kept, a prune or an import among them, or more than
+    // `max_features` features): the reader then reloads with visit_counts().
+    struct ModelChanges {
+        ClassTotals totals;
+        bool listed = true;
+        std::vector<model::Snapshot::Change> features;  // by id, each once; present false: the row is gone
+    };
+    ModelChanges model_changes_since(std::uint64_t sequence, model::TermFrequency tf, std::size_t max_features);
     ContactSet load_contacts();
     Statistics statistics();
     // Text of a feature id, or "" when unknown.
@@ -259,6 +275,9 @@ private:
     // The grouped text of a signatures row's scan (text rows grouped too); nullopt when damaged.
     std::optional<std::string> stored_scan(sqlite3_stmt* row, int dictionary_column, int features_column);
     void drop_unused_dictionaries();
+    // Numbers this write transaction's change of the model (model_changes):
+    // `ids` are the features it wrote or deleted, nullptr for "reload all".
+    void log_model_change(std::vector<model::FeatureId>* ids);
     void prune_deferred_corrections(std::int64_t before);
 };
 
