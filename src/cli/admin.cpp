@@ -126,7 +126,8 @@ std::string write_problem(const std::filesystem::path& db, const std::string& us
 }
 
 int stats(const Context& ctx, bool json) {
-    store::Database db(ctx.db_path, store::Database::Mode::read_only);
+    const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
+    store::Database& db = *opened;
     const auto st = db.statistics();
     const std::string path = std::filesystem::absolute(ctx.db_path).string();
     const std::int64_t now = std::time(nullptr);
@@ -246,7 +247,8 @@ int top(const Context& ctx, const TopOptions& o) {
     if (o.limit.size() > 1) usage_error("top: give N once");
     if (!o.limit.empty()) limit = whole_number("top", "N", o.limit[0], 1, 1000000);
     if (!spam && !ham) spam = ham = true;
-    store::Database db(ctx.db_path, store::Database::Mode::read_only);
+    const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
+    store::Database& db = *opened;
     const model::Counts counts = db.load_counts(ctx.settings.model.term_frequency);
     // The weights are the model's own, computed as scoring computes them.
     const model::Snapshot snap(counts, ctx.settings.model);
@@ -318,7 +320,8 @@ int prune(const Context& ctx, const PruneOptions& o) {
             whole_number("prune", "--features-unseen-days", o.feature_days, 0, max_days));
     }
     require_database(ctx);
-    store::Database db(ctx.db_path, store::Database::Mode::read_write);
+    const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
+    store::Database& db = *opened;
     const std::int64_t now = std::time(nullptr);
     const auto r = db.prune(now - signature_days * 86400, now - feature_days * 86400);
     auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };

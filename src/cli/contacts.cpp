@@ -116,7 +116,8 @@ int import_contacts(const Context& ctx, const std::string& file) {
         report(file, "read error");
         status = exit_input;
     }
-    store::Database db(ctx.db_path, store::Database::Mode::read_write);
+    const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
+    store::Database& db = *opened;
     const std::size_t added = db.add_contacts(contacts);
     std::printf("added %zu contacts, %zu already present\n", added, contacts.size() - added);
     return status;
@@ -127,7 +128,8 @@ int contacts(const Context& ctx, const std::vector<std::string>& rest) {
     const std::string& action = rest[0];
     if (action == "list") {
         if (rest.size() > 1) usage_error("contacts list: takes no addresses");
-        store::Database db(ctx.db_path, store::Database::Mode::read_only);
+        const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
+        store::Database& db = *opened;
         for (const auto& c : db.contacts()) {
             char when[32] = "";
             const std::time_t t = static_cast<std::time_t>(c.added_at);
@@ -144,7 +146,8 @@ int contacts(const Context& ctx, const std::vector<std::string>& rest) {
     }
     if (action != "add" && action != "remove") usage_error("contacts: unknown action '" + action + "'");
     if (rest.size() < 2) usage_error("contacts " + action + ": give one or more addresses");
-    store::Database db(ctx.db_path, store::Database::Mode::read_write);
+    const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
+    store::Database& db = *opened;
     int status = exit_ok;
     for (std::size_t i = 1; i < rest.size(); ++i) {
         const std::string address = features::address_in(rest[i]);

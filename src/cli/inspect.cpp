@@ -55,7 +55,8 @@ int classify(const Context& ctx, const ClassifyOptions& o) {
         std::vector<std::string> paths;
     } args{o.json, message_paths(o.paths, o.files_from_given->count() > 0 ? std::optional(o.files_from)
                                                                             : std::nullopt)};
-    store::Database db(ctx.db_path, store::Database::Mode::read_only);
+    const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
+    store::Database& db = *opened;
     engine::Settings settings = ctx.settings;
     if (!args.json) settings.reasons = 0;  // nothing to print them in
     engine::Filter filter(db, settings);
@@ -142,7 +143,8 @@ int explain(const Context& ctx, const std::vector<std::string>& paths) {
     if (!m->error.empty()) return report(m->label, m->error), exit_input;
     const auto problem = engine::check_message(m->raw, m->size_bytes, ctx.settings.limits);
     if (engine::refused(problem)) return report(m->label, engine::describe(problem)), exit_input;
-    store::Database db(ctx.db_path, store::Database::Mode::read_only);
+    const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
+    store::Database& db = *opened;
     engine::Settings settings = ctx.settings;
     if (settings.reasons < 15) settings.reasons = 15;
     engine::Filter filter(db, settings);
@@ -173,7 +175,8 @@ int explain(const Context& ctx, const std::vector<std::string>& paths) {
 int recorded_tokens(const Context& ctx, const std::string& text) {
     const auto id = engine::parse_signature(text);
     if (!id) usage_error("tokens: '" + text + "' is not a signature (32 hexadecimal digits)");
-    store::Database db(ctx.db_path, store::Database::Mode::read_only);
+    const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
+    store::Database& db = *opened;
     const auto scan = db.find_scan(*id);
     if (!scan) {
         report(text, "no scan recorded under this signature (not written yet, expired, pruned, "
@@ -201,11 +204,9 @@ int tokens(const Context& ctx, const TokensOptions& o) {
     const auto problem = engine::check_message(m->raw, m->size_bytes, ctx.settings.limits);
     if (engine::refused(problem)) return report(m->label, engine::describe(problem)), exit_input;
     // Contacts come from the database when there is one; tokens works without it.
-    std::optional<store::Database> db;
     store::ContactSet contacts;
     if (std::filesystem::exists(ctx.db_path)) {
-        db.emplace(ctx.db_path, store::Database::Mode::read_only);
-        contacts = db->load_contacts();
+        contacts = store::open(ctx.db_path.string(), store::Database::Mode::read_only)->load_contacts();
     }
     const auto parsed = mime::parse(m->raw, ctx.settings.limits);
     const auto bag = features::extract(parsed, nullptr, &contacts, ctx.settings.features);

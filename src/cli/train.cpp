@@ -129,7 +129,8 @@ int train(const Context& ctx, const std::string& command, const TrainOptions& op
         return it->second;
     };
     std::size_t learned_by_class[2] = {0, 0};  // --index: [spam, ham]
-    store::Database db(ctx.db_path, store::Database::Mode::read_write);
+    const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
+    store::Database& db = *opened;
     engine::Trainer trainer(db, ctx.settings);
     const std::int64_t now = std::time(nullptr);
     int status = exit_ok;
@@ -230,7 +231,8 @@ int correct(const Context& ctx, const TrainOptions& opts) {
     // With --signature and no PATH, no message is read from standard input.
     std::vector<std::string> paths;
     if (signatures.empty() || !opts.paths.empty() || opts.list()) paths = message_paths(opts.paths, opts.list());
-    store::Database db(ctx.db_path, store::Database::Mode::read_write);
+    const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
+    store::Database& db = *opened;
     engine::Trainer trainer(db, ctx.settings);
     const std::int64_t now = std::time(nullptr);
     int status = exit_ok;

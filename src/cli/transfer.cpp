@@ -57,7 +57,8 @@ std::string file_argument(const std::string& command, const std::vector<std::str
 
 int export_model(const Context& ctx, const std::vector<std::string>& rest) {
     const std::string file = file_argument("export", rest, true);
-    store::Database db(ctx.db_path, store::Database::Mode::read_only);
+    const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
+    store::Database& db = *opened;
     if (file == "-") {
         db.export_model(std::cout);
         std::cout.flush();
@@ -115,7 +116,8 @@ int import_model(const Context& ctx, const std::vector<std::string>& rest) {
     };
     store::ModelSummary sum;
     try {
-        store::Database db(ctx.db_path, store::Database::Mode::read_write);
+        const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
+        store::Database& db = *opened;
         sum = db.import_model(in, file);
     } catch (...) {
         forget_new_database();
@@ -129,7 +131,8 @@ int import_model(const Context& ctx, const std::vector<std::string>& rest) {
 
 int backup(const Context& ctx, bool force, const std::vector<std::string>& files) {
     const std::string file = file_argument("backup", files, false);
-    store::Database db(ctx.db_path, store::Database::Mode::read_only);
+    const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
+    store::Database& db = *opened;
     if (!force) {
         // A -wal or -journal file of that name would be applied to the copy: the same as an existing FILE.
         for (const char* suffix : {"", "-wal", "-journal"}) {

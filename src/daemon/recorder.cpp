@@ -82,8 +82,9 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
     try {
         // Never create the database: a missing one means "no model", not "empty model"
         // (and one deleted while it is being opened stays deleted).
-        store::Database db(options_.database, store::Database::Mode::read_write, std::chrono::seconds(5),
+        const auto opened = store::open(options_.database.string(), store::Database::Mode::read_write, std::chrono::seconds(5),
                            store::Database::Create::never);
+        store::Database& db = *opened;
         db.record(batch);
         apply_deferred_corrections(db);
         if (prune) {

@@ -52,7 +52,7 @@ std::shared_ptr<Scorer::State> Scorer::open_state() {
             throw store::Error(database_, "no such database (train one first with 'mailsift learn')");
         }
         auto state = std::make_shared<State>();
-        state->db = std::make_shared<store::Database>(database_, store::Database::Mode::read_only);
+        state->db = store::open(database_.string(), store::Database::Mode::read_only);
         state->filter = std::make_shared<engine::Filter>(*state->db, settings_);
         if ((identify(database_, after, error) && after == before) || attempt == 2) {
             state->device = before.device;

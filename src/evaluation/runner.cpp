@@ -8,7 +8,7 @@
 #include "mailsift/features/extractor.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/mime/message.hpp"
-#include "mailsift/store/database.hpp"
+#include "mailsift/store/sqlite_database.hpp"
 
 namespace mailsift::evaluation {
 
@@ -25,7 +25,7 @@ void train_and_score(const std::vector<const LabelledMessage*>& train, const std
     std::filesystem::remove(db_path);
     std::filesystem::remove(db_path.string() + "-wal");
     std::filesystem::remove(db_path.string() + "-shm");
-    store::Database db(db_path, store::Database::Mode::read_write);
+    store::SqliteDatabase db(db_path, store::Database::Mode::read_write);  // evaluation keeps its own temporary file
     auto t0 = Clock::now();
     {
         engine::Trainer trainer(db, settings);

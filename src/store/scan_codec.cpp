@@ -21,7 +21,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "internal.hpp"
+#include "codec.hpp"
 
 namespace mailsift::store {
 

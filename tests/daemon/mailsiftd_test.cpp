@@ -5,7 +5,7 @@
 
 #include "daemon_support.hpp"
 #include "mailsift/engine/filter.hpp"
-#include "mailsift/store/database.hpp"
+#include "mailsift/store/sqlite_database.hpp"
 
 namespace engine = mailsift::engine;
 namespace store = mailsift::store;
@@ -145,7 +145,7 @@ TEST_CASE("Recipients of authenticated senders become contacts", "[mailsiftd]") 
     REQUIRE(id);
     std::optional<store::Scan> scan;
     REQUIRE(eventually([&] {
-        store::Database db(d.dir / "model.db", store::Database::Mode::read_only);
+        store::SqliteDatabase db(d.dir / "model.db", store::Database::Mode::read_only);
         scan = db.find_scan(*id);
         return scan.has_value();
     }));

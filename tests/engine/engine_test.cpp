@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/store/sqlite_database.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/features/feature_hash.hpp"
 
@@ -47,7 +48,7 @@ const std::string new_ham =
 
 TEST_CASE("A model trained on fixtures separates new spam from new ham", "[engine]") {
     TempDir dir;
-    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
     engine::Settings s;
     train_fixtures(db, s);
     engine::Filter f(db, s);
@@ -63,7 +64,7 @@ TEST_CASE("A model trained on fixtures separates new spam from new ham", "[engin
 
 TEST_CASE("Learning the same messages twice changes nothing", "[engine]") {
     TempDir dir;
-    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
     engine::Settings s;
     train_fixtures(db, s);
     const auto before = db.load_counts(model::TermFrequency::raw);
@@ -79,7 +80,7 @@ TEST_CASE("Learning the same messages twice changes nothing", "[engine]") {
 
 TEST_CASE("With train_margin, learn skips what the model already knows and learns errors and near misses", "[engine]") {
     TempDir dir;
-    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
     engine::Settings s;
     train_fixtures(db, s);
     double log_odds = 0;
@@ -135,7 +136,7 @@ TEST_CASE("With train_margin, learn skips what the model already knows and learn
 
 TEST_CASE("Until both classes are learned, the thick threshold learns everything", "[engine]") {
     TempDir dir;
-    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
     engine::Settings s;
     s.train_margin = 1;
     engine::Trainer t(db, s);
@@ -155,7 +156,7 @@ TEST_CASE("Until both classes are learned, the thick threshold learns everything
 
 TEST_CASE("A snapshot unlearns exactly what it learned", "[engine]") {
     TempDir dir;
-    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
     engine::Settings s;
     train_fixtures(db, s);
     engine::Filter f(db, s);
@@ -173,7 +174,7 @@ TEST_CASE("A snapshot unlearns exactly what it learned", "[engine]") {
 
 TEST_CASE("Senders of ham become contacts and then count as known", "[engine]") {
     TempDir dir;
-    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
     engine::Settings s;
     train_fixtures(db, s);
     REQUIRE(db.load_contacts().contains("alice@university.example"));
@@ -185,8 +186,8 @@ TEST_CASE("Senders of ham become contacts and then count as known", "[engine]") 
 
 TEST_CASE("The filter refreshes its model only when the database changed", "[engine]") {
     TempDir dir;
-    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
-    store::Database reader(dir.path / "m.db", store::Database::Mode::read_only);
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::SqliteDatabase reader(dir.path / "m.db", store::Database::Mode::read_only);
     engine::Settings s;
     engine::Filter f(reader, s);
     REQUIRE_FALSE(f.refresh());
@@ -200,8 +201,8 @@ TEST_CASE("The filter refreshes its model only when the database changed", "[eng
 
 TEST_CASE("A model refreshed by the changes scores exactly as one reloaded from scratch", "[engine]") {
     TempDir dir;
-    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
-    store::Database reader(dir.path / "m.db", store::Database::Mode::read_only);
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::SqliteDatabase reader(dir.path / "m.db", store::Database::Mode::read_only);
     for (const auto tf : {model::TermFrequency::raw, model::TermFrequency::boolean}) {
         engine::Settings s;
         s.model.term_frequency = tf;
@@ -210,7 +211,7 @@ TEST_CASE("A model refreshed by the changes scores exactly as one reloaded from 
             REQUIRE(live.refresh());
             const auto m = live.model();
             REQUIRE(m->reloaded == expect_reload);
-            store::Database fresh_db(dir.path / "m.db", store::Database::Mode::read_only);
+            store::SqliteDatabase fresh_db(dir.path / "m.db", store::Database::Mode::read_only);
             engine::Filter fresh(fresh_db, s);
             const auto f = fresh.model();
             REQUIRE(f->reloaded);
@@ -278,7 +279,7 @@ TEST_CASE("Messages that cannot be learned are recognised", "[engine]") {
 
 TEST_CASE("What is not mail is refused and not learned, broken mail is learned", "[engine]") {
     TempDir dir;
-    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
     engine::Trainer t(db, engine::Settings{});
     REQUIRE(t.learn("", 0, store::Class::spam, 1).problem == engine::MessageProblem::empty);
     REQUIRE(t.learn("\x01\x02 junk", 7, store::Class::spam, 1).problem == engine::MessageProblem::not_a_message);
@@ -386,7 +387,7 @@ TEST_CASE("Daemon settings are parsed and checked", "[engine]") {
 
 TEST_CASE("A correction by signature trains what was scanned and moves on a second opinion", "[engine]") {
     TempDir dir;
-    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
     const store::Digest id = engine::message_digest("any bytes: the daemon's digest of what it scanned");
     store::Recording rec;
     rec.scans.push_back({id, 1000, model::Verdict::spam, "w:scanned\t2\nhdr:from:friend@example.org\t1\n"});
@@ -446,7 +447,7 @@ TEST_CASE("A tagged message is one message: corrected before its scan is written
     const std::string forged_then_ours = "X-Mailsift-Signature: 0000forged\n" + delivered;
     REQUIRE(engine::message_signature(forged_then_ours) == id);
 
-    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
     {
         engine::Trainer t(db, engine::Settings{});
         const auto first = t.correct(delivered, delivered.size(), store::Class::spam, 1000);
@@ -462,7 +463,7 @@ TEST_CASE("A tagged message is one message: corrected before its scan is written
     rec.scans.push_back({id, 900, model::Verdict::ham, "w:claim\t1\nenv:helo:prize.example\t1\n"});
     db.record(rec);
     {
-        store::Database other(dir.path / "m.db", store::Database::Mode::read_write);  // a second process
+        store::SqliteDatabase other(dir.path / "m.db", store::Database::Mode::read_write);  // a second process
         engine::Trainer t(other, engine::Settings{});
         REQUIRE(t.correct(delivered, delivered.size(), store::Class::spam, 2000).result ==
                 store::LearnResult::already_learned);
@@ -511,7 +512,7 @@ TEST_CASE("A correction by signature alone, before its scan, is kept and trained
     // The reference: a database that learned the scan once, as `label`.
     int references = 0;
     auto learned_once = [&](store::Class label) {
-        store::Database ref(dir.path / ("ref-" + std::to_string(++references) + ".db"), store::Database::Mode::read_write);
+        store::SqliteDatabase ref(dir.path / ("ref-" + std::to_string(++references) + ".db"), store::Database::Mode::read_write);
         store::Recording rec;
         rec.scans.push_back({id, 900, model::Verdict::ham, scan_lines});
         ref.record(rec);
@@ -520,7 +521,7 @@ TEST_CASE("A correction by signature alone, before its scan, is kept and trained
         t.commit();
         return ref.load_counts(model::TermFrequency::raw);
     };
-    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
     auto correct_signature = [&](store::Class c) {
         engine::Trainer t(db, engine::Settings{});
         const auto o = t.correct_or_defer_signature(id, c, 1000);
@@ -615,7 +616,7 @@ TEST_CASE("Signatures round-trip as text and feature lines parse back", "[engine
 
 TEST_CASE("With train_on_error a confident right verdict is confirmed, not trained", "[engine]") {
     TempDir dir;
-    store::Database db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
     const store::Digest sure = engine::message_digest("scanned as spam with confidence");
     const store::Digest unsure = engine::message_digest("scanned as unsure");
     store::Recording rec;

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "mailsift/store/database.hpp"
+#include "mailsift/store/sqlite_database.hpp"
 
 using namespace mailsift;
 using TempDir = mailsift::testing::TempDir;
@@ -19,7 +19,7 @@ using mailsift::testing::digest;
 using mailsift::testing::terms;
 using mailsift::testing::Raw;
 using store::Class;
-using store::Database;
+using Database = store::SqliteDatabase;
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Store tests on real SQLite files in a temporary directory.
-#include "mailsift/store/database.hpp"
+#include "mailsift/store/sqlite_database.hpp"
 
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -17,7 +17,7 @@ using TempDir = mailsift::testing::TempDir;
 using mailsift::testing::digest;
 using mailsift::testing::terms;
 using store::Class;
-using store::Database;
+using Database = store::SqliteDatabase;
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "../support/temp_dir.hpp"
-#include "mailsift/store/database.hpp"
+#include "mailsift/store/sqlite_database.hpp"
 #include "store_support.hpp"
 
 #include <sqlite3.h>
@@ -18,7 +18,7 @@ using namespace mailsift;
 using mailsift::testing::digest;
 using mailsift::testing::Raw;
 using mailsift::testing::TempDir;
-using store::Database;
+using Database = store::SqliteDatabase;
 
 namespace {
 

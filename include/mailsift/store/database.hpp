@@ -1,10 +1,12 @@
-// mailsift::store — the SQLite database: schema and migrations, feature and
-// class counts, trained-message digests, contacts; loading the in-memory model.
+// mailsift::store — the database behind the model: feature and class counts,
+// trained-message digests, scans, corrections, contacts, counters; loading
+// the in-memory model. One interface (Database), one backend per kind of
+// store (SqliteDatabase, sqlite_database.hpp: the embedded default).
 //
 // Owns every SQL statement in the program. Knows nothing about MIME or milter.
-// Contract:
-//  - One file, WAL mode, schema versioned with PRAGMA user_version. A database
-//    from a newer schema is refused, never modified.
+// Contract, for every backend:
+//  - The schema is versioned by mailsift. A database from a newer schema is
+//    refused, never modified.
 //  - A TrainingBatch is one write transaction: either every message in it is
 //    learned or none is. Each learned message keeps its exact feature list, so
 //    unlearning or moving it restores the counts exactly (counts never go negative).
@@ -20,6 +22,7 @@
 #pragma once
 
 #include <array>
+#include <span>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -37,8 +40,6 @@
 #include "mailsift/features/extractor.hpp"
 #include "mailsift/model/naive_bayes.hpp"
 
-struct sqlite3;
-struct sqlite3_stmt;
 
 namespace mailsift::store {
 
@@ -152,32 +153,26 @@ struct ModelSummary {
 };
 
 class TrainingBatch;
+class WriteTransaction;
 
-class ScanDictionary;
-
+// The model's database, whatever holds it. Every method throws Error for an
+// environment failure (missing, locked, unreachable, read-only, full).
 class Database {
 public:
     enum class Mode : std::uint8_t { read_only, read_write };
     enum class Create : std::uint8_t { if_missing, never };
 
-    // read_only: the file must exist. read_write: created (with its directory, 0750) when
-    // missing, unless Create::never (then a missing file is an Error, even one deleted
-    // while it is being opened). A locked database is waited for up to `busy_timeout`,
-    // then an Error is thrown.
-    Database(std::filesystem::path path, Mode mode, std::chrono::milliseconds busy_timeout = std::chrono::seconds(10),
-             Create create = Create::if_missing);
-    ~Database();
+    virtual ~Database() = default;
     Database(const Database&) = delete;
     Database& operator=(const Database&) = delete;
 
-    const std::filesystem::path& path() const { return path_; }
-    Mode mode() const { return mode_; }
+    virtual Mode mode() const = 0;
 
-    // Changes whenever another connection commits (PRAGMA data_version).
-    std::uint64_t data_version();
+    // Changes whenever another connection commits.
+    virtual std::uint64_t data_version() = 0;
     // Changes when the contacts change (a reader reloads them then; counts
     // changes are told by model_sequence()).
-    std::string contacts_fingerprint();
+    virtual std::string contacts_fingerprint() = 0;
 
     // All counts for the model, in the columns `tf` trains on.
     model::Counts load_counts(model::TermFrequency tf);
@@ -188,11 +183,11 @@ public:
         model::ClassCounts messages, feature_totals;
         std::uint64_t sequence = 0;  // model_sequence() of that read
     };
-    ClassTotals visit_counts(model::TermFrequency tf, const std::function<void(std::size_t)>& size,
-                             const std::function<void(model::FeatureId, model::ClassCounts)>& feature);
+    virtual ClassTotals visit_counts(model::TermFrequency tf, const std::function<void(std::size_t)>& size,
+                                     const std::function<void(model::FeatureId, model::ClassCounts)>& feature) = 0;
     // The number of the last committed write that changed the model's counts:
     // it grows with every training batch, prune and import, on any connection.
-    std::uint64_t model_sequence();
+    virtual std::uint64_t model_sequence() = 0;
     // What changed in the model after the write numbered `sequence`, in one read
     // transaction: the class totals now, and the counts now (in the columns `tf`
     // trains on) of every feature written or deleted since. `listed` is false
@@ -204,81 +199,111 @@ public:
         bool listed = true;
         std::vector<model::Snapshot::Change> features;  // by id, each once; present false: the row is gone
     };
-    ModelChanges model_changes_since(std::uint64_t sequence, model::TermFrequency tf, std::size_t max_features);
-    ContactSet load_contacts();
-    Statistics statistics();
+    virtual ModelChanges model_changes_since(std::uint64_t sequence, model::TermFrequency tf,
+                                             std::size_t max_features) = 0;
+    virtual ContactSet load_contacts() = 0;
+    virtual Statistics statistics() = 0;
     // Text of a feature id, or "" when unknown.
-    std::string feature_text(model::FeatureId id);
+    virtual std::string feature_text(model::FeatureId id) = 0;
 
-    std::optional<Scan> find_scan(const Digest& id);
+    virtual std::optional<Scan> find_scan(const Digest& id) = 0;
     // One transaction; read_write only.
-    void record(const Recording& r);
+    virtual void record(const Recording& r) = 0;
     // Deletes scans recorded before `before` (and corrections deferred before
     // then whose scan never came); returns how many scans.
-    std::size_t prune_scans(std::int64_t before);
+    virtual std::size_t prune_scans(std::int64_t before) = 0;
     // Whether a correction waits for its scan (TrainingBatch::defer_correction):
     // a cheap read that spares the recorder a write lock when none does.
-    bool has_deferred_corrections();
-    CorrectionCounts corrections_since(std::int64_t since);
-    std::vector<std::pair<std::string, std::int64_t>> counters();
+    virtual bool has_deferred_corrections() = 0;
+    virtual CorrectionCounts corrections_since(std::int64_t since) = 0;
+    virtual std::vector<std::pair<std::string, std::int64_t>> counters() = 0;
 
-    std::vector<Contact> contacts();
-    bool add_contact(std::string_view address, std::string_view source, std::int64_t now);  // false: already there
-    bool remove_contact(std::string_view address);                                          // false: not there
+    virtual std::vector<Contact> contacts() = 0;
+    virtual bool add_contact(std::string_view address, std::string_view source, std::int64_t now) = 0;  // false: already there
+    virtual bool remove_contact(std::string_view address) = 0;                                          // false: not there
     // Adds contacts in one transaction; returns how many were not there yet.
-    std::size_t add_contacts(const std::vector<Contact>& contacts);
+    virtual std::size_t add_contacts(const std::vector<Contact>& contacts) = 0;
 
     // One transaction; read_write only. Deletes signatures scanned before
     // `signatures_before`, and features seen exactly once in all (one occurrence,
     // either class) whose last_seen is before `features_before`, taking what those
     // rows held off the class totals.
-    PruneResult prune(std::int64_t signatures_before, std::int64_t features_before);
+    virtual PruneResult prune(std::int64_t signatures_before, std::int64_t features_before) = 0;
 
     // Writes the whole model (class totals, features, learned messages,
     // contacts) in the text format of mailsift(1), FORMAT, from one read
     // transaction. Does not check `out`; the caller does.
-    ModelSummary export_model(std::ostream& out);
+    virtual ModelSummary export_model(std::ostream& out) = 0;
     // Loads an export into this database, which must hold no model yet (else
     // Error), in one transaction. Input not in the format throws FormatError
     // ("NAME:LINE: ...") and changes nothing.
-    ModelSummary import_model(std::istream& in, const std::string& name);
+    virtual ModelSummary import_model(std::istream& in, const std::string& name) = 0;
 
-    // Copies the live database to `dest` with SQLite's online backup API while
-    // other connections may go on writing (WAL): the copy is the committed
-    // state when the copy began. It is written to a temporary file beside
-    // `dest` and moved into place, so `dest` never holds a partial copy. An
-    // existing `dest` (or a -wal, -shm or -journal file of that name, which
-    // SQLite would apply to the copy) is an Error unless `replace`.
-    void backup(const std::filesystem::path& dest, bool replace);
+    // Copies the live database to the file `dest` while other connections may
+    // go on writing: the copy is the committed state when the copy began, and
+    // `dest` never holds a partial copy. An existing `dest` is an Error unless
+    // `replace`.
+    virtual void backup(const std::filesystem::path& dest, bool replace) = 0;
+
+protected:
+    Database() = default;
 
 private:
     friend class TrainingBatch;
-    struct Statements;
-    struct ScanDictionaries;
-    void exec(const char* sql);
-    [[noreturn]] void fail(const std::string& what) const;
-    // SQLite's last error in words: a lock names the other process and the wait, a full disk says so.
-    std::string error_text() const;
-    void migrate();
-    int user_version();
-    void check_version(int version) const;
+    // Opens the write transaction of a TrainingBatch (read_write only).
+    virtual std::unique_ptr<WriteTransaction> begin_write() = 0;
+};
 
-    std::filesystem::path path_;
-    Mode mode_;
-    std::chrono::milliseconds busy_timeout_;
-    sqlite3* db_ = nullptr;
-    std::unique_ptr<Statements> st_;
-    std::unique_ptr<ScanDictionaries> dictionaries_;
-    // The dictionary new scans are compressed with; trains one when due (scans.cpp).
-    const ScanDictionary* dictionary_for_new_scans(const Recording& r, std::int64_t now);
-    const ScanDictionary* dictionary(std::int64_t id);
-    // The grouped text of a signatures row's scan (text rows grouped too); nullopt when damaged.
-    std::optional<std::string> stored_scan(sqlite3_stmt* row, int dictionary_column, int features_column);
-    void drop_unused_dictionaries();
-    // Numbers this write transaction's change of the model (model_changes):
-    // `ids` are the features it wrote or deleted, nullptr for "reload all".
-    void log_model_change(std::vector<model::FeatureId>* ids);
-    void prune_deferred_corrections(std::int64_t before);
+// Opens the database at `location`: a file path (SQLite), created when missing
+// in read_write mode unless Create::never. A locked database is waited for up
+// to `busy_timeout`, then an Error is thrown.
+std::unique_ptr<Database> open(const std::string& location, Database::Mode mode,
+                               std::chrono::milliseconds busy_timeout = std::chrono::seconds(10),
+                               Database::Create create = Database::Create::if_missing);
+
+// What a backend does inside the one write transaction of a TrainingBatch,
+// which keeps the arithmetic; destroying it uncommitted rolls back.
+class WriteTransaction {
+public:
+    virtual ~WriteTransaction() = default;
+
+    struct StoredMessage {
+        Class c = Class::ham;
+        std::string features;  // encode_terms() form
+    };
+    virtual std::optional<StoredMessage> find_message(const Digest& digest) = 0;
+    virtual void insert_message(const Digest& digest, Class c, std::int64_t learned_at, std::string_view features) = 0;
+    virtual void delete_message(const Digest& digest) = 0;
+
+    // Spam, ham occurrences; spam, ham presences.
+    using Row = std::array<std::int64_t, 4>;
+    // The rows of `ids` (ascending as the store orders them), nullopt where there is none.
+    virtual std::vector<std::optional<Row>> read_features(const std::vector<model::FeatureId>& ids) = 0;
+    struct FeatureWrite {
+        model::FeatureId id = 0;
+        Row change{};
+        std::string_view text;   // for a new row
+        std::int64_t last_seen;  // 0: leave it
+    };
+    // Adds each change to its row (created when missing) and deletes the rows
+    // of `deletes`, in the order given.
+    virtual void write_features(const std::vector<FeatureWrite>& upserts, const std::vector<model::FeatureId>& deletes) = 0;
+    struct ClassChange {
+        std::int64_t messages = 0, occurrences = 0, presences = 0;
+    };
+    virtual void add_to_classes(const ClassChange& spam, const ClassChange& ham) = 0;
+    // Numbers this transaction's change of the model: `ids` the features it
+    // wrote or deleted (ascending), nullptr for "reload all".
+    virtual void log_model_change(const std::vector<model::FeatureId>* ids) = 0;
+
+    virtual void add_contact(std::string_view address, std::string_view source, std::int64_t now) = 0;
+    virtual void record_correction(model::Verdict verdict, Class to, std::int64_t now) = 0;
+    virtual void defer_correction(const Digest& signature, Class to, std::int64_t now) = 0;
+    virtual void drop_deferred_correction(const Digest& signature) = 0;
+    virtual std::vector<std::pair<Scan, Class>> take_ready_corrections(std::size_t limit) = 0;
+    virtual void commit() = 0;
+    // Throws the backend's Error (naming the database) with `what`.
+    [[noreturn]] virtual void fail(const std::string& what) const = 0;
 };
 
 // One write transaction of learn/unlearn operations. Feature-count changes are
@@ -329,8 +354,7 @@ private:
     void count(Class c, model::FeatureId id, std::int64_t n, std::string_view text, bool earlier);
     void remove_stored(const Digest& digest, Class c, const std::string& blob);
 
-    Database& db_;
-    bool open_ = false;
+    std::unique_ptr<WriteTransaction> tx_;  // null once committed
     Delta& delta(model::FeatureId id);
     // The batch's deltas, with an open-addressing index (slot -> position + 1,
     // 0 empty): one probe per feature of a learned message and no allocation

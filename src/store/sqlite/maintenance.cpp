@@ -14,7 +14,7 @@
 
 namespace mailsift::store {
 
-PruneResult Database::prune(std::int64_t signatures_before, std::int64_t features_before) {
+PruneResult SqliteDatabase::prune(std::int64_t signatures_before, std::int64_t features_before) {
     if (mode_ != Mode::read_write) fail("database was opened read-only");
     PruneResult r;
     std::int64_t held[4] = {0, 0, 0, 0};  // what the pruned features held: spam, ham occurrences; spam, ham presences
@@ -71,7 +71,7 @@ PruneResult Database::prune(std::int64_t signatures_before, std::int64_t feature
 
 // ---- backup ----
 
-void Database::backup(const std::filesystem::path& dest, bool replace) {
+void SqliteDatabase::backup(const std::filesystem::path& dest, bool replace) {
     namespace fs = std::filesystem;
     const std::string target = dest.string();
     const std::string companions[] = {target + "-wal", target + "-journal", target + "-shm"};

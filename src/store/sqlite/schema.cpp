@@ -134,7 +134,7 @@ static_assert(std::size(migrations) == schema_version);
 
 }  // namespace
 
-int Database::user_version() {
+int SqliteDatabase::user_version() {
     int version = 0;
     sqlite3_stmt* s = nullptr;
     if (sqlite3_prepare_v2(db_, "PRAGMA user_version", -1, &s, nullptr) != SQLITE_OK) {
@@ -145,14 +145,14 @@ int Database::user_version() {
     return version;
 }
 
-void Database::check_version(int version) const {
+void SqliteDatabase::check_version(int version) const {
     if (version > schema_version) {
         fail("database schema version " + std::to_string(version) + " is newer than this mailsift supports (" +
              std::to_string(schema_version) + "); upgrade mailsift");
     }
 }
 
-void Database::migrate() {
+void SqliteDatabase::migrate() {
     check_version(user_version());
     if (user_version() == schema_version) return;  // the common case takes no write lock
     exec("BEGIN IMMEDIATE");

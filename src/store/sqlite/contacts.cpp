@@ -9,7 +9,7 @@
 
 namespace mailsift::store {
 
-ContactSet Database::load_contacts() {
+ContactSet SqliteDatabase::load_contacts() {
     std::unordered_set<std::string> set;
     Statement q(db_, "SELECT address FROM contacts", path_);
     while (sqlite3_step(q.get()) == SQLITE_ROW) {
@@ -18,7 +18,7 @@ ContactSet Database::load_contacts() {
     return ContactSet(std::move(set));
 }
 
-std::vector<Contact> Database::contacts() {
+std::vector<Contact> SqliteDatabase::contacts() {
     std::vector<Contact> out;
     Statement q(db_, "SELECT address, source, added_at FROM contacts ORDER BY address", path_);
     while (sqlite3_step(q.get()) == SQLITE_ROW) {
@@ -28,7 +28,7 @@ std::vector<Contact> Database::contacts() {
     return out;
 }
 
-bool Database::add_contact(std::string_view address, std::string_view source, std::int64_t now) {
+bool SqliteDatabase::add_contact(std::string_view address, std::string_view source, std::int64_t now) {
     Use s(st_->insert_contact);
     sqlite3_bind_text(*s, 1, address.data(), static_cast<int>(address.size()), SQLITE_TRANSIENT);
     sqlite3_bind_text(*s, 2, source.data(), static_cast<int>(source.size()), SQLITE_TRANSIENT);
@@ -37,14 +37,14 @@ bool Database::add_contact(std::string_view address, std::string_view source, st
     return sqlite3_changes(db_) > 0;
 }
 
-bool Database::remove_contact(std::string_view address) {
+bool SqliteDatabase::remove_contact(std::string_view address) {
     Use s(st_->delete_contact);
     sqlite3_bind_text(*s, 1, address.data(), static_cast<int>(address.size()), SQLITE_TRANSIENT);
     if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot remove contact: ") + error_text());
     return sqlite3_changes(db_) > 0;
 }
 
-std::size_t Database::add_contacts(const std::vector<Contact>& contacts) {
+std::size_t SqliteDatabase::add_contacts(const std::vector<Contact>& contacts) {
     if (mode_ != Mode::read_write) fail("database was opened read-only");
     std::size_t added = 0;
     exec("BEGIN IMMEDIATE");
@@ -58,10 +58,6 @@ std::size_t Database::add_contacts(const std::vector<Contact>& contacts) {
         throw;
     }
     return added;
-}
-
-void TrainingBatch::add_contact(std::string_view address, std::string_view source, std::int64_t now) {
-    db_.add_contact(address, source, now);
 }
 
 }  // namespace mailsift::store

@@ -1,6 +1,5 @@
-// Shared by the store's source files, not part of its interface: prepared
-// statements, the one set of them every connection keeps, and the coding of a
-// learned message's feature list.
+// Shared by the SQLite backend's source files, not part of its interface:
+// prepared statements, the one set of them every connection keeps.
 #pragma once
 
 #include <sqlite3.h>
@@ -15,7 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "mailsift/store/database.hpp"
+#include "../codec.hpp"
+#include "mailsift/store/sqlite_database.hpp"
 
 namespace mailsift::store {
 
@@ -51,7 +51,7 @@ private:
     sqlite3_stmt* s_;
 };
 
-struct Database::Statements {
+struct SqliteDatabase::Statements {
     explicit Statements(sqlite3* db, const std::filesystem::path& p)
         : find_message(db, "SELECT class, features FROM messages WHERE digest = ?1", p),
           insert_message(db, "INSERT INTO messages (digest, class, learned_at, features) VALUES (?1, ?2, ?3, ?4)", p),
@@ -104,64 +104,39 @@ struct Database::Statements {
 };
 
 
-// ---- varint coding of a message's feature list: ids ascending, as deltas ----
-
-void put_varint(std::string& out, std::uint64_t v);
-bool get_varint(std::string_view in, std::size_t& i, std::uint64_t& v);
-std::string encode_terms(std::vector<std::pair<model::FeatureId, std::uint32_t>> terms);
-
-// ---- the compact form of a recorded scan (scan_codec.cpp) ----
-
-// A zstd dictionary of this database's scans (table scan_dictionaries), ready to use.
-class ScanDictionary {
-public:
-    ScanDictionary(std::int64_t id, std::string_view bytes);
-    std::int64_t id() const { return id_; }
-
-private:
-    friend class ScanEncoder;
-    friend std::optional<std::string> decompress_scan(std::string_view, const ScanDictionary*);
-    struct Compiled;
-    std::int64_t id_;
-    std::shared_ptr<Compiled> compiled_;
-};
-
-// Fewer scans than this teach a dictionary too little; scans go without one until then.
-inline constexpr std::size_t min_dictionary_samples = 200;
-// A dictionary is trained on at most this many of the newest scans...
-inline constexpr int dictionary_samples = 2000;
-// ...and replaced by a new one after this long, as the site's mail changes.
-inline constexpr std::int64_t dictionary_seconds = 7 * 86400;
-
-// "feature<TAB>count" lines <-> the grouped text that is compressed.
-std::string group_scan_lines(std::string_view lines);
-std::string ungroup_scan_lines(std::string_view grouped);
-// A dictionary from grouped scans; nullopt when they are too few or too alike to make one.
-std::optional<std::string> train_scan_dictionary(const std::vector<std::string>& grouped_samples);
-// Compresses scans one after another into their stored form, with one zstd
-// context for all of them (a context's tables are costly to set up).
-class ScanEncoder {
-public:
-    explicit ScanEncoder(const ScanDictionary* dictionary);
-    ~ScanEncoder();
-    ScanEncoder(const ScanEncoder&) = delete;
-    ScanEncoder& operator=(const ScanEncoder&) = delete;
-    // The lines in, the stored blob out (lines without a tab are dropped).
-    std::string encode(std::string_view lines);
-
-private:
-    struct Context;
-    std::unique_ptr<Context> context_;
-};
-
-// The grouped text of a stored blob; nullopt when it is not one a ScanEncoder
-// wrote with this dictionary.
-std::optional<std::string> decompress_scan(std::string_view blob, const ScanDictionary* dictionary);
-
 // The scan dictionaries a connection has loaded, by id.
-struct Database::ScanDictionaries {
+struct SqliteDatabase::ScanDictionaries {
     std::map<std::int64_t, ScanDictionary> loaded;
     std::optional<std::int64_t> training_failed_at;  // then no new try for a day: the scans were too alike
+};
+
+// The write transaction of a TrainingBatch on SQLite (BEGIN IMMEDIATE: one
+// writer at a time, so nothing read here changes before the commit).
+class SqliteTransaction final : public WriteTransaction {
+public:
+    explicit SqliteTransaction(SqliteDatabase& db);
+    ~SqliteTransaction() override;
+
+    std::optional<StoredMessage> find_message(const Digest& digest) override;
+    void insert_message(const Digest& digest, Class c, std::int64_t learned_at, std::string_view features) override;
+    void delete_message(const Digest& digest) override;
+    std::vector<std::optional<Row>> read_features(const std::vector<model::FeatureId>& ids) override;
+    void write_features(const std::vector<FeatureWrite>& upserts, const std::vector<model::FeatureId>& deletes) override;
+    void add_to_classes(const ClassChange& spam, const ClassChange& ham) override;
+    void log_model_change(const std::vector<model::FeatureId>* ids) override { db_.log_model_change(ids); }
+    void add_contact(std::string_view address, std::string_view source, std::int64_t now) override {
+        db_.add_contact(address, source, now);
+    }
+    void record_correction(model::Verdict verdict, Class to, std::int64_t now) override;
+    void defer_correction(const Digest& signature, Class to, std::int64_t now) override;
+    void drop_deferred_correction(const Digest& signature) override;
+    std::vector<std::pair<Scan, Class>> take_ready_corrections(std::size_t limit) override;
+    void commit() override;
+    [[noreturn]] void fail(const std::string& what) const override { db_.fail(what); }
+
+private:
+    SqliteDatabase& db_;
+    bool open_ = false;
 };
 
 // Stores a trained dictionary; returns its id.

@@ -1,6 +1,6 @@
-// The connection: opening (and creating) the SQLite file, errors in words, what
-// tells a reader the database changed, and statistics. The other jobs of the
-// store have a file each: schema.cpp, counts.cpp (counts and learned messages),
+// The SQLite backend's connection: opening (and creating) the file, errors in
+// words, what tells a reader the database changed, and statistics. Its other
+// jobs have a file each: schema.cpp, counts.cpp (counts and learned messages),
 // scans.cpp, contacts.cpp, maintenance.cpp (prune, backup), export.cpp.
 #include "internal.hpp"
 
@@ -18,11 +18,9 @@
 
 namespace mailsift::store {
 
-const char* to_string(Class c) { return c == Class::spam ? "spam" : "ham"; }
+// ---- SqliteDatabase ----
 
-// ---- Database ----
-
-Database::Database(std::filesystem::path path, Mode mode, std::chrono::milliseconds busy_timeout, Create create)
+SqliteDatabase::SqliteDatabase(std::filesystem::path path, Mode mode, std::chrono::milliseconds busy_timeout, Create create)
     : path_(std::move(path)), mode_(mode), busy_timeout_(busy_timeout) {
     std::error_code ec;
     const bool exists = std::filesystem::exists(path_, ec);
@@ -85,7 +83,7 @@ Database::Database(std::filesystem::path path, Mode mode, std::chrono::milliseco
                 // An older database is upgraded in place once, through a short-lived
                 // writer; a reader that may not write says so.
                 try {
-                    Database upgrade(path_, Mode::read_write, busy_timeout);
+                    SqliteDatabase upgrade(path_, Mode::read_write, busy_timeout);
                 } catch (const Error& e) {
                     fail("database schema version " + std::to_string(version) + " is older than this mailsift's (" +
                          std::to_string(schema_version) + ") and could not be upgraded: " + e.what());
@@ -101,15 +99,15 @@ Database::Database(std::filesystem::path path, Mode mode, std::chrono::milliseco
     }
 }
 
-Database::~Database() {
+SqliteDatabase::~SqliteDatabase() {
     dictionaries_.reset();
     st_.reset();
     if (db_ != nullptr) sqlite3_close(db_);
 }
 
-void Database::fail(const std::string& what) const { throw Error(path_, what); }
+void SqliteDatabase::fail(const std::string& what) const { throw Error(path_, what); }
 
-std::string Database::error_text() const {
+std::string SqliteDatabase::error_text() const {
     if (db_ == nullptr) return "out of memory";
     const int rc = sqlite3_extended_errcode(db_);
     switch (rc & 0xFF) {
@@ -126,7 +124,7 @@ std::string Database::error_text() const {
     }
 }
 
-void Database::exec(const char* sql) {
+void SqliteDatabase::exec(const char* sql) {
     char* err = nullptr;
     if (const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err); rc != SQLITE_OK) {
         const int primary = rc & 0xFF;
@@ -137,13 +135,13 @@ void Database::exec(const char* sql) {
     }
 }
 
-std::uint64_t Database::data_version() {
+std::uint64_t SqliteDatabase::data_version() {
     Use s(st_->data_version);
     if (sqlite3_step(*s) != SQLITE_ROW) fail(std::string("cannot read data_version: ") + error_text());
     return static_cast<std::uint64_t>(sqlite3_column_int64(*s, 0));
 }
 
-std::string Database::contacts_fingerprint() {
+std::string SqliteDatabase::contacts_fingerprint() {
     Statement q(db_, "SELECT count(*) || ':' || coalesce(max(added_at), 0) || ':' || coalesce(sum(length(address)), 0) FROM contacts",
                 path_);
     if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot read contacts: ") + error_text());
@@ -151,14 +149,14 @@ std::string Database::contacts_fingerprint() {
     return t ? reinterpret_cast<const char*>(t) : "";
 }
 
-std::string Database::feature_text(model::FeatureId id) {
+std::string SqliteDatabase::feature_text(model::FeatureId id) {
     Use s(st_->feature_text);
     sqlite3_bind_int64(*s, 1, static_cast<sqlite3_int64>(id));
     if (sqlite3_step(*s) == SQLITE_ROW) return reinterpret_cast<const char*>(sqlite3_column_text(*s, 0));
     return {};
 }
 
-Statistics Database::statistics() {
+Statistics SqliteDatabase::statistics() {
     Statistics st;
     st.schema_version = schema_version;
     {

@@ -157,7 +157,7 @@ bool is_constraint(int rc) { return (rc & 0xFF) == SQLITE_CONSTRAINT; }
 
 }  // namespace
 
-ModelSummary Database::export_model(std::ostream& out) {
+ModelSummary SqliteDatabase::export_model(std::ostream& out) {
     ModelSummary sum;
     std::string line;
     exec("BEGIN");  // one consistent snapshot
@@ -252,7 +252,7 @@ ModelSummary Database::export_model(std::ostream& out) {
     return sum;
 }
 
-ModelSummary Database::import_model(std::istream& in, const std::string& name) {
+ModelSummary SqliteDatabase::import_model(std::istream& in, const std::string& name) {
     if (mode_ != Mode::read_write) fail("database was opened read-only");
     ModelSummary sum;
     exec("BEGIN IMMEDIATE");

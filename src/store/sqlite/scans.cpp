@@ -11,7 +11,7 @@
 
 namespace mailsift::store {
 
-std::optional<Scan> Database::find_scan(const Digest& id) {
+std::optional<Scan> SqliteDatabase::find_scan(const Digest& id) {
     Use s(st_->find_signature);
     bind_digest(*s, 1, id);
     const int rc = sqlite3_step(*s);
@@ -34,7 +34,7 @@ std::optional<Scan> Database::find_scan(const Digest& id) {
     return scan;
 }
 
-const ScanDictionary* Database::dictionary(std::int64_t id) {
+const ScanDictionary* SqliteDatabase::dictionary(std::int64_t id) {
     if (auto it = dictionaries_->loaded.find(id); it != dictionaries_->loaded.end()) return &it->second;
     Statement q(db_, "SELECT bytes FROM scan_dictionaries WHERE id = ?1", path_);
     sqlite3_bind_int64(q.get(), 1, id);
@@ -44,7 +44,7 @@ const ScanDictionary* Database::dictionary(std::int64_t id) {
     return &dictionaries_->loaded.emplace(id, ScanDictionary(id, bytes)).first->second;
 }
 
-std::optional<std::string> Database::stored_scan(sqlite3_stmt* row, int dictionary_column, int features_column) {
+std::optional<std::string> SqliteDatabase::stored_scan(sqlite3_stmt* row, int dictionary_column, int features_column) {
     const std::string_view stored(static_cast<const char*>(sqlite3_column_blob(row, features_column)),
                                   static_cast<std::size_t>(sqlite3_column_bytes(row, features_column)));
     if (sqlite3_column_type(row, features_column) == SQLITE_TEXT) return group_scan_lines(stored);
@@ -53,7 +53,7 @@ std::optional<std::string> Database::stored_scan(sqlite3_stmt* row, int dictiona
     return d ? decompress_scan(stored, d) : std::nullopt;
 }
 
-const ScanDictionary* Database::dictionary_for_new_scans(const Recording& r, std::int64_t now) {
+const ScanDictionary* SqliteDatabase::dictionary_for_new_scans(const Recording& r, std::int64_t now) {
     std::optional<std::int64_t> newest;
     std::int64_t created_at = 0;
     {
@@ -100,7 +100,7 @@ const ScanDictionary* Database::dictionary_for_new_scans(const Recording& r, std
     return &dictionaries_->loaded.emplace(id, ScanDictionary(id, *bytes)).first->second;
 }
 
-void Database::drop_unused_dictionaries() {
+void SqliteDatabase::drop_unused_dictionaries() {
     // A scan is never newer than the last use of its dictionary, so a dictionary
     // last used before the oldest scan kept serves none. The newest one stays.
     exec("DELETE FROM scan_dictionaries WHERE id < (SELECT max(id) FROM scan_dictionaries)"
@@ -108,7 +108,7 @@ void Database::drop_unused_dictionaries() {
     dictionaries_->loaded.clear();  // loaded again as scans need them
 }
 
-void Database::record(const Recording& r) {
+void SqliteDatabase::record(const Recording& r) {
     if (mode_ != Mode::read_write) fail("database was opened read-only");
     // Compressed before the write lock is taken: the lock is held only for the writes.
     // The recording's own time (its newest scan) decides when a dictionary is due.
@@ -151,7 +151,7 @@ void Database::record(const Recording& r) {
     }
 }
 
-std::size_t Database::prune_scans(std::int64_t before) {
+std::size_t SqliteDatabase::prune_scans(std::int64_t before) {
     Statement q(db_, "DELETE FROM signatures WHERE scanned_at < ?1", path_);
     sqlite3_bind_int64(q.get(), 1, before);
     if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune signatures: ") + error_text());
@@ -161,20 +161,20 @@ std::size_t Database::prune_scans(std::int64_t before) {
     return removed;
 }
 
-void Database::prune_deferred_corrections(std::int64_t before) {
+void SqliteDatabase::prune_deferred_corrections(std::int64_t before) {
     // A scan older than the cut-off is pruned anyway: one that has not come by then never will.
     Statement q(db_, "DELETE FROM deferred_corrections WHERE requested_at < ?1", path_);
     sqlite3_bind_int64(q.get(), 1, before);
     if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune deferred corrections: ") + error_text());
 }
 
-bool Database::has_deferred_corrections() {
+bool SqliteDatabase::has_deferred_corrections() {
     Statement q(db_, "SELECT EXISTS (SELECT 1 FROM deferred_corrections)", path_);
     if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot read deferred corrections: ") + error_text());
     return sqlite3_column_int(q.get(), 0) != 0;
 }
 
-CorrectionCounts Database::corrections_since(std::int64_t since) {
+CorrectionCounts SqliteDatabase::corrections_since(std::int64_t since) {
     CorrectionCounts c;
     Statement q(db_, "SELECT verdict, corrected_to, count(*) FROM corrections WHERE at >= ?1 GROUP BY 1, 2", path_);
     sqlite3_bind_int64(q.get(), 1, since);
@@ -189,7 +189,7 @@ CorrectionCounts Database::corrections_since(std::int64_t since) {
     return c;
 }
 
-std::vector<std::pair<std::string, std::int64_t>> Database::counters() {
+std::vector<std::pair<std::string, std::int64_t>> SqliteDatabase::counters() {
     std::vector<std::pair<std::string, std::int64_t>> out;
     Statement q(db_, "SELECT name, value FROM counters ORDER BY name", path_);
     while (sqlite3_step(q.get()) == SQLITE_ROW) {
@@ -252,7 +252,7 @@ void recode_text_scans(sqlite3* db, const std::filesystem::path& path) {
     if (rc != SQLITE_DONE) throw Error(path, std::string("cannot read the recorded scans: ") + sqlite3_errmsg(db));
 }
 
-void TrainingBatch::record_correction(model::Verdict verdict, Class to, std::int64_t now) {
+void SqliteTransaction::record_correction(model::Verdict verdict, Class to, std::int64_t now) {
     Use s(db_.st_->insert_correction);
     sqlite3_bind_int64(*s, 1, now);
     sqlite3_bind_int(*s, 2, static_cast<int>(verdict));
@@ -260,7 +260,7 @@ void TrainingBatch::record_correction(model::Verdict verdict, Class to, std::int
     if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot record correction: ") + db_.error_text());
 }
 
-void TrainingBatch::defer_correction(const Digest& signature, Class to, std::int64_t now) {
+void SqliteTransaction::defer_correction(const Digest& signature, Class to, std::int64_t now) {
     Statement q(db_.db_,
                 "INSERT INTO deferred_corrections (signature, corrected_to, requested_at) VALUES (?1, ?2, ?3)"
                 " ON CONFLICT (signature) DO UPDATE SET corrected_to = excluded.corrected_to,"
@@ -272,13 +272,13 @@ void TrainingBatch::defer_correction(const Digest& signature, Class to, std::int
     if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot defer correction: ") + db_.error_text());
 }
 
-void TrainingBatch::drop_deferred_correction(const Digest& signature) {
+void SqliteTransaction::drop_deferred_correction(const Digest& signature) {
     Statement q(db_.db_, "DELETE FROM deferred_corrections WHERE signature = ?1", db_.path_);
     bind_digest(q.get(), 1, signature);
     if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot drop deferred correction: ") + db_.error_text());
 }
 
-std::vector<std::pair<Scan, Class>> TrainingBatch::take_ready_corrections(std::size_t limit) {
+std::vector<std::pair<Scan, Class>> SqliteTransaction::take_ready_corrections(std::size_t limit) {
     std::vector<std::pair<Digest, Class>> ready;
     {
         Statement q(db_.db_,

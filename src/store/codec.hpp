@@ -1,0 +1,71 @@
+// Shared by the store's backends, not part of its interface: the coding of a
+// learned message's feature list and the compact form of a recorded scan.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "mailsift/store/database.hpp"
+
+namespace mailsift::store {
+
+// ---- varint coding of a message's feature list: ids ascending, as deltas ----
+
+void put_varint(std::string& out, std::uint64_t v);
+bool get_varint(std::string_view in, std::size_t& i, std::uint64_t& v);
+std::string encode_terms(std::vector<std::pair<model::FeatureId, std::uint32_t>> terms);
+
+// ---- the compact form of a recorded scan (scan_codec.cpp) ----
+
+// A zstd dictionary of this database's scans (table scan_dictionaries), ready to use.
+class ScanDictionary {
+public:
+    ScanDictionary(std::int64_t id, std::string_view bytes);
+    std::int64_t id() const { return id_; }
+
+private:
+    friend class ScanEncoder;
+    friend std::optional<std::string> decompress_scan(std::string_view, const ScanDictionary*);
+    struct Compiled;
+    std::int64_t id_;
+    std::shared_ptr<Compiled> compiled_;
+};
+
+// Fewer scans than this teach a dictionary too little; scans go without one until then.
+inline constexpr std::size_t min_dictionary_samples = 200;
+// A dictionary is trained on at most this many of the newest scans...
+inline constexpr int dictionary_samples = 2000;
+// ...and replaced by a new one after this long, as the site's mail changes.
+inline constexpr std::int64_t dictionary_seconds = 7 * 86400;
+
+// "feature<TAB>count" lines <-> the grouped text that is compressed.
+std::string group_scan_lines(std::string_view lines);
+std::string ungroup_scan_lines(std::string_view grouped);
+// A dictionary from grouped scans; nullopt when they are too few or too alike to make one.
+std::optional<std::string> train_scan_dictionary(const std::vector<std::string>& grouped_samples);
+// Compresses scans one after another into their stored form, with one zstd
+// context for all of them (a context's tables are costly to set up).
+class ScanEncoder {
+public:
+    explicit ScanEncoder(const ScanDictionary* dictionary);
+    ~ScanEncoder();
+    ScanEncoder(const ScanEncoder&) = delete;
+    ScanEncoder& operator=(const ScanEncoder&) = delete;
+    // The lines in, the stored blob out (lines without a tab are dropped).
+    std::string encode(std::string_view lines);
+
+private:
+    struct Context;
+    std::unique_ptr<Context> context_;
+};
+
+// The grouped text of a stored blob; nullopt when it is not one a ScanEncoder
+// wrote with this dictionary.
+std::optional<std::string> decompress_scan(std::string_view blob, const ScanDictionary* dictionary);
+
+}  // namespace mailsift::store

@@ -1,0 +1,271 @@
+// The store's part that every backend shares: the arithmetic of a training
+// batch (deltas summed in memory, written once per feature at commit), the
+// coding of a learned message's feature list, and choosing a backend.
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+#include "codec.hpp"
+#include "mailsift/store/database.hpp"
+#include "mailsift/store/sqlite_database.hpp"
+
+namespace mailsift::store {
+
+const char* to_string(Class c) { return c == Class::spam ? "spam" : "ham"; }
+
+std::unique_ptr<Database> open(const std::string& location, Database::Mode mode, std::chrono::milliseconds busy_timeout,
+                               Database::Create create) {
+    return std::make_unique<SqliteDatabase>(location, mode, busy_timeout, create);
+}
+
+// ---- varint coding of a message's feature list ----
+
+void put_varint(std::string& out, std::uint64_t v) {
+    while (v >= 0x80) {
+        out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+        v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+}
+
+bool get_varint(std::string_view in, std::size_t& i, std::uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64 && i < in.size(); shift += 7) {
+        const auto b = static_cast<unsigned char>(in[i++]);
+        v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
+        if ((b & 0x80) == 0) return true;
+    }
+    return false;
+}
+
+std::string encode_terms(std::vector<std::pair<model::FeatureId, std::uint32_t>> terms) {
+    if (!std::is_sorted(terms.begin(), terms.end())) std::sort(terms.begin(), terms.end());  // callers often sort
+    std::string out;
+    out.reserve(terms.size() * 6);
+    model::FeatureId prev = 0;
+    for (const auto& [id, n] : terms) {
+        put_varint(out, id - prev);
+        put_varint(out, n);
+        prev = id;
+    }
+    return out;
+}
+
+model::Counts Database::load_counts(model::TermFrequency tf) {
+    model::Counts counts;
+    const ClassTotals t = visit_counts(
+        tf, [&](std::size_t n) { counts.features.reserve(n); },
+        [&](model::FeatureId id, model::ClassCounts c) { counts.features.emplace(id, c); });
+    counts.messages = t.messages;
+    counts.feature_totals = t.feature_totals;
+    return counts;
+}
+
+// ---- TrainingBatch ----
+
+TrainingBatch::TrainingBatch(Database& db) : tx_(db.begin_write()) {
+    deltas_.reserve(1 << 16);  // a batch of corpus mail touches tens of thousands of features
+    delta_slots_.assign(1 << 17, 0);
+}
+
+TrainingBatch::~TrainingBatch() = default;  // an open transaction rolls back
+
+std::size_t TrainingBatch::DigestHash::operator()(const Digest& d) const noexcept {
+    std::uint64_t h;
+    std::memcpy(&h, d.data(), sizeof h);  // a content digest: its bytes are already well mixed
+    return static_cast<std::size_t>(h);
+}
+
+TrainingBatch::Delta& TrainingBatch::delta(model::FeatureId id) {
+    if ((deltas_.size() + 1) * 2 > delta_slots_.size()) {  // load factor at most 1/2
+        delta_slots_.assign(delta_slots_.size() * 2, 0);
+        const std::size_t mask = delta_slots_.size() - 1;
+        for (std::size_t i = 0; i < deltas_.size(); ++i) {
+            std::size_t s = static_cast<std::size_t>(deltas_[i].first) & mask;
+            while (delta_slots_[s] != 0) s = (s + 1) & mask;
+            delta_slots_[s] = static_cast<std::uint32_t>(i + 1);
+        }
+    }
+    const std::size_t mask = delta_slots_.size() - 1;
+    std::size_t s = static_cast<std::size_t>(id) & mask;  // ids are hashes: their low bits are well mixed
+    while (delta_slots_[s] != 0) {
+        auto& entry = deltas_[delta_slots_[s] - 1];
+        if (entry.first == id) return entry.second;
+        s = (s + 1) & mask;
+    }
+    deltas_.emplace_back(id, Delta{});
+    delta_slots_[s] = static_cast<std::uint32_t>(deltas_.size());
+    return deltas_.back().second;
+}
+
+// n > 0 learns; n < 0 unlearns, from a message learned in this batch or (`earlier`) before it.
+void TrainingBatch::count(Class c, model::FeatureId id, std::int64_t n, std::string_view text, bool earlier) {
+    Delta& d = delta(id);
+    const bool spam = c == Class::spam;
+    if (earlier) {
+        (spam ? d.removed_occurrences_spam : d.removed_occurrences_ham) -= n;
+        (spam ? d.removed_presence_spam : d.removed_presence_ham) += 1;
+    } else {
+        (spam ? d.occurrences_spam : d.occurrences_ham) += n;
+        (spam ? d.presence_spam : d.presence_ham) += n > 0 ? 1 : -1;
+        if (n > 0) d.learned = true;
+    }
+    if (d.text_bytes == 0 && !text.empty()) {
+        d.text_offset = static_cast<std::uint32_t>(texts_.size());
+        d.text_bytes = static_cast<std::uint32_t>(text.size());
+        texts_.append(text);
+    }
+}
+
+void TrainingBatch::remove_stored(const Digest& digest, Class c, const std::string& blob) {
+    const bool earlier = learned_here_.erase(digest) == 0;
+    std::size_t i = 0;
+    model::FeatureId id = 0;
+    std::uint64_t delta = 0, n = 0;
+    while (i < blob.size()) {
+        if (!get_varint(blob, i, delta) || !get_varint(blob, i, n)) {
+            tx_->fail("corrupt feature list of a learned message; refusing to unlearn it");
+        }
+        id += delta;
+        count(c, id, -static_cast<std::int64_t>(n), {}, earlier);
+    }
+    (c == Class::spam ? messages_spam_ : messages_ham_) -= 1;
+    tx_->delete_message(digest);
+}
+
+LearnResult TrainingBatch::learn(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now) {
+    assert(tx_ && "learn after commit");
+    LearnResult result = LearnResult::learned;
+    if (auto stored = tx_->find_message(digest)) {
+        if (stored->c == c) return LearnResult::already_learned;
+        remove_stored(digest, stored->c, stored->features);
+        result = LearnResult::moved;
+    }
+    std::vector<std::pair<model::FeatureId, std::uint32_t>> list;
+    list.reserve(terms.size());
+    for (const auto& t : terms) {
+        if (t.count == 0) continue;
+        count(c, t.id, t.count, t.text, false);
+        list.emplace_back(t.id, t.count);
+    }
+    (c == Class::spam ? messages_spam_ : messages_ham_) += 1;
+    tx_->insert_message(digest, c, now, encode_terms(std::move(list)));
+    learned_here_.insert(digest);
+    latest_ = std::max(latest_, now);
+    return result;
+}
+
+std::optional<Class> TrainingBatch::learned_class(const Digest& digest) {
+    assert(tx_ && "lookup after commit");
+    if (auto stored = tx_->find_message(digest)) return stored->c;
+    return std::nullopt;
+}
+
+UnlearnResult TrainingBatch::unlearn(const Digest& digest, Class c) {
+    assert(tx_ && "unlearn after commit");
+    auto stored = tx_->find_message(digest);
+    if (!stored) return UnlearnResult::not_learned;
+    if (stored->c != c) return UnlearnResult::learned_as_other_class;
+    remove_stored(digest, stored->c, stored->features);
+    return UnlearnResult::unlearned;
+}
+
+void TrainingBatch::add_contact(std::string_view address, std::string_view source, std::int64_t now) {
+    tx_->add_contact(address, source, now);
+}
+
+void TrainingBatch::record_correction(model::Verdict verdict, Class to, std::int64_t now) {
+    tx_->record_correction(verdict, to, now);
+}
+
+void TrainingBatch::defer_correction(const Digest& signature, Class to, std::int64_t now) {
+    tx_->defer_correction(signature, to, now);
+}
+
+void TrainingBatch::drop_deferred_correction(const Digest& signature) { tx_->drop_deferred_correction(signature); }
+
+std::vector<std::pair<Scan, Class>> TrainingBatch::take_ready_corrections(std::size_t limit) {
+    return tx_->take_ready_corrections(limit);
+}
+
+void TrainingBatch::commit() {
+    assert(tx_ && "commit twice");
+    // In the store's key order (ids as signed 64-bit), so that a B-tree of
+    // features is walked once from left to right rather than at random (ids
+    // are hashes), and so that concurrent writers lock rows in one order.
+    std::vector<std::pair<model::FeatureId, const Delta*>> order;
+    order.reserve(deltas_.size());
+    for (const auto& [id, d] : deltas_) order.emplace_back(id, &d);
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+        return static_cast<std::int64_t>(a.first) < static_cast<std::int64_t>(b.first);
+    });
+    // Unlearning takes off only what a row still holds: a pruned feature has no row
+    // (nothing to take, nothing to re-create), a re-created one may hold less.
+    auto removes = [](const Delta& d) {
+        return d.removed_occurrences_spam != 0 || d.removed_occurrences_ham != 0 || d.removed_presence_spam != 0 ||
+               d.removed_presence_ham != 0;
+    };
+    std::vector<model::FeatureId> lookup;
+    for (const auto& [id, dp] : order) {
+        if (removes(*dp)) lookup.push_back(id);
+    }
+    const auto held_rows = lookup.empty() ? std::vector<std::optional<WriteTransaction::Row>>{} : tx_->read_features(lookup);
+    std::size_t next_held = 0;
+
+    std::int64_t occ_spam = 0, occ_ham = 0, pres_spam = 0, pres_ham = 0;
+    std::vector<WriteTransaction::FeatureWrite> upserts;
+    std::vector<model::FeatureId> deletes;
+    std::vector<model::FeatureId> changed;  // rows written or deleted, for readers' refresh
+    upserts.reserve(order.size());
+    changed.reserve(order.size());
+    for (const auto& [id, dp] : order) {
+        const Delta& d = *dp;
+        // Final changes of the row: what this batch learned, less what it unlearned of earlier messages.
+        WriteTransaction::Row change = {d.occurrences_spam, d.occurrences_ham, d.presence_spam, d.presence_ham};
+        bool remove_row = false, row_exists = false;
+        if (removes(d)) {
+            const std::int64_t removed[4] = {d.removed_occurrences_spam, d.removed_occurrences_ham,
+                                             d.removed_presence_spam, d.removed_presence_ham};
+            const auto& row = held_rows.at(next_held++);
+            if (row) {
+                row_exists = true;
+                std::int64_t held[4];
+                for (int k = 0; k < 4; ++k) {
+                    held[k] = std::max<std::int64_t>(0, (*row)[k]);
+                    change[k] -= std::min(removed[k], held[k]);
+                }
+                if (held[0] + change[0] <= 0 && held[1] + change[1] <= 0) {
+                    // Nothing left of it: the row goes, and the totals lose all it held.
+                    remove_row = true;
+                    for (int k = 0; k < 4; ++k) change[k] = -(*row)[k];
+                }
+            }
+        }
+        occ_spam += change[0];
+        occ_ham += change[1];
+        pres_spam += change[2];
+        pres_ham += change[3];
+        if (remove_row) {
+            deletes.push_back(id);
+            changed.push_back(id);
+            continue;
+        }
+        // Unchanged counts are written only to move last_seen of a row known to exist: learned
+        // and unlearned again in this batch, a feature may have no row, and must not get one.
+        const bool unchanged = change[0] == 0 && change[1] == 0 && change[2] == 0 && change[3] == 0;
+        if (unchanged && !(d.learned && row_exists)) continue;
+        upserts.push_back({id, change, std::string_view(texts_.data() + d.text_offset, d.text_bytes),
+                           d.learned ? latest_ : 0});
+        if (!unchanged) changed.push_back(id);  // last_seen alone is not the model's
+    }
+    tx_->write_features(upserts, deletes);
+    tx_->add_to_classes({messages_spam_, occ_spam, pres_spam}, {messages_ham_, occ_ham, pres_ham});
+    if (!changed.empty() || messages_spam_ != 0 || messages_ham_ != 0) {
+        std::sort(changed.begin(), changed.end());
+        tx_->log_model_change(&changed);
+    }
+    tx_->commit();
+    tx_.reset();
+}
+
+}  // namespace mailsift::store
