@@ -3,7 +3,8 @@
 #   scripts/deps.sh          what building and running need
 #   scripts/deps.sh --test   also what the test suite drives for real: a Postfix
 #                            (left unconfigured and stopped), miltertest, Dovecot
-#                            (dovecot-imapd, dovecot-sieve; not started), the man-page
+#                            (dovecot-imapd, dovecot-sieve; not started), PostgreSQL's
+#                            server (the tests initdb and start a private one), the man-page
 #                            linters and systemd-analyze; and clang with its runtimes
 #                            for the libFuzzer harnesses. Installing them here, once,
 #                            keeps parallel tests from racing for the dpkg lock.
@@ -11,9 +12,9 @@
 #                            mailsift-bench-micro), bogofilter and time (for
 #                            bench/compare_bogofilter.sh).
 set -euo pipefail
-packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev libzstd-dev libcli11-dev nlohmann-json3-dev catch2 util-linux python3)
+packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev libzstd-dev libcli11-dev nlohmann-json3-dev libpq-dev catch2 util-linux python3)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(postfix miltertest dovecot-imapd dovecot-sieve mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev)
+  packages+=(postfix miltertest dovecot-imapd dovecot-sieve postgresql mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev)
 fi
 if [ "${1:-}" = "--bench" ]; then
   packages+=(libbenchmark-dev bogofilter time)

@@ -129,7 +129,9 @@ int stats(const Context& ctx, bool json) {
     const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
     store::Database& db = *opened;
     const auto st = db.statistics();
-    const std::string path = std::filesystem::absolute(ctx.db_path).string();
+    const bool postgresql = store::is_postgresql(ctx.db_path.string());
+    const std::string path = postgresql ? store::display_location(ctx.db_path.string())
+                                        : std::filesystem::absolute(ctx.db_path).string();
     const std::int64_t now = std::time(nullptr);
     const struct {
         const char* name;
@@ -144,7 +146,8 @@ int stats(const Context& ctx, bool json) {
     {
         // Only when the configuration names mailsiftd's user: otherwise whoever runs this is no guide.
         const std::string& user = ctx.settings.daemon.user;
-        const std::string problem = user.empty() ? std::string() : write_problem(ctx.db_path, user);
+        const std::string problem =
+            user.empty() || postgresql ? std::string() : write_problem(ctx.db_path, user);
         if (!problem.empty()) {
             warnings.push_back("mailsiftd's user " + user + " " + problem +
                                ": mailsiftd keeps its signatures and counters in memory until it can write them");
@@ -185,7 +188,7 @@ int stats(const Context& ctx, bool json) {
         return exit_ok;
     }
     std::printf("database:          %s (from %s)\n", path.c_str(), ctx.db_source.c_str());
-    std::printf("file size:         %llu bytes\n", u(st.file_bytes));
+    std::printf(postgresql ? "database size:     %llu bytes\n" : "file size:         %llu bytes\n", u(st.file_bytes));
     std::printf("schema version:    %d\n", st.schema_version);
     std::printf("messages learned:  %llu spam, %llu ham\n", u(st.messages.spam), u(st.messages.ham));
     std::printf("features learned:  %llu spam, %llu ham (occurrences)\n", u(st.occurrences.spam), u(st.occurrences.ham));
@@ -223,7 +226,9 @@ int stats(const Context& ctx, bool json) {
 
 // Commands that change an existing database do not create one.
 void require_database(const Context& ctx) {
-    if (!std::filesystem::exists(ctx.db_path)) {
+    if (store::is_postgresql(ctx.db_path.string())) {
+        store::open(ctx.db_path.string(), store::Database::Mode::read_only);  // throws when there is no model
+    } else if (!std::filesystem::exists(ctx.db_path)) {
         throw store::Error(ctx.db_path, "no such database (train one first with 'mailsift learn')");
     }
 }

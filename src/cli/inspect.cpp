@@ -205,7 +205,7 @@ int tokens(const Context& ctx, const TokensOptions& o) {
     if (engine::refused(problem)) return report(m->label, engine::describe(problem)), exit_input;
     // Contacts come from the database when there is one; tokens works without it.
     store::ContactSet contacts;
-    if (std::filesystem::exists(ctx.db_path)) {
+    if (store::is_postgresql(ctx.db_path.string()) || std::filesystem::exists(ctx.db_path)) {
         contacts = store::open(ctx.db_path.string(), store::Database::Mode::read_only)->load_contacts();
     }
     const auto parsed = mime::parse(m->raw, ctx.settings.limits);

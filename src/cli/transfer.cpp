@@ -108,7 +108,8 @@ int import_model(const Context& ctx, const std::vector<std::string>& rest) {
     }
     std::istream& in = file == "-" ? std::cin : in_file;
     // A database this import creates is removed again when the import fails.
-    const bool existed = std::filesystem::exists(ctx.db_path);
+    // (On PostgreSQL the one transaction of the import leaves nothing behind.)
+    const bool existed = store::is_postgresql(ctx.db_path.string()) || std::filesystem::exists(ctx.db_path);
     auto forget_new_database = [&] {
         if (existed) return;
         std::error_code ec;
@@ -125,7 +126,7 @@ int import_model(const Context& ctx, const std::vector<std::string>& rest) {
     }
     std::printf("imported %llu features, %llu learned messages and %llu contacts into %s\n",
                 static_cast<unsigned long long>(sum.features), static_cast<unsigned long long>(sum.messages),
-                static_cast<unsigned long long>(sum.contacts), ctx.db_path.c_str());
+                static_cast<unsigned long long>(sum.contacts), store::display_location(ctx.db_path.string()).c_str());
     return exit_ok;
 }
 

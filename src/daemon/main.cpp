@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
     }
     if (options.check_config) {
         std::cout << "configuration ok: " << (resolved.config.empty() ? "built-in defaults" : resolved.config.string())
-                  << ", listen " << resolved.settings.daemon.listen << ", database " << resolved.database.string()
+                  << ", listen " << resolved.settings.daemon.listen << ", database " << store::display_location(resolved.database.string())
                   << " (from " << resolved.database_source << ")\n";
         return 0;
     }
@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
         };
         wait_signal();
 
-        daemon::log_info("listening on " + resolved.settings.daemon.listen + ", database " + resolved.database.string());
+        daemon::log_info("listening on " + resolved.settings.daemon.listen + ", database " + store::display_location(resolved.database.string()));
         daemon::notify_systemd("READY=1");
         io.run();
 

@@ -12,7 +12,10 @@
 namespace mailsift::daemon {
 
 Scorer::Scorer(std::filesystem::path database, engine::Settings settings)
-    : database_(std::move(database)), settings_(std::move(settings)) {}
+    : database_(std::move(database)),
+      postgresql_(store::is_postgresql(database_.string())),
+      shown_(store::display_location(database_.string())),
+      settings_(std::move(settings)) {}
 
 void Scorer::reconfigure(engine::Settings settings) {
     settings_ = std::move(settings);
@@ -44,6 +47,12 @@ bool identify(const std::filesystem::path& path, Identity& id, int& error) {
 }  // namespace
 
 std::shared_ptr<Scorer::State> Scorer::open_state() {
+    if (postgresql_) {
+        auto state = std::make_shared<State>();
+        state->db = store::open(database_.string(), store::Database::Mode::read_only);
+        state->filter = std::make_shared<engine::Filter>(*state->db, settings_);
+        return state;
+    }
     // The identity is taken before and after opening: a file replaced meanwhile is opened again.
     for (int attempt = 0;; ++attempt) {
         Identity before, after;
@@ -82,11 +91,13 @@ std::string Scorer::refresh() {
             reconfigured_ = false;
             missing_ = false;
             last_problem_.clear();
-            return "loaded model from " + database_.string() + ": " + describe_model(*writer_) + took_since(start);
+            return "loaded model from " + shown_ + ": " + describe_model(*writer_) + took_since(start);
         }
         Identity now;
         int error = 0;
-        if (!identify(database_, now, error)) {
+        if (postgresql_) {
+            // No file to watch: the connection reconnects by itself.
+        } else if (!identify(database_, now, error)) {
             if (error != ENOENT) throw store::Error(database_, std::string("cannot look at the file: ") + std::strerror(error));
             if (missing_) return {};
             missing_ = true;
@@ -100,7 +111,7 @@ std::string Scorer::refresh() {
             return "database " + database_.string() + " was deleted or moved away; scoring with the model in memory (" +
                    describe_model(*writer_) + ") until a database is there again";
         }
-        if (!(now == Identity{writer_->device, writer_->inode}) || !writer_->db) {
+        if (!postgresql_ && (!(now == Identity{writer_->device, writer_->inode}) || !writer_->db)) {
             // Another file at the path (or the same one back): load it; on failure keep what we have.
             // After a deletion any file there is a new one (it may even get the old inode number).
             const bool same = !missing_ && now == Identity{writer_->device, writer_->inode};
@@ -153,7 +164,7 @@ engine::Classification Scorer::classify(std::string_view raw, const features::En
         std::lock_guard lock(mutex_);
         state = published_;
     }
-    if (!state) throw std::runtime_error("no model loaded (database " + database_.string() + " unavailable)");
+    if (!state) throw std::runtime_error("no model loaded (database " + shown_ + " unavailable)");
     return state->filter->classify(raw, &envelope, record_features);
 }
 

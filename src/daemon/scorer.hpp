@@ -11,6 +11,10 @@
 // model if the new file cannot be loaded). Each such event is logged once and
 // reported through on_event ("database_missing", "database_replaced") so it is
 // counted in the statistics.
+//
+// A PostgreSQL database has no file to watch: the connection reconnects by
+// itself, and while the server is away refresh() reports the problem once and
+// scoring goes on with the model in memory.
 #pragma once
 
 #include <sys/types.h>
@@ -63,6 +67,8 @@ private:
     }
 
     std::filesystem::path database_;
+    bool postgresql_;                   // no file to watch
+    std::string shown_;                 // the database as the log names it (no password)
     engine::Settings settings_;         // used by refresh() only
     std::shared_ptr<State> writer_;     // refresh()'s own state
     mutable std::mutex mutex_;          // guards published_

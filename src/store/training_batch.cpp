@@ -1,22 +1,16 @@
 // The store's part that every backend shares: the arithmetic of a training
-// batch (deltas summed in memory, written once per feature at commit), the
-// coding of a learned message's feature list, and choosing a backend.
+// batch (deltas summed in memory, written once per feature at commit, replayed
+// after a lost race), and the coding of a learned message's feature list.
 #include <algorithm>
 #include <cassert>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "codec.hpp"
 #include "mailsift/store/database.hpp"
-#include "mailsift/store/sqlite_database.hpp"
 
 namespace mailsift::store {
-
-const char* to_string(Class c) { return c == Class::spam ? "spam" : "ham"; }
-
-std::unique_ptr<Database> open(const std::string& location, Database::Mode mode, std::chrono::milliseconds busy_timeout,
-                               Database::Create create) {
-    return std::make_unique<SqliteDatabase>(location, mode, busy_timeout, create);
-}
 
 // ---- varint coding of a message's feature list ----
 
@@ -63,9 +57,111 @@ model::Counts Database::load_counts(model::TermFrequency tf) {
 
 // ---- TrainingBatch ----
 
-TrainingBatch::TrainingBatch(Database& db) : tx_(db.begin_write()) {
+TrainingBatch::TrainingBatch(Database& db)
+    : db_(db), replayable_(db.concurrent_writers()), tx_(db.begin_write()) {
     deltas_.reserve(1 << 16);  // a batch of corpus mail touches tens of thousands of features
     delta_slots_.assign(1 << 17, 0);
+}
+
+template <class Op>
+auto TrainingBatch::retrying(Op&& op) {
+    for (int attempt = 0;; ++attempt) {
+        try {
+            if (restart_needed_) restart();
+            return op();
+        } catch (const RetryableError&) {
+            if (!replayable_ || attempt >= 8) throw;
+            restart_needed_ = true;
+            // Apart a little, differently each time, so two writers do not meet again.
+            std::this_thread::sleep_for(std::chrono::milliseconds(5 * (attempt + 1) + (std::rand() % 20)));
+        }
+    }
+}
+
+void TrainingBatch::restart() {
+    tx_.reset();  // rolled back
+    deltas_.clear();
+    std::fill(delta_slots_.begin(), delta_slots_.end(), 0);
+    texts_.clear();
+    messages_spam_ = messages_ham_ = 0;
+    latest_ = 0;
+    learned_here_.clear();
+    tx_ = db_.begin_write();
+    for (const auto& op : done_) op(*this);
+    restart_needed_ = false;
+}
+
+LearnResult TrainingBatch::learn(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now) {
+    assert(tx_ && "learn after commit");
+    const LearnResult r = retrying([&] { return learn_now(digest, c, terms, now); });
+    if (replayable_) {
+        // Its own copy of the terms: the caller's texts do not live until a replay.
+        auto texts = std::make_shared<std::string>();
+        std::vector<std::pair<std::size_t, std::size_t>> spans;
+        for (const auto& t : terms) {
+            spans.emplace_back(texts->size(), t.text.size());
+            texts->append(t.text);
+        }
+        std::vector<TrainTerm> copy = terms;
+        remember([digest, c, now, texts, spans, copy](TrainingBatch& b) mutable {
+            for (std::size_t i = 0; i < copy.size(); ++i) copy[i].text = std::string_view(*texts).substr(spans[i].first, spans[i].second);
+            b.learn_now(digest, c, copy, now);
+        });
+    }
+    return r;
+}
+
+UnlearnResult TrainingBatch::unlearn(const Digest& digest, Class c) {
+    assert(tx_ && "unlearn after commit");
+    const UnlearnResult r = retrying([&] { return unlearn_now(digest, c); });
+    remember([digest, c](TrainingBatch& b) { b.unlearn_now(digest, c); });
+    return r;
+}
+
+std::optional<Class> TrainingBatch::learned_class(const Digest& digest) {
+    assert(tx_ && "lookup after commit");
+    return retrying([&]() -> std::optional<Class> {
+        if (auto stored = tx_->find_message(digest)) return stored->c;
+        return std::nullopt;
+    });
+}
+
+void TrainingBatch::add_contact(std::string_view address, std::string_view source, std::int64_t now) {
+    retrying([&] { tx_->add_contact(address, source, now); });
+    remember([a = std::string(address), s = std::string(source), now](TrainingBatch& b) { b.tx_->add_contact(a, s, now); });
+}
+
+void TrainingBatch::record_correction(model::Verdict verdict, Class to, std::int64_t now) {
+    retrying([&] { tx_->record_correction(verdict, to, now); });
+    remember([=](TrainingBatch& b) { b.tx_->record_correction(verdict, to, now); });
+}
+
+void TrainingBatch::defer_correction(const Digest& signature, Class to, std::int64_t now) {
+    retrying([&] { tx_->defer_correction(signature, to, now); });
+    remember([=](TrainingBatch& b) { b.tx_->defer_correction(signature, to, now); });
+}
+
+void TrainingBatch::drop_deferred_correction(const Digest& signature) {
+    retrying([&] { tx_->drop_deferred_correction(signature); });
+    remember([=](TrainingBatch& b) { b.tx_->drop_deferred_correction(signature); });
+}
+
+std::vector<std::pair<Scan, Class>> TrainingBatch::take_ready_corrections(std::size_t limit) {
+    auto taken = retrying([&] { return tx_->take_ready_corrections(limit); });
+    std::vector<Digest> ids;
+    for (const auto& [scan, c] : taken) ids.push_back(scan.id);
+    remember([limit, ids](TrainingBatch& b) {
+        // The caller trains what it was given; a replay must take the same, or give up.
+        std::vector<Digest> again;
+        for (const auto& [scan, c] : b.tx_->take_ready_corrections(limit)) again.push_back(scan.id);
+        if (again != ids) b.tx_->fail("deferred corrections were taken by another process meanwhile; try again");
+    });
+    return taken;
+}
+
+void TrainingBatch::commit() {
+    assert(tx_ && "commit twice");
+    retrying([&] { commit_now(); });
 }
 
 TrainingBatch::~TrainingBatch() = default;  // an open transaction rolls back
@@ -133,8 +229,7 @@ void TrainingBatch::remove_stored(const Digest& digest, Class c, const std::stri
     tx_->delete_message(digest);
 }
 
-LearnResult TrainingBatch::learn(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now) {
-    assert(tx_ && "learn after commit");
+LearnResult TrainingBatch::learn_now(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now) {
     LearnResult result = LearnResult::learned;
     if (auto stored = tx_->find_message(digest)) {
         if (stored->c == c) return LearnResult::already_learned;
@@ -155,14 +250,7 @@ LearnResult TrainingBatch::learn(const Digest& digest, Class c, const std::vecto
     return result;
 }
 
-std::optional<Class> TrainingBatch::learned_class(const Digest& digest) {
-    assert(tx_ && "lookup after commit");
-    if (auto stored = tx_->find_message(digest)) return stored->c;
-    return std::nullopt;
-}
-
-UnlearnResult TrainingBatch::unlearn(const Digest& digest, Class c) {
-    assert(tx_ && "unlearn after commit");
+UnlearnResult TrainingBatch::unlearn_now(const Digest& digest, Class c) {
     auto stored = tx_->find_message(digest);
     if (!stored) return UnlearnResult::not_learned;
     if (stored->c != c) return UnlearnResult::learned_as_other_class;
@@ -170,26 +258,7 @@ UnlearnResult TrainingBatch::unlearn(const Digest& digest, Class c) {
     return UnlearnResult::unlearned;
 }
 
-void TrainingBatch::add_contact(std::string_view address, std::string_view source, std::int64_t now) {
-    tx_->add_contact(address, source, now);
-}
-
-void TrainingBatch::record_correction(model::Verdict verdict, Class to, std::int64_t now) {
-    tx_->record_correction(verdict, to, now);
-}
-
-void TrainingBatch::defer_correction(const Digest& signature, Class to, std::int64_t now) {
-    tx_->defer_correction(signature, to, now);
-}
-
-void TrainingBatch::drop_deferred_correction(const Digest& signature) { tx_->drop_deferred_correction(signature); }
-
-std::vector<std::pair<Scan, Class>> TrainingBatch::take_ready_corrections(std::size_t limit) {
-    return tx_->take_ready_corrections(limit);
-}
-
-void TrainingBatch::commit() {
-    assert(tx_ && "commit twice");
+void TrainingBatch::commit_now() {
     // In the store's key order (ids as signed 64-bit), so that a B-tree of
     // features is walked once from left to right rather than at random (ids
     // are hashes), and so that concurrent writers lock rows in one order.

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "../support/backends.hpp"
 #include "../support/temp_dir.hpp"
 #include "store_support.hpp"
 #include <filesystem>
@@ -24,14 +25,17 @@ using Database = store::SqliteDatabase;
 namespace {
 
 
+std::optional<std::int64_t> last_seen(const mailsift::testing::TestStore& raw, model::FeatureId id) {
+    return raw.value("SELECT last_seen FROM features WHERE id = " + std::to_string(static_cast<std::int64_t>(id)));
+}
 std::optional<std::int64_t> last_seen(const std::filesystem::path& p, model::FeatureId id) {
     return Raw(p).value("SELECT last_seen FROM features WHERE id = " + std::to_string(static_cast<std::int64_t>(id)));
 }
 
 // The store's promise: class totals equal the sums of the feature rows, in both
 // kinds of count, and no count is negative.
-void require_consistent(const std::filesystem::path& p) {
-    Raw raw(p);
+template <class R>
+void require_consistent_in(R& raw) {
     for (const char* cls : {"spam", "ham"}) {
         const std::string c = std::string(cls) == "spam" ? "1" : "0";
         INFO(cls);
@@ -45,6 +49,11 @@ void require_consistent(const std::filesystem::path& p) {
     REQUIRE(raw.value("SELECT count(*) FROM features WHERE spam_occurrences < 0 OR ham_occurrences < 0"
                       " OR spam_presences < 0 OR ham_presences < 0 OR spam_occurrences + ham_occurrences = 0") == 0);
     REQUIRE(raw.value("SELECT count(*) FROM classes WHERE messages < 0 OR occurrences < 0 OR presences < 0") == 0);
+}
+void require_consistent(const mailsift::testing::TestStore& s) { require_consistent_in(s); }
+void require_consistent(const std::filesystem::path& p) {
+    Raw raw(p);
+    require_consistent_in(raw);
 }
 
 std::string export_of(Database& db) {
@@ -85,9 +94,9 @@ TEST_CASE("A version 2 database is upgraded to version 3 and its features get a 
 }
 
 TEST_CASE("Committing a batch stamps the features it learned with the batch's time", "[store]") {
-    TempDir dir;
-    const auto path = dir.path / "m.db";
-    Database db(path, Database::Mode::read_write);
+    FOR_EACH_BACKEND(path);
+    const auto opened = path.open();
+    store::Database& db = *opened;
     {
         store::TrainingBatch b(db);
         b.learn(digest(1), Class::spam, terms({{10, 1}, {11, 1}}), 100);
@@ -122,9 +131,9 @@ TEST_CASE("Committing a batch stamps the features it learned with the batch's ti
 }
 
 TEST_CASE("Pruning removes features seen once and not since the cut-off, and the totals follow", "[store]") {
-    TempDir dir;
-    const auto path = dir.path / "m.db";
-    Database db(path, Database::Mode::read_write);
+    FOR_EACH_BACKEND(path);
+    const auto opened = path.open();
+    store::Database& db = *opened;
     {
         store::TrainingBatch b(db);
         b.learn(digest(1), Class::spam, terms({{1, 1}, {2, 1}, {3, 2}}), 100);
@@ -167,9 +176,9 @@ TEST_CASE("Pruning removes features seen once and not since the cut-off, and the
 }
 
 TEST_CASE("Unlearning a message whose features were pruned takes off only what the rows hold", "[store]") {
-    TempDir dir;
-    const auto path = dir.path / "m.db";
-    Database db(path, Database::Mode::read_write);
+    FOR_EACH_BACKEND(path);
+    const auto opened = path.open();
+    store::Database& db = *opened;
     {
         store::TrainingBatch b(db);
         b.learn(digest(1), Class::spam, terms({{1, 1}, {2, 1}, {3, 2}}), 100);
@@ -465,8 +474,9 @@ TEST_CASE("A backup does not replace a file unless asked to", "[store]") {
 }
 
 TEST_CASE("Contacts added in bulk report how many were new", "[store]") {
-    TempDir dir;
-    Database db(dir.path / "m.db", Database::Mode::read_write);
+    FOR_EACH_BACKEND(store_);
+    const auto opened = store_.open();
+    store::Database& db = *opened;
     db.add_contact("a@example.org", "manual", 1);
     const std::vector<store::Contact> list = {
         {"a@example.org", "imported", 2}, {"b@example.org", "imported", 2}, {"b@example.org", "imported", 2}};

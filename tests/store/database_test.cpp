@@ -1,4 +1,5 @@
-// Store tests on real SQLite files in a temporary directory.
+// Store tests on real SQLite files in a temporary directory and, where they
+// hold for every backend, on a real PostgreSQL too (FOR_EACH_BACKEND).
 #include "mailsift/store/sqlite_database.hpp"
 
 #include <sqlite3.h>
@@ -7,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "../support/backends.hpp"
 #include "../support/temp_dir.hpp"
 #include "store_support.hpp"
 #include <filesystem>
@@ -46,8 +48,9 @@ TEST_CASE("A new database is created with the current schema and WAL", "[store]"
 }
 
 TEST_CASE("Learning adds counts, and learning again is idempotent", "[store]") {
-    TempDir dir;
-    Database db(dir.path / "m.db", Database::Mode::read_write);
+    FOR_EACH_BACKEND(store_);
+    const auto opened = store_.open();
+    store::Database& db = *opened;
     {
         store::TrainingBatch b(db);
         REQUIRE(b.learn(digest(1), Class::spam, terms({{10, 3}, {11, 1}}), 100) == store::LearnResult::learned);
@@ -77,8 +80,9 @@ TEST_CASE("Learning adds counts, and learning again is idempotent", "[store]") {
 }
 
 TEST_CASE("Learning a message with the other label moves it exactly", "[store]") {
-    TempDir dir;
-    Database db(dir.path / "m.db", Database::Mode::read_write);
+    FOR_EACH_BACKEND(store_);
+    const auto opened = store_.open();
+    store::Database& db = *opened;
     {
         store::TrainingBatch b(db);
         b.learn(digest(1), Class::spam, terms({{10, 3}, {11, 1}}), 1);
@@ -99,8 +103,9 @@ TEST_CASE("Learning a message with the other label moves it exactly", "[store]")
 }
 
 TEST_CASE("Unlearning restores the counts and removes emptied features", "[store]") {
-    TempDir dir;
-    Database db(dir.path / "m.db", Database::Mode::read_write);
+    FOR_EACH_BACKEND(store_);
+    const auto opened = store_.open();
+    store::Database& db = *opened;
     {
         store::TrainingBatch b(db);
         b.learn(digest(1), Class::spam, terms({{10, 3}, {11, 1}}), 1);
@@ -122,8 +127,9 @@ TEST_CASE("Unlearning restores the counts and removes emptied features", "[store
 }
 
 TEST_CASE("An uncommitted batch changes nothing", "[store]") {
-    TempDir dir;
-    Database db(dir.path / "m.db", Database::Mode::read_write);
+    FOR_EACH_BACKEND(store_);
+    const auto opened = store_.open();
+    store::Database& db = *opened;
     {
         store::TrainingBatch b(db);
         b.learn(digest(1), Class::spam, terms({{10, 3}}), 1);
@@ -135,9 +141,9 @@ TEST_CASE("An uncommitted batch changes nothing", "[store]") {
 }
 
 TEST_CASE("data_version changes when another connection commits", "[store]") {
-    TempDir dir;
-    Database writer(dir.path / "m.db", Database::Mode::read_write);
-    Database reader(dir.path / "m.db", Database::Mode::read_only);
+    FOR_EACH_BACKEND(store_);
+    const auto opened_writer = store_.open(), opened_reader = store_.open(Database::Mode::read_only);
+    store::Database &writer = *opened_writer, &reader = *opened_reader;
     const auto before = reader.data_version();
     REQUIRE(reader.data_version() == before);
     {
@@ -150,9 +156,9 @@ TEST_CASE("data_version changes when another connection commits", "[store]") {
 }
 
 TEST_CASE("A reader learns which features changed since its model, not all of them", "[store]") {
-    TempDir dir;
-    Database writer(dir.path / "m.db", Database::Mode::read_write);
-    Database reader(dir.path / "m.db", Database::Mode::read_only);
+    FOR_EACH_BACKEND(store_);
+    const auto opened_writer = store_.open(), opened_reader = store_.open(Database::Mode::read_only);
+    store::Database &writer = *opened_writer, &reader = *opened_reader;
     const auto tf = model::TermFrequency::raw;
     {
         store::TrainingBatch b(writer);
@@ -212,14 +218,15 @@ TEST_CASE("A reader learns which features changed since its model, not all of th
     }
     const auto now = reader.model_sequence();
     REQUIRE(reader.model_changes_since(now - 1, tf, 100).listed);
-    mailsift::testing::Raw(dir.path / "m.db").exec("DELETE FROM model_changes WHERE seq = " + std::to_string(now - 1));
+    store_.exec("DELETE FROM model_changes WHERE seq = " + std::to_string(now - 1));
     REQUIRE_FALSE(reader.model_changes_since(now - 2, tf, 100).listed);
     REQUIRE_FALSE(reader.model_changes_since(now + 5, tf, 100).listed);
 }
 
 TEST_CASE("Contacts are added, listed and removed", "[store]") {
-    TempDir dir;
-    Database db(dir.path / "m.db", Database::Mode::read_write);
+    FOR_EACH_BACKEND(store_);
+    const auto opened = store_.open();
+    store::Database& db = *opened;
     REQUIRE(db.add_contact("a@example.org", "manual", 5));
     REQUIRE_FALSE(db.add_contact("a@example.org", "manual", 6));
     REQUIRE(db.load_contacts().contains("a@example.org"));

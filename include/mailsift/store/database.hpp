@@ -55,6 +55,15 @@ private:
     std::filesystem::path path_;
 };
 
+// A write that lost a race with another writer (a deadlock, a serialization
+// failure, the same message learned by two at once): nothing of the
+// transaction was written, and doing it again can succeed. TrainingBatch
+// does that by itself.
+class RetryableError : public Error {
+public:
+    using Error::Error;
+};
+
 // A model export that is not in the documented format (mailsift(1), FORMAT):
 // the message is "NAME:LINE: what is wrong".
 class FormatError : public std::runtime_error {
@@ -250,16 +259,25 @@ protected:
 
 private:
     friend class TrainingBatch;
+    // Whether other processes write at the same time, so that a TrainingBatch
+    // keeps what it did to replay it after a RetryableError.
+    virtual bool concurrent_writers() const { return false; }
     // Opens the write transaction of a TrainingBatch (read_write only).
     virtual std::unique_ptr<WriteTransaction> begin_write() = 0;
 };
 
-// Opens the database at `location`: a file path (SQLite), created when missing
-// in read_write mode unless Create::never. A locked database is waited for up
-// to `busy_timeout`, then an Error is thrown.
+// Opens the database at `location`: a PostgreSQL connection URI
+// (postgresql://USER@HOST:PORT/DB?..., or postgres://), else a file path
+// (SQLite). In read_write mode a missing database (file, or mailsift's schema
+// in an existing PostgreSQL database) is created unless Create::never. A
+// locked database is waited for up to `busy_timeout`, then an Error is thrown.
 std::unique_ptr<Database> open(const std::string& location, Database::Mode mode,
                                std::chrono::milliseconds busy_timeout = std::chrono::seconds(10),
                                Database::Create create = Database::Create::if_missing);
+// Whether `location` names a PostgreSQL database rather than a file.
+bool is_postgresql(std::string_view location);
+// `location` as messages show it: a URI without its password, a path as given.
+std::string display_location(std::string_view location);
 
 // What a backend does inside the one write transaction of a TrainingBatch,
 // which keeps the arithmetic; destroying it uncommitted rolls back.
@@ -354,6 +372,22 @@ private:
     void count(Class c, model::FeatureId id, std::int64_t n, std::string_view text, bool earlier);
     void remove_stored(const Digest& digest, Class c, const std::string& blob);
 
+    LearnResult learn_now(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now);
+    UnlearnResult unlearn_now(const Digest& digest, Class c);
+    void commit_now();
+    // Runs `op`; after a RetryableError starts the transaction again, replays
+    // what the batch did before, and runs `op` again (a few times at most).
+    template <class Op>
+    auto retrying(Op&& op);
+    void restart();
+    void remember(std::function<void(TrainingBatch&)> op) {
+        if (replayable_) done_.push_back(std::move(op));
+    }
+
+    Database& db_;
+    bool replayable_;
+    bool restart_needed_ = false;
+    std::vector<std::function<void(TrainingBatch&)>> done_;  // what to replay after a RetryableError
     std::unique_ptr<WriteTransaction> tx_;  // null once committed
     Delta& delta(model::FeatureId id);
     // The batch's deltas, with an open-addressing index (slot -> position + 1,

@@ -1,0 +1,78 @@
+// The text format of a model export (mailsift(1), FORMAT), shared by every
+// backend: ModelWriter writes the records a backend reads out in one read
+// transaction; read_model() parses and checks a file and hands each record to
+// a backend's ModelSink inside its one write transaction.
+//
+//   mailsift-model<TAB>1
+//   class<TAB>spam|ham<TAB>MESSAGES<TAB>OCCURRENCES<TAB>PRESENCES
+//   feature<TAB>ID<TAB>SPAM_OCC<TAB>HAM_OCC<TAB>SPAM_PRES<TAB>HAM_PRES<TAB>LAST_SEEN<TAB>TEXT
+//   message<TAB>DIGEST<TAB>spam|ham<TAB>LEARNED_AT<TAB>ID:COUNT,ID:COUNT,...
+//   contact<TAB>ADDRESS<TAB>SOURCE<TAB>ADDED_AT
+//   end<TAB>FEATURES<TAB>MESSAGES<TAB>CONTACTS
+//
+// IDs are 16 lower-case hex digits, digests 32; texts escape \\ \t \n \r and
+// other control bytes (\xHH). Written in a fixed order (classes spam then ham,
+// features by id, messages by digest, contacts by address), so exporting an
+// import gives the same bytes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+#include "mailsift/store/database.hpp"
+
+namespace mailsift::store {
+
+struct FeatureRecord {
+    model::FeatureId id = 0;
+    std::array<std::int64_t, 4> counts{};  // spam, ham occurrences; spam, ham presences
+    std::int64_t last_seen = 0;
+    std::string_view text;
+};
+
+class ModelWriter {
+public:
+    explicit ModelWriter(std::ostream& out);  // writes the first line
+    // Spam first, then ham.
+    void class_totals(Class c, std::int64_t messages, std::int64_t occurrences, std::int64_t presences);
+    // By id (as the store orders them).
+    void feature(const FeatureRecord& f);
+    // `features` in encode_terms() form; false when it cannot be decoded.
+    bool message(const Digest& digest, Class c, std::int64_t learned_at, std::string_view features);
+    void contact(std::string_view address, std::string_view source, std::int64_t added_at);
+    ModelSummary end();
+
+private:
+    std::ostream& out_;
+    std::string line_;
+    ModelSummary sum_;
+};
+
+// What a backend does with the records of an import, in its transaction.
+// Each returns false when the record's key is already there (a duplicate in
+// the file); a sink that writes rows in batches finds a duplicate later and
+// throws format_error() with that record's line itself.
+class ModelSink {
+public:
+    virtual ~ModelSink() = default;
+    virtual void class_totals(Class c, std::int64_t messages, std::int64_t occurrences, std::int64_t presences) = 0;
+    virtual bool feature(const FeatureRecord& f, std::uint64_t line) = 0;
+    virtual bool message(const Digest& digest, Class c, std::int64_t learned_at, std::string_view features,
+                         std::uint64_t line) = 0;
+    virtual bool contact(std::string_view address, std::string_view source, std::int64_t added_at, std::uint64_t line) = 0;
+    // Called once after the last record: rows a sink buffers are written now.
+    virtual void flush() {}
+};
+
+// Parses an export and checks it (its records, counts, and that class totals
+// are the sums of its feature rows and messages), handing records to `sink`.
+// Input not in the format throws FormatError ("NAME:LINE: ...").
+ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& sink);
+
+// "NAME:LINE: what" as a FormatError.
+[[noreturn]] void format_error(const std::string& name, std::uint64_t line, const std::string& what);
+
+}  // namespace mailsift::store

@@ -1,0 +1,369 @@
+// The PostgreSQL backend's connection, schema and model reads: opening and
+// migrating, what tells a reader the model changed, streaming the counts,
+// statistics. Its write transaction is in transaction.cpp, scans, contacts
+// and maintenance in records.cpp.
+#include "pg_database.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <functional>
+#include <map>
+#include <unordered_map>
+
+#include "../codec.hpp"
+
+namespace mailsift::store {
+
+using pg::Param;
+
+namespace {
+
+// The version of the PostgreSQL schema (its own numbering, kept in mailsift_schema).
+constexpr int pg_schema_version = 1;
+
+// pg_advisory_xact_lock(key, what): migrations and commits.
+constexpr const char* lock_migration = "SELECT pg_advisory_xact_lock(1835100524, 1)";
+constexpr const char* lock_commit = "SELECT pg_advisory_xact_lock(1835100524, 2)";
+
+// Entry i brings the schema from version i to i + 1. Never edit a released entry.
+const char* const migrations[] = {
+    // 0 -> 1: everything of SQLite's schema 6, in PostgreSQL's types. Text that
+    // comes from mail (feature text, addresses) is bytea: mail is not always UTF-8.
+    R"sql(
+    CREATE TABLE mailsift_schema (version integer NOT NULL);
+    INSERT INTO mailsift_schema VALUES (0);
+    CREATE TABLE classes (
+        class smallint PRIMARY KEY CHECK (class IN (0, 1)),
+        messages bigint NOT NULL DEFAULT 0,
+        occurrences bigint NOT NULL DEFAULT 0,
+        presences bigint NOT NULL DEFAULT 0
+    );
+    INSERT INTO classes (class) VALUES (0), (1);
+    CREATE TABLE features (
+        id bigint PRIMARY KEY,
+        spam_occurrences bigint NOT NULL,
+        ham_occurrences bigint NOT NULL,
+        spam_presences bigint NOT NULL,
+        ham_presences bigint NOT NULL,
+        text bytea NOT NULL,
+        last_seen bigint NOT NULL DEFAULT 0
+    );
+    CREATE TABLE messages (
+        digest bytea PRIMARY KEY,
+        class smallint NOT NULL CHECK (class IN (0, 1)),
+        learned_at bigint NOT NULL,
+        features bytea NOT NULL
+    );
+    CREATE TABLE contacts (
+        address bytea PRIMARY KEY,
+        source bytea NOT NULL,
+        added_at bigint NOT NULL
+    );
+    CREATE TABLE scan_dictionaries (
+        id bigserial PRIMARY KEY,
+        created_at bigint NOT NULL,
+        last_used bigint NOT NULL,
+        bytes bytea NOT NULL
+    );
+    CREATE TABLE signatures (
+        id bytea PRIMARY KEY,
+        scanned_at bigint NOT NULL,
+        verdict smallint NOT NULL CHECK (verdict IN (0, 1, 2)),
+        dictionary bigint,
+        features bytea NOT NULL
+    );
+    CREATE INDEX signatures_scanned_at ON signatures (scanned_at);
+    CREATE TABLE corrections (
+        at bigint NOT NULL,
+        verdict smallint NOT NULL CHECK (verdict IN (0, 1, 2)),
+        corrected_to smallint NOT NULL CHECK (corrected_to IN (0, 1))
+    );
+    CREATE INDEX corrections_at ON corrections (at);
+    CREATE TABLE counters (
+        name text PRIMARY KEY,
+        value bigint NOT NULL
+    );
+    CREATE TABLE deferred_corrections (
+        signature bytea PRIMARY KEY,
+        corrected_to smallint NOT NULL CHECK (corrected_to IN (0, 1)),
+        requested_at bigint NOT NULL
+    );
+    CREATE TABLE model_changes (
+        seq bigint PRIMARY KEY,
+        committed_at bigint NOT NULL,
+        features bytea
+    );
+    INSERT INTO model_changes VALUES (1, extract(epoch FROM now())::bigint, NULL);
+    )sql",
+};
+static_assert(std::size(migrations) == pg_schema_version);
+
+// Changes kept in model_changes: a reader further behind reloads everything.
+constexpr std::int64_t model_change_seconds = 3600;
+
+std::string hex_of(std::string_view bytes) {
+    static const char digits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (const char c : bytes) {
+        out += digits[static_cast<unsigned char>(c) >> 4];
+        out += digits[static_cast<unsigned char>(c) & 0xF];
+    }
+    return out;
+}
+
+}  // namespace
+
+
+PgDatabase::PgDatabase(const std::string& uri, Mode mode, std::chrono::milliseconds lock_timeout, Create create)
+    : mode_(mode), uri_(uri), conn_(uri), dictionaries_(std::make_unique<ScanDictionaries>()) {
+    // A lock held elsewhere is waited for as long as SQLite waits for its file lock.
+    conn_.run("SET lock_timeout = " + std::to_string(lock_timeout.count()));
+    migrate(create);
+    if (mode_ == Mode::read_only) conn_.run("SET default_transaction_read_only = on");
+}
+
+PgDatabase::~PgDatabase() = default;
+
+void PgDatabase::migrate(Create create) {
+    auto version_now = [&]() -> std::optional<int> {
+        auto r = conn_.exec("SELECT to_regclass('mailsift_schema') IS NOT NULL");
+        if (r.integer(0, 0) == 0) return std::nullopt;
+        return static_cast<int>(conn_.exec("SELECT version FROM mailsift_schema").integer(0, 0));
+    };
+    auto check = [&](int v) {
+        if (v > pg_schema_version) {
+            conn_.fail("database schema version " + std::to_string(v) + " is newer than this mailsift supports (" +
+                       std::to_string(pg_schema_version) + "); upgrade mailsift");
+        }
+    };
+    const auto seen = version_now();
+    if (seen) check(*seen);
+    if (seen && *seen == pg_schema_version) return;  // the common case takes no lock
+    if (mode_ == Mode::read_only || (create == Create::never && !seen)) {
+        if (!seen) conn_.fail("no mailsift database here (train one first with 'mailsift learn')");
+        // An older schema is upgraded once, through a short-lived writer.
+        try {
+            PgDatabase upgrade(uri_, Mode::read_write);
+        } catch (const Error& e) {
+            conn_.fail("database schema version " + std::to_string(*seen) + " is older than this mailsift's (" +
+                       std::to_string(pg_schema_version) + ") and could not be upgraded: " + e.what());
+        }
+        return;
+    }
+    transaction([&] {
+        conn_.exec(lock_migration);
+        const auto v = version_now();  // again, under the lock
+        if (v) check(*v);
+        int from = v.value_or(0);
+        if (!v) {
+            // Tables without our version are someone else's: leave them alone.
+            const auto n = conn_.exec("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()").integer(0, 0);
+            if (n != 0) conn_.fail("not a mailsift database (it has tables but no mailsift schema version)");
+        }
+        for (int i = from; i < pg_schema_version; ++i) {
+            conn_.run(migrations[i]);
+            conn_.exec("UPDATE mailsift_schema SET version = $1", {Param(i + 1)});
+        }
+    });
+}
+
+std::unique_ptr<WriteTransaction> make_pg_transaction(PgDatabase& db);
+
+std::unique_ptr<WriteTransaction> PgDatabase::begin_write() {
+    if (mode_ != Mode::read_write) conn_.fail("database was opened read-only");
+    return make_pg_transaction(*this);
+}
+
+void PgDatabase::lock_commits() { conn_.exec(lock_commit); }
+
+std::uint64_t PgDatabase::data_version() {
+    auto r = conn_.exec(
+        "SELECT (SELECT coalesce(max(seq), 0) FROM model_changes)::text || ':' ||"
+        " (SELECT count(*) || ':' || coalesce(max(added_at), 0) || ':' || coalesce(sum(length(address)), 0)"
+        " FROM contacts)");
+    return std::hash<std::string_view>{}(r.bytes(0, 0));
+}
+
+std::string PgDatabase::contacts_fingerprint() {
+    auto r = conn_.exec(
+        "SELECT count(*) || ':' || coalesce(max(added_at), 0) || ':' || coalesce(sum(length(address)), 0) FROM contacts");
+    return std::string(r.bytes(0, 0));
+}
+
+std::uint64_t PgDatabase::model_sequence() {
+    return static_cast<std::uint64_t>(conn_.exec("SELECT coalesce(max(seq), 0) FROM model_changes").integer(0, 0));
+}
+
+Database::ClassTotals PgDatabase::read_totals(model::TermFrequency tf) {
+    const bool boolean = tf == model::TermFrequency::boolean;
+    ClassTotals t;
+    auto r = conn_.exec("SELECT class, messages, occurrences, presences FROM classes");
+    for (int i = 0; i < r.rows(); ++i) {
+        const bool spam = r.integer(i, 0) == 1;
+        (spam ? t.messages.spam : t.messages.ham) = static_cast<std::uint64_t>(r.integer(i, 1));
+        (spam ? t.feature_totals.spam : t.feature_totals.ham) = static_cast<std::uint64_t>(r.integer(i, boolean ? 3 : 2));
+    }
+    t.sequence = model_sequence();
+    return t;
+}
+
+Database::ClassTotals PgDatabase::visit_counts(model::TermFrequency tf, const std::function<void(std::size_t)>& size,
+                                               const std::function<void(model::FeatureId, model::ClassCounts)>& feature) {
+    const bool boolean = tf == model::TermFrequency::boolean;
+    conn_.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");  // one consistent read
+    try {
+        const ClassTotals totals = read_totals(tf);
+        size(static_cast<std::size_t>(conn_.exec("SELECT count(*) FROM features").integer(0, 0)));
+        // A cursor: ten million rows are not held in one result.
+        conn_.run(boolean ? "DECLARE mailsift_counts NO SCROLL CURSOR FOR SELECT id, spam_presences, ham_presences FROM features"
+                          : "DECLARE mailsift_counts NO SCROLL CURSOR FOR SELECT id, spam_occurrences, ham_occurrences FROM features");
+        for (;;) {
+            auto r = conn_.exec("FETCH 50000 FROM mailsift_counts");
+            if (r.rows() == 0) break;
+            for (int i = 0; i < r.rows(); ++i) {
+                feature(static_cast<model::FeatureId>(r.integer(i, 0)),
+                        model::ClassCounts{static_cast<std::uint64_t>(r.integer(i, 1)),
+                                           static_cast<std::uint64_t>(r.integer(i, 2))});
+            }
+        }
+        conn_.run("COMMIT");
+        return totals;
+    } catch (...) {
+        try {
+            conn_.run("ROLLBACK");
+        } catch (...) {
+        }
+        throw;
+    }
+}
+
+Database::ModelChanges PgDatabase::model_changes_since(std::uint64_t sequence, model::TermFrequency tf,
+                                                       std::size_t max_features) {
+    const bool boolean = tf == model::TermFrequency::boolean;
+    ModelChanges out;
+    conn_.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");  // the list, the totals and the rows of one moment
+    try {
+        out.totals = read_totals(tf);
+        std::vector<model::FeatureId> ids;
+        {
+            auto r = conn_.exec("SELECT seq, features FROM model_changes WHERE seq > $1 ORDER BY seq",
+                                {Param(static_cast<std::int64_t>(sequence))});
+            std::uint64_t expect = sequence + 1;
+            for (int row = 0; out.listed && row < r.rows(); ++row) {
+                // A gap is a trimmed part of the log; NULL, a change too large to list.
+                if (static_cast<std::uint64_t>(r.integer(row, 0)) != expect++ || r.null(row, 1)) {
+                    out.listed = false;
+                    break;
+                }
+                const std::string_view blob = r.bytes(row, 1);
+                std::size_t i = 0;
+                model::FeatureId id = 0;
+                std::uint64_t delta = 0;
+                while (i < blob.size()) {
+                    if (!get_varint(blob, i, delta)) {
+                        out.listed = false;  // damaged: the full reload is always right
+                        break;
+                    }
+                    id += delta;
+                    ids.push_back(id);
+                }
+                if (ids.size() > max_features * 2) out.listed = false;
+            }
+            if (out.listed && expect - 1 != out.totals.sequence) out.listed = false;  // the database went back
+        }
+        if (out.listed) {
+            std::sort(ids.begin(), ids.end());
+            ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+            if (ids.size() > max_features) out.listed = false;
+        }
+        if (out.listed) {
+            std::unordered_map<model::FeatureId, model::ClassCounts> rows;
+            rows.reserve(ids.size());
+            constexpr std::size_t chunk = 100000;
+            for (std::size_t from = 0; from < ids.size(); from += chunk) {
+                const std::vector<model::FeatureId> part(ids.begin() + static_cast<std::ptrdiff_t>(from),
+                                                         ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), from + chunk)));
+                auto r = conn_.exec(boolean ? "SELECT id, spam_presences, ham_presences FROM features WHERE id = ANY($1::bigint[])"
+                                            : "SELECT id, spam_occurrences, ham_occurrences FROM features WHERE id = ANY($1::bigint[])",
+                                    {Param::text(pg::bigint_array(part))});
+                for (int i = 0; i < r.rows(); ++i) {
+                    rows.emplace(static_cast<model::FeatureId>(r.integer(i, 0)),
+                                 model::ClassCounts{static_cast<std::uint64_t>(r.integer(i, 1)),
+                                                    static_cast<std::uint64_t>(r.integer(i, 2))});
+                }
+            }
+            out.features.reserve(ids.size());
+            for (const model::FeatureId id : ids) {
+                model::Snapshot::Change c;
+                c.id = id;
+                if (const auto it = rows.find(id); it != rows.end()) {
+                    c.present = true;
+                    c.counts = it->second;
+                }
+                out.features.push_back(c);
+            }
+        }
+        conn_.run("COMMIT");
+    } catch (...) {
+        try {
+            conn_.run("ROLLBACK");
+        } catch (...) {
+        }
+        throw;
+    }
+    if (!out.listed) out.features.clear();
+    return out;
+}
+
+void PgDatabase::log_model_change(const std::vector<model::FeatureId>* ids) {
+    std::string blob;
+    if (ids != nullptr) {
+        blob.reserve(ids->size() * 5);
+        model::FeatureId prev = 0;
+        for (const model::FeatureId id : *ids) {
+            put_varint(blob, id - prev);
+            prev = id;
+        }
+    }
+    const auto now = static_cast<std::int64_t>(std::time(nullptr));
+    // Under the commit lock: max + 1 is this commit's number, in commit order.
+    conn_.exec("INSERT INTO model_changes (seq, committed_at, features)"
+               " SELECT coalesce(max(seq), 0) + 1, $1, $2 FROM model_changes",
+               {Param(now), ids ? Param::bytes(blob) : Param()});
+    conn_.exec("DELETE FROM model_changes WHERE committed_at < $1 AND seq < (SELECT max(seq) FROM model_changes)",
+               {Param(now - model_change_seconds)});
+}
+
+ContactSet PgDatabase::load_contacts() {
+    std::unordered_set<std::string> set;
+    auto r = conn_.exec("SELECT address FROM contacts");
+    for (int i = 0; i < r.rows(); ++i) set.emplace(r.bytes(i, 0));
+    return ContactSet(std::move(set));
+}
+
+Statistics PgDatabase::statistics() {
+    Statistics st;
+    st.schema_version = pg_schema_version;
+    auto r = conn_.exec(
+        "SELECT (SELECT messages FROM classes WHERE class = 1), (SELECT messages FROM classes WHERE class = 0),"
+        " (SELECT occurrences FROM classes WHERE class = 1), (SELECT occurrences FROM classes WHERE class = 0),"
+        " (SELECT count(*) FROM features), (SELECT count(*) FROM contacts), (SELECT count(*) FROM signatures),"
+        " pg_database_size(current_database())");
+    st.messages = {static_cast<std::uint64_t>(r.integer(0, 0)), static_cast<std::uint64_t>(r.integer(0, 1))};
+    st.occurrences = {static_cast<std::uint64_t>(r.integer(0, 2)), static_cast<std::uint64_t>(r.integer(0, 3))};
+    st.distinct_features = static_cast<std::uint64_t>(r.integer(0, 4));
+    st.contacts = static_cast<std::uint64_t>(r.integer(0, 5));
+    st.signatures = static_cast<std::uint64_t>(r.integer(0, 6));
+    st.file_bytes = static_cast<std::uint64_t>(r.integer(0, 7));
+    return st;
+}
+
+std::string PgDatabase::feature_text(model::FeatureId id) {
+    auto r = conn_.exec("SELECT text FROM features WHERE id = $1", {Param(id)});
+    return r.rows() == 0 ? std::string() : std::string(r.bytes(0, 0));
+}
+
+std::string pg_hex(std::string_view bytes) { return hex_of(bytes); }
+
+}  // namespace mailsift::store

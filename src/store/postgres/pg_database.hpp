@@ -1,0 +1,116 @@
+// The PostgreSQL backend: one database shared by every mailsiftd and CLI of a
+// fleet. Not part of the store's interface: store::open() makes one for a
+// postgresql:// or postgres:// location.
+//  - The schema is created and migrated by mailsift in one transaction under an
+//    advisory lock, its version kept in mailsift_schema; a newer one is refused.
+//  - Writers learn in parallel (messages, contacts) and serialize only their
+//    commit: a TrainingBatch takes one transaction-scoped advisory lock before
+//    it writes feature rows, class totals and the change log, so rows are
+//    never locked in two orders (no deadlock by construction) and the change
+//    log is numbered in commit order. A deadlock among the rows written while
+//    learning (two writers learning the same messages in opposite orders) or
+//    a serialization failure is retried by replaying the batch.
+//  - Feature rows are read and written by the batch in one statement each
+//    (arrays), not one round trip per feature.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <map>
+#include <optional>
+#include <type_traits>
+
+#include "../codec.hpp"
+#include "connection.hpp"
+#include "mailsift/store/database.hpp"
+
+namespace mailsift::store {
+
+class PgDatabase final : public Database {
+public:
+    PgDatabase(const std::string& uri, Mode mode, std::chrono::milliseconds lock_timeout = std::chrono::seconds(10),
+               Create create = Create::if_missing);
+    ~PgDatabase() override;
+
+    Mode mode() const override { return mode_; }
+    std::uint64_t data_version() override;
+    std::string contacts_fingerprint() override;
+    ClassTotals visit_counts(model::TermFrequency tf, const std::function<void(std::size_t)>& size,
+                             const std::function<void(model::FeatureId, model::ClassCounts)>& feature) override;
+    std::uint64_t model_sequence() override;
+    ModelChanges model_changes_since(std::uint64_t sequence, model::TermFrequency tf, std::size_t max_features) override;
+    ContactSet load_contacts() override;
+    Statistics statistics() override;
+    std::string feature_text(model::FeatureId id) override;
+
+    std::optional<Scan> find_scan(const Digest& id) override;
+    void record(const Recording& r) override;
+    std::size_t prune_scans(std::int64_t before) override;
+    bool has_deferred_corrections() override;
+    CorrectionCounts corrections_since(std::int64_t since) override;
+    std::vector<std::pair<std::string, std::int64_t>> counters() override;
+
+    std::vector<Contact> contacts() override;
+    bool add_contact(std::string_view address, std::string_view source, std::int64_t now) override;
+    bool remove_contact(std::string_view address) override;
+    std::size_t add_contacts(const std::vector<Contact>& contacts) override;
+
+    PruneResult prune(std::int64_t signatures_before, std::int64_t features_before) override;
+    ModelSummary export_model(std::ostream& out) override;
+    ModelSummary import_model(std::istream& in, const std::string& name) override;
+    void backup(const std::filesystem::path& dest, bool replace) override;
+
+    pg::Connection& connection() { return conn_; }
+    // Numbers this transaction's change of the model; the caller holds the commit lock.
+    void log_model_change(const std::vector<model::FeatureId>* ids);
+    // Takes the lock every committing writer takes, until this transaction ends.
+    void lock_commits();
+    std::optional<Scan> find_scan_in_transaction(const Digest& id) { return find_scan(id); }
+
+private:
+    std::unique_ptr<WriteTransaction> begin_write() override;
+    bool concurrent_writers() const override { return true; }
+    void migrate(Create create);
+    // Runs `body` in one transaction (BEGIN ... COMMIT, ROLLBACK on a throw).
+    template <class F>
+    auto transaction(F&& body);
+    const ScanDictionary* dictionary(std::int64_t id);
+    const ScanDictionary* dictionary_for_new_scans(const Recording& r, std::int64_t now);
+    std::optional<std::string> stored_scan(const pg::Result& r, int row, int dictionary_column, int features_column);
+    void drop_unused_dictionaries();
+    void prune_deferred_corrections(std::int64_t before);
+    ClassTotals read_totals(model::TermFrequency tf);
+
+    Mode mode_;
+    std::string uri_;
+    pg::Connection conn_;
+    struct ScanDictionaries {
+        std::map<std::int64_t, ScanDictionary> loaded;
+        std::optional<std::int64_t> training_failed_at;  // then no new try for a day
+    };
+    std::unique_ptr<ScanDictionaries> dictionaries_;
+};
+
+template <class F>
+auto PgDatabase::transaction(F&& body) {
+    conn_.run("BEGIN");
+    try {
+        if constexpr (std::is_void_v<decltype(body())>) {
+            body();
+            conn_.run("COMMIT");
+        } else {
+            auto r = body();
+            conn_.run("COMMIT");
+            return r;
+        }
+    } catch (...) {
+        try {
+            conn_.run("ROLLBACK");
+        } catch (...) {
+        }
+        throw;
+    }
+}
+
+}  // namespace mailsift::store

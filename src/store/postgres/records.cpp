@@ -1,0 +1,238 @@
+// The PostgreSQL backend's records besides the counts: scans under their
+// signature (compact form, as on SQLite), corrections, counters, contacts,
+// and pruning.
+#include <algorithm>
+#include <map>
+
+#include "../codec.hpp"
+#include "pg_database.hpp"
+
+namespace mailsift::store {
+
+using pg::Param;
+
+const ScanDictionary* PgDatabase::dictionary(std::int64_t id) {
+    if (auto it = dictionaries_->loaded.find(id); it != dictionaries_->loaded.end()) return &it->second;
+    auto r = conn_.exec("SELECT bytes FROM scan_dictionaries WHERE id = $1", {Param(id)});
+    if (r.rows() == 0) return nullptr;
+    return &dictionaries_->loaded.emplace(id, ScanDictionary(id, r.bytes(0, 0))).first->second;
+}
+
+std::optional<std::string> PgDatabase::stored_scan(const pg::Result& r, int row, int dictionary_column,
+                                                   int features_column) {
+    const std::string_view stored = r.bytes(row, features_column);
+    if (r.null(row, dictionary_column)) return decompress_scan(stored, nullptr);
+    const ScanDictionary* d = dictionary(r.integer(row, dictionary_column));
+    return d ? decompress_scan(stored, d) : std::nullopt;
+}
+
+std::optional<Scan> PgDatabase::find_scan(const Digest& id) {
+    auto r = conn_.exec("SELECT scanned_at, verdict, dictionary, features FROM signatures WHERE id = $1",
+                        {Param::digest(id)});
+    if (r.rows() == 0) return std::nullopt;
+    Scan scan;
+    scan.id = id;
+    scan.scanned_at = r.integer(0, 0);
+    scan.verdict = static_cast<model::Verdict>(r.integer(0, 1));
+    auto grouped = stored_scan(r, 0, 2, 3);
+    if (!grouped) conn_.fail("the recorded scan of this signature is damaged (not in any form this mailsift writes)");
+    scan.features = ungroup_scan_lines(*grouped);
+    return scan;
+}
+
+const ScanDictionary* PgDatabase::dictionary_for_new_scans(const Recording& r, std::int64_t now) {
+    std::optional<std::int64_t> newest;
+    std::int64_t created_at = 0;
+    {
+        auto q = conn_.exec("SELECT id, created_at FROM scan_dictionaries ORDER BY id DESC LIMIT 1");
+        if (q.rows() > 0) {
+            newest = q.integer(0, 0);
+            created_at = q.integer(0, 1);
+        }
+    }
+    const ScanDictionary* current = newest ? dictionary(*newest) : nullptr;
+    if (newest && now - created_at < dictionary_seconds) return current;
+    if (dictionaries_->training_failed_at && now - *dictionaries_->training_failed_at < 86400) return current;
+    std::size_t since = r.scans.size();
+    since += static_cast<std::size_t>(
+        conn_.exec("SELECT count(*) FROM signatures WHERE scanned_at >= $1", {Param(created_at)}).integer(0, 0));
+    if (since < min_dictionary_samples) return current;
+    std::vector<std::string> samples;
+    {
+        auto q = conn_.exec("SELECT dictionary, features FROM signatures ORDER BY scanned_at DESC LIMIT $1",
+                            {Param(dictionary_samples)});
+        for (int i = 0; i < q.rows(); ++i) {
+            if (auto grouped = stored_scan(q, i, 0, 1)) samples.push_back(std::move(*grouped));
+        }
+    }
+    for (const auto& scan : r.scans) samples.push_back(group_scan_lines(scan.features));
+    const auto bytes = train_scan_dictionary(samples);
+    if (!bytes) {
+        dictionaries_->training_failed_at = now;
+        return current;
+    }
+    // Another daemon may store one at the same moment: both are kept, each names its own.
+    const std::int64_t id =
+        conn_.exec("INSERT INTO scan_dictionaries (created_at, last_used, bytes) VALUES ($1, 0, $2) RETURNING id",
+                   {Param(now), Param::bytes(*bytes)})
+            .integer(0, 0);
+    return &dictionaries_->loaded.emplace(id, ScanDictionary(id, *bytes)).first->second;
+}
+
+void PgDatabase::drop_unused_dictionaries() {
+    conn_.exec(
+        "DELETE FROM scan_dictionaries WHERE id < (SELECT max(id) FROM scan_dictionaries)"
+        " AND last_used < coalesce((SELECT min(scanned_at) FROM signatures), 9223372036854775807)");
+    dictionaries_->loaded.clear();
+}
+
+void PgDatabase::record(const Recording& r) {
+    if (mode_ != Mode::read_write) conn_.fail("database was opened read-only");
+    std::int64_t last_scan = 0;
+    for (const auto& scan : r.scans) last_scan = std::max(last_scan, scan.scanned_at);
+    const ScanDictionary* d = r.scans.empty() ? nullptr : dictionary_for_new_scans(r, last_scan);
+    std::vector<std::string> stored;
+    stored.reserve(r.scans.size());
+    ScanEncoder encoder(d);
+    for (const auto& scan : r.scans) stored.push_back(encoder.encode(scan.features));
+    // Contacts and counters in one order on every daemon: two recorders never wait on each other in a cycle.
+    std::vector<const Contact*> contacts;
+    for (const auto& c : r.contacts) contacts.push_back(&c);
+    std::sort(contacts.begin(), contacts.end(), [](const Contact* a, const Contact* b) { return a->address < b->address; });
+    std::vector<std::pair<std::string, std::int64_t>> counters = r.counter_increments;
+    std::sort(counters.begin(), counters.end());
+    transaction([&] {
+        for (std::size_t i = 0; i < r.scans.size(); ++i) {
+            const Scan& scan = r.scans[i];
+            conn_.exec(
+                "INSERT INTO signatures (id, scanned_at, verdict, dictionary, features) VALUES ($1, $2, $3, $4, $5)"
+                " ON CONFLICT (id) DO UPDATE SET scanned_at = excluded.scanned_at, verdict = excluded.verdict,"
+                " dictionary = excluded.dictionary, features = excluded.features",
+                {Param::digest(scan.id), Param(scan.scanned_at), Param(static_cast<int>(scan.verdict)),
+                 d ? Param(d->id()) : Param(), Param::bytes(stored[i])});
+        }
+        if (d) {
+            conn_.exec("UPDATE scan_dictionaries SET last_used = greatest(last_used, $2) WHERE id = $1",
+                       {Param(d->id()), Param(last_scan)});
+        }
+        for (const Contact* c : contacts) add_contact(c->address, c->source, c->added_at);
+        for (const auto& [name, n] : counters) {
+            conn_.exec("INSERT INTO counters (name, value) VALUES ($1, $2)"
+                       " ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value",
+                       {Param::text(name), Param(n)});
+        }
+    });
+}
+
+std::size_t PgDatabase::prune_scans(std::int64_t before) {
+    return transaction([&] {
+        const auto removed = conn_.exec("DELETE FROM signatures WHERE scanned_at < $1", {Param(before)}).affected();
+        drop_unused_dictionaries();
+        prune_deferred_corrections(before);
+        return static_cast<std::size_t>(removed);
+    });
+}
+
+void PgDatabase::prune_deferred_corrections(std::int64_t before) {
+    conn_.exec("DELETE FROM deferred_corrections WHERE requested_at < $1", {Param(before)});
+}
+
+bool PgDatabase::has_deferred_corrections() {
+    return conn_.exec("SELECT EXISTS (SELECT 1 FROM deferred_corrections)").integer(0, 0) != 0;
+}
+
+CorrectionCounts PgDatabase::corrections_since(std::int64_t since) {
+    CorrectionCounts c;
+    auto r = conn_.exec("SELECT verdict, corrected_to, count(*) FROM corrections WHERE at >= $1 GROUP BY 1, 2",
+                        {Param(since)});
+    for (int i = 0; i < r.rows(); ++i) {
+        const auto verdict = static_cast<model::Verdict>(r.integer(i, 0));
+        const bool to_spam = r.integer(i, 1) == 1;
+        const auto n = static_cast<std::uint64_t>(r.integer(i, 2));
+        if (verdict == model::Verdict::spam && !to_spam) c.false_positives += n;
+        else if (verdict == model::Verdict::ham && to_spam) c.false_negatives += n;
+        else if (verdict == model::Verdict::unsure) (to_spam ? c.unsure_to_spam : c.unsure_to_ham) += n;
+    }
+    return c;
+}
+
+std::vector<std::pair<std::string, std::int64_t>> PgDatabase::counters() {
+    std::vector<std::pair<std::string, std::int64_t>> out;
+    auto r = conn_.exec("SELECT name, value FROM counters ORDER BY name COLLATE \"C\"");
+    for (int i = 0; i < r.rows(); ++i) out.emplace_back(std::string(r.bytes(i, 0)), r.integer(i, 1));
+    return out;
+}
+
+// ---- contacts ----
+
+std::vector<Contact> PgDatabase::contacts() {
+    std::vector<Contact> out;
+    auto r = conn_.exec("SELECT address, source, added_at FROM contacts ORDER BY address");
+    for (int i = 0; i < r.rows(); ++i) {
+        out.push_back({std::string(r.bytes(i, 0)), std::string(r.bytes(i, 1)), r.integer(i, 2)});
+    }
+    return out;
+}
+
+bool PgDatabase::add_contact(std::string_view address, std::string_view source, std::int64_t now) {
+    return conn_
+               .exec("INSERT INTO contacts (address, source, added_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                     {Param::bytes(address), Param::bytes(source), Param(now)})
+               .affected() > 0;
+}
+
+bool PgDatabase::remove_contact(std::string_view address) {
+    return conn_.exec("DELETE FROM contacts WHERE address = $1", {Param::bytes(address)}).affected() > 0;
+}
+
+std::size_t PgDatabase::add_contacts(const std::vector<Contact>& contacts) {
+    if (mode_ != Mode::read_write) conn_.fail("database was opened read-only");
+    std::vector<const Contact*> sorted;
+    for (const auto& c : contacts) sorted.push_back(&c);
+    std::sort(sorted.begin(), sorted.end(), [](const Contact* a, const Contact* b) { return a->address < b->address; });
+    return transaction([&] {
+        std::size_t added = 0;
+        for (const Contact* c : sorted) {
+            if (add_contact(c->address, c->source, c->added_at)) ++added;
+        }
+        return added;
+    });
+}
+
+// ---- prune ----
+
+PruneResult PgDatabase::prune(std::int64_t signatures_before, std::int64_t features_before) {
+    if (mode_ != Mode::read_write) conn_.fail("database was opened read-only");
+    PruneResult result;
+    transaction([&] {
+        lock_commits();  // the features and totals change as a training batch changes them
+        result.signatures =
+            conn_.exec("DELETE FROM signatures WHERE scanned_at < $1", {Param(signatures_before)}).affected();
+        drop_unused_dictionaries();
+        prune_deferred_corrections(signatures_before);
+        auto r = conn_.exec(
+            "WITH gone AS (DELETE FROM features WHERE spam_occurrences + ham_occurrences = 1 AND last_seen < $1"
+            " RETURNING spam_occurrences, ham_occurrences, spam_presences, ham_presences)"
+            " SELECT count(*), coalesce(sum(spam_occurrences), 0)::bigint, coalesce(sum(ham_occurrences), 0)::bigint,"
+            " coalesce(sum(spam_presences), 0)::bigint, coalesce(sum(ham_presences), 0)::bigint FROM gone",
+            {Param(features_before)});
+        result.features = static_cast<std::uint64_t>(r.integer(0, 0));
+        const std::int64_t held[4] = {r.integer(0, 1), r.integer(0, 2), r.integer(0, 3), r.integer(0, 4)};
+        conn_.exec("UPDATE classes SET occurrences = occurrences - $2, presences = presences - $3 WHERE class = $1",
+                   {Param(1), Param(held[0]), Param(held[2])});
+        conn_.exec("UPDATE classes SET occurrences = occurrences - $2, presences = presences - $3 WHERE class = $1",
+                   {Param(0), Param(held[1]), Param(held[3])});
+        if (result.features > 0) log_model_change(nullptr);
+        result.occurrences = {static_cast<std::uint64_t>(held[0]), static_cast<std::uint64_t>(held[1])};
+        result.presences = {static_cast<std::uint64_t>(held[2]), static_cast<std::uint64_t>(held[3])};
+    });
+    return result;
+}
+
+void PgDatabase::backup(const std::filesystem::path&, bool) {
+    conn_.fail(
+        "backup writes an SQLite file; back up a PostgreSQL database with pg_dump (mailsift(1), BACKUP),"
+        " or take a portable copy of the model with 'mailsift export'");
+}
+
+}  // namespace mailsift::store

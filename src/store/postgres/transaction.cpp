@@ -1,0 +1,212 @@
+// The write transaction of a TrainingBatch on PostgreSQL. Messages, contacts
+// and corrections are written as the batch goes (other writers go on in
+// parallel); the feature rows, class totals and change log are written at
+// commit under the commit lock, each in one statement over arrays.
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+
+#include "pg_database.hpp"
+
+namespace mailsift::store {
+
+using pg::Param;
+
+namespace {
+
+std::string hex_of(std::string_view bytes) {
+    static const char digits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (const char c : bytes) {
+        out += digits[static_cast<unsigned char>(c) >> 4];
+        out += digits[static_cast<unsigned char>(c) & 0xF];
+    }
+    return out;
+}
+
+// Array literals of the columns of many rows, for unnest().
+struct Columns {
+    std::string ids = "{", counts[4] = {"{", "{", "{", "{"}, texts = "{", last_seen = "{";
+    std::size_t n = 0;
+    void add(const WriteTransaction::FeatureWrite& w) {
+        const char* sep = n++ == 0 ? "" : ",";
+        ids += sep + std::to_string(static_cast<std::int64_t>(w.id));
+        for (int k = 0; k < 4; ++k) counts[k] += sep + std::to_string(w.change[static_cast<std::size_t>(k)]);
+        texts += sep;
+        texts += '"' + hex_of(w.text) + '"';  // quoted: an empty text is an element too
+        last_seen += sep + std::to_string(w.last_seen);
+    }
+    std::vector<Param> params() const {
+        std::vector<Param> p;
+        for (const std::string* a : {&ids, &counts[0], &counts[1], &counts[2], &counts[3], &texts, &last_seen}) {
+            p.push_back(Param::text(*a + "}"));
+        }
+        return p;
+    }
+};
+
+class PgTransaction final : public WriteTransaction {
+public:
+    explicit PgTransaction(PgDatabase& db) : db_(db), c_(db.connection()) {
+        c_.run("BEGIN");
+        open_ = true;
+    }
+    ~PgTransaction() override {
+        if (!open_) return;
+        try {
+            c_.run("ROLLBACK");
+        } catch (...) {
+            // The connection is gone: the server rolled back.
+        }
+    }
+
+    std::optional<StoredMessage> find_message(const Digest& digest) override {
+        auto r = c_.exec("SELECT class, features FROM messages WHERE digest = $1", {Param::digest(digest)});
+        if (r.rows() == 0) return std::nullopt;
+        StoredMessage m;
+        m.c = r.integer(0, 0) == 1 ? Class::spam : Class::ham;
+        m.features.assign(r.bytes(0, 1));
+        return m;
+    }
+
+    void insert_message(const Digest& digest, Class c, std::int64_t learned_at, std::string_view features) override {
+        // Another writer may have learned it since find_message: then this batch starts again and sees it.
+        const auto n = c_.exec("INSERT INTO messages (digest, class, learned_at, features) VALUES ($1, $2, $3, $4)"
+                               " ON CONFLICT (digest) DO NOTHING",
+                               {Param::digest(digest), Param(c == Class::spam ? 1 : 0), Param(learned_at),
+                                Param::bytes(features)})
+                           .affected();
+        if (n == 0) throw RetryableError(c_.location(), "another process learned the same message at the same time");
+    }
+
+    void delete_message(const Digest& digest) override {
+        c_.exec("DELETE FROM messages WHERE digest = $1", {Param::digest(digest)});
+    }
+
+    std::vector<std::optional<Row>> read_features(const std::vector<model::FeatureId>& ids) override {
+        lock();
+        std::vector<std::optional<Row>> out(ids.size());
+        auto r = c_.exec(
+            "SELECT id, spam_occurrences, ham_occurrences, spam_presences, ham_presences FROM features"
+            " WHERE id = ANY($1::bigint[])",
+            {Param::text(pg::bigint_array(ids))});
+        // ids are in the store's (signed) order; find each row's place by binary search.
+        std::vector<std::int64_t> keys;
+        keys.reserve(ids.size());
+        for (const auto id : ids) keys.push_back(static_cast<std::int64_t>(id));
+        for (int i = 0; i < r.rows(); ++i) {
+            const auto it = std::lower_bound(keys.begin(), keys.end(), r.integer(i, 0));
+            if (it == keys.end() || *it != r.integer(i, 0)) continue;
+            Row row;
+            for (int k = 0; k < 4; ++k) row[static_cast<std::size_t>(k)] = r.integer(i, k + 1);
+            out[static_cast<std::size_t>(it - keys.begin())] = row;
+        }
+        return out;
+    }
+
+    void write_features(const std::vector<FeatureWrite>& upserts, const std::vector<model::FeatureId>& deletes) override {
+        lock();
+        if (!deletes.empty()) {
+            c_.exec("DELETE FROM features WHERE id = ANY($1::bigint[])", {Param::text(pg::bigint_array(deletes))});
+        }
+        constexpr std::size_t chunk = 20000;
+        for (std::size_t from = 0; from < upserts.size(); from += chunk) {
+            Columns cols;
+            for (std::size_t i = from; i < std::min(upserts.size(), from + chunk); ++i) cols.add(upserts[i]);
+            c_.exec(
+                "INSERT INTO features AS f (id, spam_occurrences, ham_occurrences, spam_presences, ham_presences, text,"
+                " last_seen) SELECT i, so, ho, sp, hp, decode(t, 'hex'), ls FROM unnest($1::bigint[], $2::bigint[],"
+                " $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[]) AS u(i, so, ho, sp, hp, t, ls)"
+                " ON CONFLICT (id) DO UPDATE SET spam_occurrences = f.spam_occurrences + excluded.spam_occurrences,"
+                " ham_occurrences = f.ham_occurrences + excluded.ham_occurrences,"
+                " spam_presences = f.spam_presences + excluded.spam_presences,"
+                " ham_presences = f.ham_presences + excluded.ham_presences,"
+                " last_seen = greatest(f.last_seen, excluded.last_seen)",
+                cols.params());
+        }
+    }
+
+    void add_to_classes(const ClassChange& spam, const ClassChange& ham) override {
+        lock();
+        for (const auto& [cls, t] : {std::pair{1, &spam}, std::pair{0, &ham}}) {
+            c_.exec("UPDATE classes SET messages = messages + $2, occurrences = occurrences + $3,"
+                    " presences = presences + $4 WHERE class = $1",
+                    {Param(cls), Param(t->messages), Param(t->occurrences), Param(t->presences)});
+        }
+    }
+
+    void log_model_change(const std::vector<model::FeatureId>* ids) override {
+        lock();
+        db_.log_model_change(ids);
+    }
+
+    void add_contact(std::string_view address, std::string_view source, std::int64_t now) override {
+        db_.add_contact(address, source, now);
+    }
+
+    void record_correction(model::Verdict verdict, Class to, std::int64_t now) override {
+        c_.exec("INSERT INTO corrections (at, verdict, corrected_to) VALUES ($1, $2, $3)",
+                {Param(now), Param(static_cast<int>(verdict)), Param(to == Class::spam ? 1 : 0)});
+    }
+
+    void defer_correction(const Digest& signature, Class to, std::int64_t now) override {
+        c_.exec("INSERT INTO deferred_corrections (signature, corrected_to, requested_at) VALUES ($1, $2, $3)"
+                " ON CONFLICT (signature) DO UPDATE SET corrected_to = excluded.corrected_to,"
+                " requested_at = excluded.requested_at",
+                {Param::digest(signature), Param(to == Class::spam ? 1 : 0), Param(now)});
+    }
+
+    void drop_deferred_correction(const Digest& signature) override {
+        c_.exec("DELETE FROM deferred_corrections WHERE signature = $1", {Param::digest(signature)});
+    }
+
+    std::vector<std::pair<Scan, Class>> take_ready_corrections(std::size_t limit) override {
+        // Rows another daemon is taking right now are skipped: each is trained by one of them.
+        auto r = c_.exec(
+            "DELETE FROM deferred_corrections WHERE signature IN (SELECT d.signature FROM deferred_corrections d"
+            " JOIN signatures s ON s.id = d.signature ORDER BY d.requested_at LIMIT $1 FOR UPDATE OF d SKIP LOCKED)"
+            " RETURNING signature, corrected_to, requested_at",
+            {Param(static_cast<std::int64_t>(limit))});
+        std::vector<std::tuple<std::int64_t, Digest, Class>> ready;
+        for (int i = 0; i < r.rows(); ++i) {
+            Digest id{};
+            const auto bytes = r.bytes(i, 0);
+            if (bytes.size() != id.size()) continue;
+            std::memcpy(id.data(), bytes.data(), id.size());
+            ready.emplace_back(r.integer(i, 2), id, r.integer(i, 1) == 1 ? Class::spam : Class::ham);
+        }
+        std::sort(ready.begin(), ready.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+        std::vector<std::pair<Scan, Class>> out;
+        for (const auto& [at, id, to] : ready) {
+            if (auto scan = db_.find_scan(id)) out.emplace_back(std::move(*scan), to);
+        }
+        return out;
+    }
+
+    void commit() override {
+        c_.run("COMMIT");
+        open_ = false;
+    }
+
+    [[noreturn]] void fail(const std::string& what) const override { c_.fail(what); }
+
+private:
+    // The commit lock, taken once before the first feature row is read or written.
+    void lock() {
+        if (locked_) return;
+        db_.lock_commits();
+        locked_ = true;
+    }
+
+    PgDatabase& db_;
+    pg::Connection& c_;
+    bool open_ = false;
+    bool locked_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<WriteTransaction> make_pg_transaction(PgDatabase& db) { return std::make_unique<PgTransaction>(db); }
+
+}  // namespace mailsift::store
