@@ -1,0 +1,185 @@
+// The real `mailsift` binary on both stores: every command, run the same way
+// on an SQLite file and on a database of the private PostgreSQL that CTest
+// starts (tests/support/postgres.sh), gives the same answers; and what a
+// PostgreSQL store does differently (no file: pg_dump for backups; a server
+// that is away) is a clear error with exit 3.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "../support/backends.hpp"
+
+namespace fs = std::filesystem;
+using mailsift::testing::TestStore;
+
+namespace {
+
+const std::string cli = MAILSIFT_CLI;
+const std::string data = std::string(MAILSIFT_TEST_DATA) + "/messages";
+
+struct Result {
+    int status = -1;
+    std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+Result run(const fs::path& dir, const std::string& args) {
+    const auto out = dir / "stdout", err = dir / "stderr";
+    const std::string cmd = "cd " + dir.string() + " && env -u MAILSIFT_DB -u MAILSIFT_CONFIG HOME=" + dir.string() + " " +
+                            cli + " " + args + " >" + out.string() + " 2>" + err.string();
+    const int rc = std::system(cmd.c_str());
+    return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(out), slurp(err)};
+}
+
+// Times that depend on the second a command ran: an export's last_seen,
+// learned_at and added_at fields, the ADDED column of contacts list.
+std::string without_times(const std::string& s) {
+    static const std::regex feature(R"(^(feature\t[0-9a-f]{16}(\t[0-9]+){4})\t-?[0-9]+\t)", std::regex::multiline);
+    static const std::regex message(R"(^(message\t[0-9a-f]{32}\t(spam|ham))\t-?[0-9]+\t)", std::regex::multiline);
+    static const std::regex contact(R"(^(contact\t[^\t]*\t[^\t]*)\t-?[0-9]+$)", std::regex::multiline);
+    static const std::regex listed(R"(^([^\t\n]+\t[^\t\n]+)\t[0-9]{4}-[0-9]{2}-[0-9]{2}[^\n]*$)", std::regex::multiline);
+    std::string out = std::regex_replace(s, feature, "$1\tT\t");
+    out = std::regex_replace(out, message, "$1\tT\t");
+    out = std::regex_replace(out, contact, "$1\tT");
+    return std::regex_replace(out, listed, "$1\tT");
+}
+
+}  // namespace
+
+TEST_CASE("Every command gives the same answers on SQLite and on PostgreSQL", "[cli][postgresql]") {
+    TestStore lite("sqlite"), pg("postgresql");
+    const fs::path dir = lite.dir().path;
+    auto same = [&](const std::string& args, int status = 0) {
+        INFO("mailsift " << args);
+        const Result a = run(dir, "--db " + lite.location() + " " + args);
+        const Result b = run(dir, "--db '" + pg.location() + "' " + args);
+        INFO("sqlite: " << a.status << "\n" << a.out << a.err << "\npostgresql: " << b.status << "\n" << b.out << b.err);
+        REQUIRE(a.status == status);
+        REQUIRE(b.status == status);
+        REQUIRE(without_times(a.out) == without_times(b.out));
+        return a;
+    };
+    REQUIRE(same("learn --spam " + data + "/spam_money_offer.eml " + data + "/spam_cheap_pills.eml").status == 0);
+    same("learn --ham " + data + "/ham_meeting_notes.eml " + data + "/ham_patch_review.eml " + data + "/mbox_two_messages.mbox");
+    same("learn --spam " + data + "/spam_money_offer.eml");  // already learned
+    const std::string scores = same("classify " + data).out;
+    REQUIRE(std::count(scores.begin(), scores.end(), '\n') == 9);  // 8 files, one an mbox of two
+    REQUIRE(scores.find("spam_investment.eml\tspam\t") != std::string::npos);
+    same("classify --json " + data + "/spam_investment.eml");
+    same("explain " + data + "/ham_build_report.eml");
+    same("tokens " + data + "/spam_investment.eml");
+    same("top");
+    same("contacts add carol@example.org dave@example.org");
+    same("contacts remove dave@example.org");
+    const std::string list = (dir / "contacts.txt").string();
+    std::ofstream(list) << "# friends\nerin@example.org\nnot an address\n";
+    same("contacts import " + list, 1);  // the line that is not an address
+    REQUIRE(same("contacts list").out.find("carol@example.org\tmanual") != std::string::npos);
+    same("unlearn --spam " + data + "/spam_cheap_pills.eml");
+    same("unlearn --spam " + data + "/spam_cheap_pills.eml");  // not learned
+    same("correct --spam " + data + "/ham_patch_review.eml");  // moved
+    same("correct --ham " + data + "/ham_build_report.eml");   // learned as it is
+    same("learn --ham " + data + "/truncated_multipart.eml");
+    same("prune --features-unseen-days 0");
+    same("classify " + data);
+
+    // The text lines of stats that are about the model, not the store.
+    auto model_lines = [](const std::string& stats) {
+        std::string out;
+        std::istringstream in(stats);
+        for (std::string line; std::getline(in, line);) {
+            if (line.rfind("database", 0) == 0 || line.rfind("file size", 0) == 0 || line.rfind("schema", 0) == 0) continue;
+            out += line + "\n";
+        }
+        return out;
+    };
+    const Result sa = run(dir, "--db " + lite.location() + " stats");
+    const Result sp = run(dir, "--db '" + pg.location() + "' stats");
+    REQUIRE(sa.status == 0);
+    REQUIRE(sp.status == 0);
+    REQUIRE(model_lines(sa.out) == model_lines(sp.out));
+    REQUIRE(sp.out.find("database:          " + pg.location() + " (from --db)") != std::string::npos);
+
+    // Both stores export the same model, and an export moves between them exactly.
+    const std::string from_lite = (dir / "lite.txt").string(), from_pg = (dir / "pg.txt").string();
+    REQUIRE(run(dir, "--db " + lite.location() + " export " + from_lite).status == 0);
+    REQUIRE(run(dir, "--db '" + pg.location() + "' export " + from_pg).status == 0);
+    REQUIRE(without_times(slurp(from_lite)) == without_times(slurp(from_pg)));
+    TestStore pg2("postgresql");
+    REQUIRE(run(dir, "--db '" + pg2.location() + "' import " + from_lite).status == 0);
+    const std::string round = (dir / "round.txt").string();
+    REQUIRE(run(dir, "--db '" + pg2.location() + "' export " + round).status == 0);
+    REQUIRE(slurp(round) == slurp(from_lite));  // byte for byte, times included
+    const Result again = run(dir, "--db '" + pg2.location() + "' import " + from_lite);
+    REQUIRE(again.status == 3);
+    REQUIRE(again.err.find("already holds a model") != std::string::npos);
+    const fs::path back = dir / "back.db";
+    REQUIRE(run(dir, "--db " + back.string() + " import " + from_pg).status == 0);
+    REQUIRE(run(dir, "--db " + back.string() + " export -").out == slurp(from_pg));
+}
+
+TEST_CASE("A PostgreSQL store's own errors are clear and exit 3", "[cli][postgresql]") {
+    TestStore pg("postgresql");
+    const fs::path dir = pg.dir().path;
+    REQUIRE(run(dir, "--db '" + pg.location() + "' learn --spam " + data + "/spam_money_offer.eml").status == 0);
+
+    SECTION("backup points to pg_dump") {
+        const Result r = run(dir, "--db '" + pg.location() + "' backup " + (dir / "copy.db").string());
+        REQUIRE(r.status == 3);
+        REQUIRE(r.err.find("pg_dump") != std::string::npos);
+        REQUIRE_FALSE(fs::exists(dir / "copy.db"));
+    }
+    SECTION("a database that does not exist") {
+        const std::string missing = pg.location() + "_none";
+        const Result r = run(dir, "--db '" + missing + "' stats");
+        REQUIRE(r.status == 3);
+        REQUIRE(r.err.find("cannot connect") != std::string::npos);
+        REQUIRE(r.err.find("_none") != std::string::npos);
+    }
+    SECTION("a database without mailsift's schema is not created by readers") {
+        mailsift::testing::postgres_admin("CREATE DATABASE " + pg.location().substr(pg.location().rfind('/') + 1) + "_empty");
+        const std::string empty = pg.location() + "_empty";
+        const Result r = run(dir, "--db '" + empty + "' classify " + data + "/spam_money_offer.eml");
+        mailsift::testing::postgres_admin("DROP DATABASE " + pg.location().substr(pg.location().rfind('/') + 1) + "_empty");
+        REQUIRE(r.status == 3);
+        REQUIRE(r.err.find("no mailsift database here") != std::string::npos);
+    }
+    SECTION("a server that is not there, and a password that is never printed") {
+        // A port nothing listens on: the private server's, plus one, is not promised free; bind one and close it.
+        const std::string uri = "postgresql://mailsift:s3cret@127.0.0.1:1/none";
+        const Result r = run(dir, "--db '" + uri + "' learn --ham " + data + "/ham_meeting_notes.eml");
+        REQUIRE(r.status == 3);
+        REQUIRE(r.err.find("cannot connect") != std::string::npos);
+        REQUIRE(r.err.find("s3cret") == std::string::npos);
+        REQUIRE(r.err.find("mailsift:***@127.0.0.1:1/none") != std::string::npos);
+    }
+    SECTION("tables that are not mailsift's are left alone") {
+        const std::string other = pg.location().substr(pg.location().rfind('/') + 1) + "_other";
+        mailsift::testing::postgres_admin("CREATE DATABASE " + other);
+        const std::string uri = pg.location() + "_other";
+        TestStore* none = nullptr;
+        (void)none;
+        {
+            const std::string create = "psql '" + uri + "' -qc 'CREATE TABLE accounts (id int)' >/dev/null 2>&1";
+            REQUIRE(std::system(create.c_str()) == 0);
+        }
+        const Result r = run(dir, "--db '" + uri + "' learn --ham " + data + "/ham_meeting_notes.eml");
+        mailsift::testing::postgres_admin("DROP DATABASE " + other + " WITH (FORCE)");
+        REQUIRE(r.status == 3);
+        REQUIRE(r.err.find("not a mailsift database") != std::string::npos);
+    }
+}
