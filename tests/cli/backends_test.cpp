@@ -183,3 +183,69 @@ TEST_CASE("A PostgreSQL store's own errors are clear and exit 3", "[cli][postgre
         REQUIRE(r.err.find("not a mailsift database") != std::string::npos);
     }
 }
+
+namespace {
+
+// `n` small messages, each from its own sender (so that no message is scored
+// with the sender of another as a contact), words drawn from one vocabulary
+// so that the parts share most features; every third is spam.
+void write_corpus(const fs::path& dir, int n) {
+    fs::create_directories(dir);
+    const char* const words[] = {"meeting", "offer", "free", "invoice", "patch", "review", "cheap", "pills",
+                                 "money",   "agenda", "notes", "winner", "click", "release", "build", "report"};
+    unsigned seed = 12345;
+    auto next = [&] { return seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7FFF; };
+    for (int i = 0; i < n; ++i) {
+        std::ofstream m(dir / ("m" + std::to_string(i) + ".eml"));
+        m << "From: Sender " << i << " <sender" << i << "@host" << i << ".example>\n"
+          << "To: me@example.net\nSubject: " << words[next() % 16] << " " << words[next() % 16] << "\n\n";
+        for (int w = 0; w < 40; ++w) m << words[next() % 16] << (w % 10 == 9 ? "\n" : " ");
+        m << "unique" << i << "\n";
+    }
+}
+
+}  // namespace
+
+TEST_CASE("Four processes learning parts of a corpus at once end with the model of one learning it all",
+          "[cli][postgresql]") {
+    FOR_EACH_BACKEND(store_);
+    const fs::path dir = store_.dir().path;
+    write_corpus(dir / "corpus", 400);
+    // train_margin = 0: every message is learned, whatever the model knew when it came
+    // (with a margin, what is learned depends on the order, on any store).
+    std::ofstream(dir / "all.conf") << "train_margin = 0\nbatch_messages = 25\n";
+    std::ofstream whole(dir / "corpus" / "index");
+    std::ofstream part[4];
+    for (int p = 0; p < 4; ++p) part[p].open(dir / "corpus" / ("part" + std::to_string(p)));
+    for (int i = 0; i < 400; ++i) {
+        const std::string line = std::string(i % 3 == 0 ? "spam" : "ham") + " m" + std::to_string(i) + ".eml\n";
+        whole << line;
+        part[i % 4] << line;  // interleaved: the parts touch the same features all the time
+    }
+    whole.close();
+    for (auto& p : part) p.close();
+
+    const std::string conf = "--config " + (dir / "all.conf").string();
+    std::string parallel = "cd " + dir.string() + " && env -u MAILSIFT_DB HOME=" + dir.string() + " sh -c '";
+    for (int p = 0; p < 4; ++p) {
+        parallel += "(" + cli + " --db \"" + store_.location() + "\" " + conf + " learn --index corpus/part" +
+                    std::to_string(p) + " >out" + std::to_string(p) + " 2>&1; echo $? >rc" + std::to_string(p) + ") & ";
+    }
+    parallel += "wait'";
+    REQUIRE(std::system(parallel.c_str()) == 0);
+    for (int p = 0; p < 4; ++p) {
+        INFO("learner " << p << ": " << slurp(dir / ("out" + std::to_string(p))));
+        REQUIRE(slurp(dir / ("rc" + std::to_string(p))) == "0\n");
+    }
+
+    TestStore one(store_.kind());
+    REQUIRE(run(dir, "--db '" + one.location() + "' " + conf + " learn --index corpus/index").status == 0);
+    const Result four = run(dir, "--db '" + store_.location() + "' export -");
+    const Result all = run(dir, "--db '" + one.location() + "' export -");
+    REQUIRE(four.status == 0);
+    REQUIRE(all.status == 0);
+    REQUIRE(all.out.find("class\tspam\t134\t") != std::string::npos);
+    REQUIRE(all.out.find("end\t") != std::string::npos);
+    // Class totals, every feature's counts, every message with its features, the contacts.
+    REQUIRE(without_times(four.out) == without_times(all.out));
+}

@@ -127,7 +127,10 @@ PgDatabase::~PgDatabase() = default;
 
 void PgDatabase::migrate(Create create) {
     auto version_now = [&]() -> std::optional<int> {
-        auto r = conn_.exec("SELECT to_regclass('mailsift_schema') IS NOT NULL");
+        // A query of the catalog, not to_regclass(): after waiting for another
+        // process's migration, this transaction must see the tables it committed.
+        auto r = conn_.exec(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'mailsift_schema'");
         if (r.integer(0, 0) == 0) return std::nullopt;
         return static_cast<int>(conn_.exec("SELECT version FROM mailsift_schema").integer(0, 0));
     };

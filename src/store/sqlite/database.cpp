@@ -5,6 +5,7 @@
 #include "internal.hpp"
 
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <fcntl.h>
@@ -15,15 +16,40 @@
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+#include <thread>
 
 namespace mailsift::store {
+
+namespace {
+
+// flock() on a directory, released when it goes out of scope.
+class DirectoryLock {
+public:
+    DirectoryLock() = default;
+    ~DirectoryLock() {
+        if (fd_ >= 0) ::close(fd_);  // releases the lock
+    }
+    DirectoryLock(const DirectoryLock&) = delete;
+    DirectoryLock& operator=(const DirectoryLock&) = delete;
+    void lock(const std::filesystem::path& dir) {
+        fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd_ < 0) return;  // then no turns: the creation itself reports what is wrong with the directory
+        while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+        }
+    }
+
+private:
+    int fd_ = -1;
+};
+
+}  // namespace
 
 // ---- SqliteDatabase ----
 
 SqliteDatabase::SqliteDatabase(std::filesystem::path path, Mode mode, std::chrono::milliseconds busy_timeout, Create create)
     : path_(std::move(path)), mode_(mode), busy_timeout_(busy_timeout) {
     std::error_code ec;
-    const bool exists = std::filesystem::exists(path_, ec);
+    bool exists = std::filesystem::exists(path_, ec);
     if (mode_ == Mode::read_write && create == Create::never && !exists) throw Error(path_, "no such database");
     if (mode_ == Mode::read_only && !exists) {
         throw Error(path_, "no such database (train one first with 'mailsift learn')");
@@ -35,6 +61,14 @@ SqliteDatabase::SqliteDatabase(std::filesystem::path path, Mode mode, std::chron
             if (ec) throw Error(path_, "cannot create directory " + dir.string() + ": " + ec.message());
             ::chmod(dir.c_str(), 0750);
         }
+    }
+    // Processes that create the database at the same moment take turns (a lock on
+    // its directory, held until the new file is set up): one creates it, the
+    // others find it made; none removes another's fresh -wal as a stale one.
+    DirectoryLock creating;
+    if (!exists && mode_ == Mode::read_write) {
+        creating.lock(path_.has_parent_path() ? path_.parent_path() : std::filesystem::path("."));
+        exists = std::filesystem::exists(path_, ec);
     }
     if (!exists && mode_ == Mode::read_write) {
         // A -wal or -shm without its database belongs to a deleted one: SQLite would
@@ -70,7 +104,16 @@ SqliteDatabase::SqliteDatabase(std::filesystem::path path, Mode mode, std::chron
                 fail("cannot write the database: permission denied (uid " + std::to_string(::geteuid()) +
                      " may only read it)");
             }
-            exec("PRAGMA journal_mode = WAL");
+            // Switching a new file to WAL needs it to itself for a moment, and SQLite
+            // answers BUSY at once rather than waiting: when several processes
+            // create the database together, wait for the others here.
+            const auto deadline = std::chrono::steady_clock::now() + busy_timeout_;
+            while (sqlite3_exec(db_, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr) != SQLITE_OK) {
+                if ((sqlite3_errcode(db_) & 0xFF) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) {
+                    fail("cannot switch the database to WAL: " + error_text());
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            }
             exec("PRAGMA synchronous = NORMAL");
             // A training batch touches tens of thousands of feature rows; SQLite's
             // default 2 MiB page cache would read and write the same pages over again.
