@@ -56,12 +56,15 @@ struct Daemon {
     fs::path socket;
     pid_t pid = -1;
 
-    explicit Daemon(const std::string& extra_config = "") {
+    std::string database;  // an SQLite file in `dir`, unless given (a PostgreSQL URI)
+
+    explicit Daemon(const std::string& extra_config = "", const std::string& database_location = "") {
         char tmpl[] = "/tmp/mailsiftd-test-XXXXXX";
         dir = ::mkdtemp(tmpl);
         socket = dir / "milter.sock";
+        database = database_location.empty() ? (dir / "model.db").string() : database_location;
         std::ofstream(dir / "mailsift.conf") << "listen = unix:" << socket.string() << "\n"
-                                             << "database = " << (dir / "model.db").string() << "\n"
+                                             << "database = " << database << "\n"
                                              << "refresh_interval = 50\n"
                                              << extra_config;
     }
@@ -92,7 +95,7 @@ struct Daemon {
     }
     std::string log() const { return slurp(dir / "daemon.log"); }
     void train() const {
-        const std::string db = (dir / "model.db").string();
+        const std::string db = "'" + database + "'";
         REQUIRE(std::system((cli + " --db " + db + " learn --spam " + data + "/spam_money_offer.eml " + data +
                              "/spam_cheap_pills.eml " + data + "/spam_investment.eml >/dev/null")
                                 .c_str()) == 0);
