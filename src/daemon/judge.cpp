@@ -56,7 +56,7 @@ std::string authenticated_user(const milter::Transaction& t) {
 }  // namespace
 
 Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::Settings& s, const Scorer& scorer,
-             Recorder& recorder, Totals& totals) {
+             Recorder& recorder, Totals& totals, Metrics* metrics) {
     const auto started = std::chrono::steady_clock::now();
     const auto now = static_cast<std::int64_t>(std::time(nullptr));
     const auto& d = s.daemon;
@@ -74,6 +74,7 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
 
     Answer answer;
     std::string verdict = "-";
+    Metrics::Verdict metric_verdict = Metrics::Verdict::skipped;
     std::vector<mime::LimitHit> mime_limits;
     if (t.watched_overflow) {
         answer = answer_unremovable_headers();
@@ -94,12 +95,16 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
             if (d.record_signatures) recorder.scan({digest, now, c.score.verdict, c.features});
             verdict = std::string(model::to_string(c.score.verdict)) + " p=" + std::to_string(c.score.probability) +
                       " log-odds=" + std::to_string(c.score.log_odds);
+            metric_verdict = c.score.verdict == model::Verdict::spam  ? Metrics::Verdict::spam
+                             : c.score.verdict == model::Verdict::ham ? Metrics::Verdict::ham
+                                                                      : Metrics::Verdict::unsure;
             ++(c.score.verdict == model::Verdict::spam  ? totals.spam
                : c.score.verdict == model::Verdict::ham ? totals.ham
                                                         : totals.unsure);
             recorder.count(std::string("verdict_") + model::to_string(c.score.verdict));
         } catch (const std::exception& e) {
             ++totals.errors;
+            metric_verdict = Metrics::Verdict::error;
             recorder.count("errors");
             log_warning(std::string("scoring failed, applying on_error: ") + e.what());
             answer = answer_failed(t, actions, d, "scoring failed");
@@ -110,6 +115,12 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
     recorder.count(std::string("action_") + to_string(answer.action));
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     recorder.count(latency_bucket(ms));
+    if (metrics != nullptr) {
+        static constexpr Metrics::Action actions_by_policy[] = {Metrics::Action::accepted, Metrics::Action::tagged,
+                                                                Metrics::Action::quarantined, Metrics::Action::rejected,
+                                                                Metrics::Action::tempfailed, Metrics::Action::skipped};
+        metrics->message(metric_verdict, actions_by_policy[static_cast<std::size_t>(answer.action)], ms / 1000.0);
+    }
     const auto id = t.macros.find("i");
     const std::string name = "message " + (id == t.macros.end() ? std::string("-") : id->second) + ": ";
     // One line per message that hit a limit, before its verdict line.

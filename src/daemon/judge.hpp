@@ -8,6 +8,7 @@
 
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/milter/session.hpp"
+#include "metrics.hpp"
 #include "policy.hpp"
 #include "recorder.hpp"
 #include "scorer.hpp"
@@ -20,6 +21,6 @@ struct Totals {
 };
 
 Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::Settings& settings, const Scorer& scorer,
-             Recorder& recorder, Totals& totals);
+             Recorder& recorder, Totals& totals, Metrics* metrics = nullptr);
 
 }  // namespace mailsift::daemon

@@ -23,6 +23,7 @@
 #include "mailsift/engine/settings.hpp"
 #include "notify.hpp"
 #include "scorer.hpp"
+#include "metrics_http.hpp"
 #include "server.hpp"
 
 namespace {
@@ -129,6 +130,11 @@ std::string drop_privileges(const std::string& user) {
     return "running as " + user + " (uid " + std::to_string(uid) + ", gid " + std::to_string(gid) + ")";
 }
 
+// HOST:PORT as configured, with the port actually bound (port 0 picks one).
+std::string metrics_endpoint(const std::string& configured, unsigned short port) {
+    return configured.substr(0, configured.rfind(':')) + ":" + std::to_string(port);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -151,12 +157,17 @@ int main(int argc, char** argv) {
     try {
         asio::io_context io(1);
         daemon::Scorer scorer(resolved.database, resolved.settings);
+        daemon::Metrics metrics;
         daemon::Recorder recorder({resolved.database, resolved.settings.daemon.stats_interval, 20000,
-                                   resolved.settings.daemon.signature_keep, resolved.settings});
+                                   resolved.settings.daemon.signature_keep, resolved.settings, &metrics});
         // A deleted or replaced database is counted where 'mailsift stats' shows it.
         scorer.on_event([&recorder](const std::string& name) { recorder.count(name); });
-        daemon::Server server(io, scorer, recorder, resolved.settings);
+        daemon::Server server(io, scorer, recorder, metrics, resolved.settings);
         server.listen(resolved.settings.daemon.listen);
+        daemon::MetricsServer metrics_server(io, metrics);
+        if (!resolved.settings.daemon.metrics_listen.empty()) {
+            metrics_server.listen(resolved.settings.daemon.metrics_listen);
+        }
         // Listening may need root (a socket under /run); nothing after it does.
         // The recorder thread opens the database only at its first flush, later.
         const std::string privileges = drop_privileges(resolved.settings.daemon.user);
@@ -171,9 +182,17 @@ int main(int argc, char** argv) {
         std::condition_variable refresh_cv;
         std::thread refresher([&] {
             std::unique_lock lock(refresh_mutex);
+            std::weak_ptr<const void> model_seen;  // not kept alive: a reload frees the old model
             while (!stopping) {
                 const std::string line = scorer.refresh();
                 if (!line.empty()) daemon::log_info(line);
+                {
+                    const auto st = scorer.status();
+                    if (st.failing) metrics.store_error();
+                    const bool changed = model_seen.expired() || model_seen.lock() != st.model;
+                    if (st.has_model) metrics.model_refreshed(st.features, st.spam, st.ham, changed);
+                    model_seen = st.model;
+                }
                 refresh_cv.wait_for(lock, resolved.settings.daemon.refresh_interval);
             }
         });
@@ -221,7 +240,12 @@ int main(int argc, char** argv) {
         };
         wait_signal();
 
-        daemon::log_info("listening on " + resolved.settings.daemon.listen + ", database " + store::display_location(resolved.database.string()));
+        daemon::log_info("listening on " + resolved.settings.daemon.listen + ", database " +
+                         store::display_location(resolved.database.string()) +
+                         (resolved.settings.daemon.metrics_listen.empty()
+                              ? std::string()
+                              : ", metrics on http://" + metrics_endpoint(resolved.settings.daemon.metrics_listen,
+                                                                          metrics_server.port()) + "/metrics"));
         daemon::notify_systemd("READY=1");
         io.run();
 

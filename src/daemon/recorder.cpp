@@ -23,6 +23,7 @@ void Recorder::scan(store::Scan s) {
     std::lock_guard lock(mutex_);
     if (pending_.scans.size() >= options_.max_queued_scans) {
         ++counters_["scans_dropped"];
+        if (options_.metrics) options_.metrics->scans_dropped(1);
         return;
     }
     pending_.scans.push_back(std::move(s));
@@ -103,6 +104,7 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
     }
     lock.lock();
     if (pruned_ok) last_prune_ = now;
+    const auto outage_began = outage_began_;
     if (!problem.empty()) {
         // Nothing is lost: counters go back (and are written with the next batch that
         // succeeds), as do scans and contacts up to the queue's cap (beyond it, counted).
@@ -113,15 +115,19 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
             log_warning("stopping: " + std::to_string(pending_.scans.size()) +
                         " signature(s) and the counters kept in memory cannot be written and are lost: " + problem);
         } else if (failures_++ == 0) {  // once per outage, not once per retry
+            outage_began_ = std::chrono::steady_clock::now();
             log_warning("could not record " + std::to_string(pending_.scans.size()) +
                         " signature(s) and the counters; keeping them in memory and retrying every " +
                         std::to_string(options_.interval.count()) + " ms (scoring goes on): " + problem);
         }
     } else if (failures_ > 0) {
-        log_info("recording works again after " + std::to_string(failures_) +
-                 " failed attempt(s); the signatures and counters kept in memory are written");
+        const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - outage_began);
+        log_info("recording works again after " + std::to_string(failures_) + " failed attempt(s) over " +
+                 std::to_string(seconds.count()) + " s; the signatures and counters kept in memory are written (" +
+                 std::to_string(batch.scans.size()) + " signature(s))");
         failures_ = 0;
     }
+    if (options_.metrics) options_.metrics->recorder_write(problem.empty(), pending_.scans.size());
 }
 
 // Committed after the batch: a failure here leaves the corrections waiting for the next write.
@@ -147,6 +153,7 @@ void Recorder::restore(store::Recording& batch) {
         const std::size_t excess = scans.size() - options_.max_queued_scans;
         scans.erase(scans.begin(), scans.begin() + static_cast<std::ptrdiff_t>(excess));
         counters_["scans_dropped"] += static_cast<std::int64_t>(excess);
+        if (options_.metrics) options_.metrics->scans_dropped(excess);
     }
     auto& contacts = pending_.contacts;
     batch.contacts.insert(batch.contacts.end(), std::make_move_iterator(contacts.begin()),

@@ -25,6 +25,7 @@
 
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/store/database.hpp"
+#include "metrics.hpp"
 
 namespace mailsift::daemon {
 
@@ -36,6 +37,7 @@ public:
         std::size_t max_queued_scans = 20000;   // beyond: drop (counted as scans_dropped)
         std::chrono::seconds keep_scans{14 * 86400};
         engine::Settings settings;  // how a deferred correction is trained (train_on_error, batch size)
+        Metrics* metrics = nullptr;  // told of each write attempt and what waits
     };
     explicit Recorder(Options options);
     ~Recorder();  // writes what is queued, then stops
@@ -64,6 +66,7 @@ private:
     std::uint64_t flush_requests_ = 0, flushes_done_ = 0;
     bool stopping_ = false;
     std::uint64_t failures_ = 0;  // failed attempts since the last write that succeeded
+    std::chrono::steady_clock::time_point outage_began_{};  // the first of those
     std::chrono::steady_clock::time_point last_prune_{};
     std::thread thread_;
 };

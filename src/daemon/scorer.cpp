@@ -84,6 +84,36 @@ std::string Scorer::describe_model(const State& state) const {
 }
 
 std::string Scorer::refresh() {
+    failed_now_ = false;
+    const std::string line = refresh_step();
+    if (failed_now_) {
+        failing_ = true;
+        return line;
+    }
+    if (failing_) {
+        // Back: say so, and let the next problem be said again.
+        failing_ = false;
+        last_problem_.clear();
+        return "database " + shown_ + " answers again" + (line.empty() ? std::string() : "; " + line);
+    }
+    return line;
+}
+
+Scorer::Status Scorer::status() const {
+    Status st;
+    st.failing = failing_;
+    if (writer_ && writer_->filter) {
+        const auto m = writer_->filter->model();
+        st.has_model = true;
+        st.features = m->snapshot.vocabulary();
+        st.spam = m->snapshot.messages().spam;
+        st.ham = m->snapshot.messages().ham;
+        st.model = m;
+    }
+    return st;
+}
+
+std::string Scorer::refresh_step() {
     const auto start = std::chrono::steady_clock::now();
     try {
         if (!writer_ || reconfigured_) {
@@ -147,6 +177,7 @@ std::string Scorer::refresh() {
         }
         return {};
     } catch (const std::exception& e) {
+        failed_now_ = true;
         // Keep serving with the model we have; say so once per distinct problem.
         const std::string problem = e.what();
         if (problem == last_problem_) return {};

@@ -41,6 +41,15 @@ public:
     // was deleted ...", "database ... was replaced ..."), else "".
     std::string refresh();
 
+    // What refresh() left, for the metrics (call from the refresh thread).
+    struct Status {
+        bool has_model = false;
+        std::uint64_t features = 0, spam = 0, ham = 0;
+        bool failing = false;  // the last look at the database failed
+        std::shared_ptr<const void> model;  // the model in memory (compare, do not keep)
+    };
+    Status status() const;
+
     // Called (on the refresh thread) with the name of a counter to increment
     // when the database file was found deleted or replaced.
     void on_event(std::function<void(const std::string&)> f) { on_event_ = std::move(f); }
@@ -59,6 +68,7 @@ private:
         dev_t device = 0;
         ino_t inode = 0;
     };
+    std::string refresh_step();
     std::shared_ptr<State> open_state();
     void publish(std::shared_ptr<State> state);
     std::string describe_model(const State& state) const;
@@ -76,6 +86,8 @@ private:
     std::string last_problem_;
     bool reconfigured_ = false;
     bool missing_ = false;              // the file was found deleted and has not come back
+    bool failed_now_ = false;           // refresh_step() ended in an error
+    bool failing_ = false;              // ... and no refresh has worked since
     std::function<void(const std::string&)> on_event_;
 };
 

@@ -180,6 +180,7 @@ private:
             if (status == milter::Decoder::Status::need_more) break;
             if (status == milter::Decoder::Status::error) {
                 server_.recorder_.count("protocol_errors");
+                server_.metrics_.protocol_error();
                 log_warning(std::string("milter protocol error, closing the connection: ") +
                             milter::describe(decoder_.error()));
                 flush_then_close();
@@ -187,6 +188,7 @@ private:
             }
             progress = true;
             auto outcome = session_.handle(command);
+            if (outcome.close) server_.metrics_.protocol_error();
             if (!outcome.note.empty()) {
                 log_warning(outcome.close ? "milter protocol error, closing the connection: " + outcome.note
                                           : "milter command out of order (answered anyway): " + outcome.note);
@@ -212,7 +214,8 @@ private:
         auto self = shared_from_this();
         asio::post(server_.pool_, [self] {
             Answer answer = daemon::judge(self->session_.transaction(), self->session_.actions(), *self->settings_,
-                                          self->server_.scorer_, self->server_.recorder_, self->server_.totals_);
+                                          self->server_.scorer_, self->server_.recorder_, self->server_.totals_,
+                                          &self->server_.metrics_);
             self->session_.prepare(answer.replies);
             asio::post(self->server_.io_, [self, answer = std::move(answer)] {
                 for (const auto& r : answer.replies) milter::encode(r, self->out_);
@@ -279,10 +282,12 @@ private:
 
 // ---- Server ----
 
-Server::Server(asio::io_context& io, Scorer& scorer, Recorder& recorder, const engine::Settings& settings)
+Server::Server(asio::io_context& io, Scorer& scorer, Recorder& recorder, Metrics& metrics,
+               const engine::Settings& settings)
     : io_(io),
       scorer_(scorer),
       recorder_(recorder),
+      metrics_(metrics),
       settings_(std::make_shared<const engine::Settings>(settings)),
       pool_(settings.daemon.threads),
       acceptor_(io) {}
@@ -341,6 +346,8 @@ void Server::accept() {
         if (!ec) {
             ++active_;
             recorder_.count("connections");
+            metrics_.session_opened();
+            metrics_.session_started();
             auto c = std::make_shared<Connection>(*this, std::move(socket));
             connections_.push_back(c);
             c->start();
@@ -353,6 +360,7 @@ void Server::accept() {
 
 void Server::connection_closed() {
     --active_;
+    metrics_.session_closed();
     if (active_ == 0 && drained_) {
         auto done = std::move(drained_);
         drained_ = nullptr;

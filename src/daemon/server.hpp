@@ -14,6 +14,7 @@
 
 #include "mailsift/engine/settings.hpp"
 #include "judge.hpp"
+#include "metrics.hpp"
 #include "recorder.hpp"
 #include "scorer.hpp"
 
@@ -29,7 +30,8 @@ ListenAddress resolve_listen(const std::string& spec);
 
 class Server {
 public:
-    Server(boost::asio::io_context& io, Scorer& scorer, Recorder& recorder, const engine::Settings& settings);
+    Server(boost::asio::io_context& io, Scorer& scorer, Recorder& recorder, Metrics& metrics,
+           const engine::Settings& settings);
     ~Server();
 
     // Binds and listens; throws std::system_error naming the address on failure.
@@ -51,6 +53,7 @@ private:
     boost::asio::io_context& io_;
     Scorer& scorer_;
     Recorder& recorder_;
+    Metrics& metrics_;
     std::shared_ptr<const engine::Settings> settings_;
     boost::asio::thread_pool pool_;
     boost::asio::basic_socket_acceptor<boost::asio::generic::stream_protocol> acceptor_;

@@ -139,6 +139,15 @@ const std::map<std::string, Setter, std::less<>>& setters() {
              const bool ok = (v.starts_with("inet:") && v.rfind(':') > 5) || (v.starts_with("unix:") && v.size() > 5);
              return ok && (s.daemon.listen = std::string(v), true);
          }},
+        {"metrics_listen",
+         [](Settings& s, std::string_view v) {
+             // HOST:PORT (an IPv6 host in brackets); "off" or empty: no metrics. The daemon binds it.
+             if (v == "off" || v.empty()) return s.daemon.metrics_listen.clear(), true;
+             const auto colon = v.rfind(':');
+             const bool ok = colon != std::string_view::npos && colon > 0 && colon + 1 < v.size() &&
+                             v.substr(colon + 1).find_first_not_of("0123456789") == std::string_view::npos;
+             return ok && (s.daemon.metrics_listen = std::string(v), true);
+         }},
         {"socket_mode",
          [](Settings& s, std::string_view v) {
              unsigned mode = 0;

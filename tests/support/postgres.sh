@@ -8,6 +8,8 @@
 #                           database "postgres" to DIR/uri.
 #   postgres.sh stop DIR    stops it (pg_ctl, by its own postmaster.pid) and
 #                           removes both directories.
+#   postgres.sh pause DIR   stops the server and keeps its data (an outage);
+#   postgres.sh resume DIR  starts it again on the same port.
 #
 # The server runs as the calling user, or as 'nobody' when that is root
 # (PostgreSQL refuses to run as root). Nothing listens beyond loopback.
@@ -69,6 +71,14 @@ start)
     ;;
 stop)
     stop
+    ;;
+pause)
+    home=$(cat "$dir/home")
+    as_owner "$bindir/pg_ctl" -D "$home/data" -m fast -w -t 60 stop >/dev/null
+    ;;
+resume)
+    home=$(cat "$dir/home")
+    as_owner "$bindir/pg_ctl" -D "$home/data" -l "$home/server.log" -w -t 60 start >/dev/null
     ;;
 *)
     echo "usage: postgres.sh start|stop DIR" >&2

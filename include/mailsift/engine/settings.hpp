@@ -45,6 +45,7 @@ struct DaemonSettings {
     std::chrono::seconds signature_keep{14 * 86400};  // how long scans are kept
     bool learn_contacts = true;                   // recipients of authenticated senders become contacts
     std::chrono::seconds stats_interval{5};       // how often scans and counters are written
+    std::string metrics_listen;                   // HOST:PORT serving Prometheus metrics ("" = off)
 };
 
 struct Settings {

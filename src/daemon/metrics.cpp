@@ -1,0 +1,159 @@
+// Metrics: atomics in, Prometheus text out (see metrics.hpp).
+#include "metrics.hpp"
+
+#include <charconv>
+
+namespace mailsift::daemon {
+
+namespace {
+
+constexpr const char* verdict_names[] = {"ham", "unsure", "spam", "skipped", "error"};
+constexpr const char* action_names[] = {"accepted", "tagged", "quarantined", "rejected", "tempfailed", "skipped"};
+
+// The shortest text that reads back as `v` ("0.0005", not "0.00050000000000000001").
+std::string number(double v) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+
+void family(std::string& out, const char* name, const char* type, const char* help) {
+    out += "# HELP ";
+    out += name;
+    out += ' ';
+    out += help;
+    out += "\n# TYPE ";
+    out += name;
+    out += ' ';
+    out += type;
+    out += '\n';
+}
+
+void sample(std::string& out, const std::string& name, const std::string& value) {
+    out += name;
+    out += ' ';
+    out += value;
+    out += '\n';
+}
+
+}  // namespace
+
+Metrics::Metrics() : started_ms_(now_ms()) {}
+
+std::int64_t Metrics::now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+void Metrics::message(Verdict v, Action a, double seconds) {
+    messages_[static_cast<std::size_t>(v)][static_cast<std::size_t>(a)].fetch_add(1, std::memory_order_relaxed);
+    std::size_t bucket = 0;
+    while (bucket < latency_bounds.size() && seconds > latency_bounds[bucket]) ++bucket;
+    latency_buckets_[bucket].fetch_add(1, std::memory_order_relaxed);
+    latency_count_.fetch_add(1, std::memory_order_relaxed);
+    latency_sum_us_.fetch_add(static_cast<std::uint64_t>(seconds * 1e6), std::memory_order_relaxed);
+}
+
+void Metrics::model_refreshed(std::uint64_t features, std::uint64_t spam_messages, std::uint64_t ham_messages,
+                              bool changed) {
+    const std::int64_t now = now_ms();
+    model_features_.store(features, std::memory_order_relaxed);
+    model_spam_.store(spam_messages, std::memory_order_relaxed);
+    model_ham_.store(ham_messages, std::memory_order_relaxed);
+    if (changed) model_changed_ms_.store(now, std::memory_order_relaxed);
+    model_checked_ms_.store(now, std::memory_order_relaxed);
+}
+
+void Metrics::recorder_write(bool ok, std::size_t scans_waiting) {
+    scans_waiting_.store(scans_waiting, std::memory_order_relaxed);
+    const std::int64_t now = now_ms();
+    if (!ok) {
+        record_failures_.fetch_add(1, std::memory_order_relaxed);
+        std::int64_t none = 0;
+        if (outage_started_ms_.compare_exchange_strong(none, now)) outages_.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    const std::int64_t began = outage_started_ms_.exchange(0);
+    if (began != 0) outage_ms_total_.fetch_add(static_cast<std::uint64_t>(now - began), std::memory_order_relaxed);
+}
+
+std::string Metrics::render() const {
+    const std::int64_t now = now_ms();
+    auto u = [](const std::atomic<std::uint64_t>& a) { return std::to_string(a.load(std::memory_order_relaxed)); };
+    std::string out;
+    out.reserve(8192);
+
+    family(out, "mailsift_messages_total", "counter", "Messages answered, by verdict and by the action taken.");
+    for (std::size_t v = 0; v < static_cast<std::size_t>(Verdict::count); ++v) {
+        for (std::size_t a = 0; a < static_cast<std::size_t>(Action::count); ++a) {
+            const auto n = messages_[v][a].load(std::memory_order_relaxed);
+            // Every pair that happened, and each verdict's 'accepted' always, so the series exist from the start.
+            if (n == 0 && a != 0) continue;
+            sample(out,
+                   std::string("mailsift_messages_total{verdict=\"") + verdict_names[v] + "\",action=\"" +
+                       action_names[a] + "\"}",
+                   std::to_string(n));
+        }
+    }
+
+    family(out, "mailsift_scoring_seconds", "histogram",
+           "Time from the end of a message to mailsiftd's answer (parse, features, score, answer).");
+    std::uint64_t cumulative = 0;
+    for (std::size_t b = 0; b < latency_bounds.size(); ++b) {
+        cumulative += latency_buckets_[b].load(std::memory_order_relaxed);
+        sample(out, "mailsift_scoring_seconds_bucket{le=\"" + number(latency_bounds[b]) + "\"}", std::to_string(cumulative));
+    }
+    cumulative += latency_buckets_[latency_bounds.size()].load(std::memory_order_relaxed);
+    sample(out, "mailsift_scoring_seconds_bucket{le=\"+Inf\"}", std::to_string(cumulative));
+    sample(out, "mailsift_scoring_seconds_sum", number(static_cast<double>(latency_sum_us_.load()) / 1e6));
+    sample(out, "mailsift_scoring_seconds_count", u(latency_count_));
+
+    family(out, "mailsift_milter_sessions_total", "counter", "MTA connections accepted.");
+    sample(out, "mailsift_milter_sessions_total", u(sessions_));
+    family(out, "mailsift_milter_sessions_open", "gauge", "MTA connections open now.");
+    sample(out, "mailsift_milter_sessions_open", std::to_string(sessions_open_.load(std::memory_order_relaxed)));
+    family(out, "mailsift_milter_protocol_errors_total", "counter",
+           "MTA connections closed for a broken milter frame or command.");
+    sample(out, "mailsift_milter_protocol_errors_total", u(protocol_errors_));
+
+    family(out, "mailsift_model_features", "gauge", "Distinct features in the model mailsiftd scores with.");
+    sample(out, "mailsift_model_features", u(model_features_));
+    family(out, "mailsift_model_messages", "gauge", "Messages the model was trained on, by class.");
+    sample(out, "mailsift_model_messages{class=\"spam\"}", u(model_spam_));
+    sample(out, "mailsift_model_messages{class=\"ham\"}", u(model_ham_));
+    const std::int64_t changed = model_changed_ms_.load(std::memory_order_relaxed);
+    const std::int64_t checked = model_checked_ms_.load(std::memory_order_relaxed);
+    family(out, "mailsift_model_age_seconds", "gauge",
+           "Seconds since the model in memory last changed (loaded, or brought up to the store's changes); -1: none yet.");
+    sample(out, "mailsift_model_age_seconds", changed == 0 ? "-1" : number(static_cast<double>(now - changed) / 1000.0));
+    family(out, "mailsift_model_last_refresh_timestamp_seconds", "gauge",
+           "When mailsiftd last looked at the store for changes (Unix time); 0: never.");
+    sample(out, "mailsift_model_last_refresh_timestamp_seconds", number(static_cast<double>(checked) / 1000.0));
+
+    family(out, "mailsift_store_errors_total", "counter", "Failed reads of the store by the model refresher.");
+    sample(out, "mailsift_store_errors_total", u(store_errors_));
+    family(out, "mailsift_store_write_failures_total", "counter",
+           "Failed writes of scans, contacts and counters (each retried at the next interval).");
+    sample(out, "mailsift_store_write_failures_total", u(record_failures_));
+    const std::int64_t began = outage_started_ms_.load(std::memory_order_relaxed);
+    family(out, "mailsift_store_up", "gauge", "1 when the last write to the store worked, 0 during an outage.");
+    sample(out, "mailsift_store_up", began == 0 ? "1" : "0");
+    family(out, "mailsift_store_outages_total", "counter", "Times the store stopped taking writes.");
+    sample(out, "mailsift_store_outages_total", u(outages_));
+    family(out, "mailsift_store_outage_seconds_total", "counter",
+           "Seconds the store did not take writes, the current outage included.");
+    const double open = began == 0 ? 0.0 : static_cast<double>(now - began) / 1000.0;
+    sample(out, "mailsift_store_outage_seconds_total",
+           number(static_cast<double>(outage_ms_total_.load(std::memory_order_relaxed)) / 1000.0 + open));
+
+    family(out, "mailsift_scan_buffer_depth", "gauge", "Scans waiting in memory to be written to the store.");
+    sample(out, "mailsift_scan_buffer_depth", u(scans_waiting_));
+    family(out, "mailsift_scans_dropped_total", "counter", "Scans dropped because the buffer was full during an outage.");
+    sample(out, "mailsift_scans_dropped_total", u(scans_dropped_));
+
+    family(out, "mailsift_start_time_seconds", "gauge", "When mailsiftd started (Unix time).");
+    sample(out, "mailsift_start_time_seconds", number(static_cast<double>(started_ms_) / 1000.0));
+    return out;
+}
+
+}  // namespace mailsift::daemon

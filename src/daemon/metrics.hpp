@@ -1,0 +1,66 @@
+// What mailsiftd has done since it started, for Prometheus: counters and
+// gauges updated by the scoring threads, the I/O thread, the refresher and the
+// recorder without locks (atomics), rendered in the Prometheus text
+// exposition format (version 0.0.4) on request. Serving it over HTTP is
+// metrics_http.hpp's job; this file knows nothing of sockets.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace mailsift::daemon {
+
+class Metrics {
+public:
+    // Upper bounds of the scoring-latency histogram, in seconds.
+    static constexpr std::array<double, 10> latency_bounds = {0.0005, 0.001, 0.002, 0.005, 0.01,
+                                                             0.025,  0.05,  0.1,   0.25,  1.0};
+    enum class Verdict : std::uint8_t { ham, unsure, spam, skipped, error, count };
+    enum class Action : std::uint8_t { accepted, tagged, quarantined, rejected, tempfailed, skipped, count };
+
+    Metrics();
+
+    // A message answered: its verdict, the action taken, and the time from end of data to answer.
+    void message(Verdict v, Action a, double seconds);
+    void session_opened() { sessions_.fetch_add(1, std::memory_order_relaxed); }
+    void session_closed() { sessions_open_.fetch_sub(1, std::memory_order_relaxed); }
+    void session_started() { sessions_open_.fetch_add(1, std::memory_order_relaxed); }
+    void protocol_error() { protocol_errors_.fetch_add(1, std::memory_order_relaxed); }
+
+    // The refresher, after each look at the store.
+    void model_refreshed(std::uint64_t features, std::uint64_t spam_messages, std::uint64_t ham_messages,
+                         bool changed);
+    void store_error() { store_errors_.fetch_add(1, std::memory_order_relaxed); }
+
+    // The recorder, after each write attempt: whether it worked, and what is still waiting.
+    void recorder_write(bool ok, std::size_t scans_waiting);
+    void scans_dropped(std::uint64_t n) { scans_dropped_.fetch_add(n, std::memory_order_relaxed); }
+
+    // The text exposition format.
+    std::string render() const;
+
+private:
+    static std::int64_t now_ms();
+
+    std::array<std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(Action::count)>,
+               static_cast<std::size_t>(Verdict::count)>
+        messages_{};
+    std::array<std::atomic<std::uint64_t>, latency_bounds.size() + 1> latency_buckets_{};  // last: +Inf
+    std::atomic<std::uint64_t> latency_count_{0};
+    std::atomic<std::uint64_t> latency_sum_us_{0};
+    std::atomic<std::uint64_t> sessions_{0}, protocol_errors_{0};
+    std::atomic<std::int64_t> sessions_open_{0};
+    std::atomic<std::uint64_t> model_features_{0}, model_spam_{0}, model_ham_{0};
+    std::atomic<std::int64_t> model_changed_ms_{0}, model_checked_ms_{0};  // 0: never
+    std::atomic<std::uint64_t> store_errors_{0}, record_failures_{0}, scans_dropped_{0};
+    std::atomic<std::uint64_t> scans_waiting_{0};
+    std::atomic<std::int64_t> outage_started_ms_{0};  // 0: the store answers
+    std::atomic<std::uint64_t> outage_ms_total_{0};    // closed outages
+    std::atomic<std::uint64_t> outages_{0};
+    std::int64_t started_ms_;
+};
+
+}  // namespace mailsift::daemon
