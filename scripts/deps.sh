@@ -4,7 +4,8 @@
 #   scripts/deps.sh --test   also what the test suite drives for real: a Postfix
 #                            (left unconfigured and stopped), miltertest, Dovecot
 #                            (dovecot-imapd, dovecot-sieve; not started), PostgreSQL's
-#                            server (the tests initdb and start a private one), the man-page
+#                            server (the tests initdb and start a private one), Prometheus
+#                            (the fleet test runs a private one; not started), the man-page
 #                            linters and systemd-analyze; and clang with its runtimes
 #                            for the libFuzzer harnesses. Installing them here, once,
 #                            keeps parallel tests from racing for the dpkg lock.
@@ -14,7 +15,7 @@
 set -euo pipefail
 packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev libzstd-dev libcli11-dev nlohmann-json3-dev libpq-dev catch2 util-linux python3)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(postfix miltertest dovecot-imapd dovecot-sieve postgresql mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev)
+  packages+=(postfix miltertest dovecot-imapd dovecot-sieve postgresql prometheus mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev)
 fi
 if [ "${1:-}" = "--bench" ]; then
   packages+=(libbenchmark-dev bogofilter time)

@@ -38,6 +38,7 @@ public:
     // The recorder, after each write attempt: whether it worked, and what is still waiting.
     void recorder_write(bool ok, std::size_t scans_waiting);
     void scans_dropped(std::uint64_t n) { scans_dropped_.fetch_add(n, std::memory_order_relaxed); }
+    void scans_waiting(std::size_t n) { scans_waiting_.store(n, std::memory_order_relaxed); }
 
     // The text exposition format.
     std::string render() const;

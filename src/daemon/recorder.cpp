@@ -27,6 +27,7 @@ void Recorder::scan(store::Scan s) {
         return;
     }
     pending_.scans.push_back(std::move(s));
+    if (options_.metrics) options_.metrics->scans_waiting(pending_.scans.size());
     // Busy: write now rather than at the interval, before the queue fills and drops.
     if (pending_.scans.size() == early_write_at() && failures_ == 0) wake_.notify_one();
 }

@@ -52,7 +52,7 @@ start)
     if [ "$(id -u)" = 0 ]; then chown nobody: "$home"; fi
     chmod 0700 "$home"
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    if ! as_owner "$bindir/initdb" -D "$home/data" -U mailsift --auth=trust --no-sync -E UTF8 --locale=C.UTF-8 \
+    if ! as_owner "$bindir/initdb" -D "$home/data" -U postgres --auth=trust --no-sync -E UTF8 --locale=C.UTF-8 \
         >"$dir/initdb.log" 2>&1; then
         cat "$dir/initdb.log" >&2
         exit 1
@@ -66,7 +66,7 @@ start)
         cat "$home/server.log" >&2
         exit 1
     fi
-    echo "postgresql://mailsift@127.0.0.1:$port/postgres" >"$dir/uri"
+    echo "postgresql://postgres@127.0.0.1:$port/postgres" >"$dir/uri"
     echo "PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') on 127.0.0.1:$port ($home)"
     ;;
 stop)

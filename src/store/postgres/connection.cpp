@@ -125,7 +125,12 @@ std::uint64_t Result::affected() const {
 // ---- Connection ----
 
 Connection::Connection(std::string uri) : uri_(std::move(uri)), location_(hide_password(uri_)) {
-    conn_ = PQconnectdb(uri_.c_str());
+    // A server that does not answer at all (a host down, a firewall dropping
+    // packets) must not hold a daemon's refresher or recorder for minutes: 10 s
+    // unless the URI says otherwise (its own connect_timeout comes later and wins).
+    const char* keywords[] = {"connect_timeout", "dbname", nullptr};
+    const char* values[] = {"10", uri_.c_str(), nullptr};
+    conn_ = PQconnectdbParams(keywords, values, 1 /* expand dbname as a URI */);
     if (conn_ == nullptr) throw StatementError(location_, "cannot connect: out of memory", "");
     if (PQstatus(conn_) != CONNECTION_OK) {
         const std::string msg = trimmed(PQerrorMessage(conn_));
