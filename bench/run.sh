@@ -428,7 +428,7 @@ sec_refresh() {
     section "refresh: p99 per ${refresh_interval} s while mailsiftd reloads a model of ~$n features ($refresh_connections connections)"
     # A synthetic export (mailsift(1), FORMAT): N features with random ids, in
     # ascending id order as SQLite stores them, small counts, each seen in one
-    # class; 2000 synthetic messages per class. Then the corpus training part
+    # class (no learned messages). Then the corpus training part
     # is learned on top, so the real features score as usual.
     say "generating and importing $n synthetic features"
     awk -v n="$n" -v now="$(date +%s)" 'BEGIN {
@@ -442,8 +442,8 @@ sec_refresh() {
             if (spam) { so += c; sp++ } else { ho += c; hp++ }
             printf "feature\t%08x%08x\t%d\t%d\t%d\t%d\t%d\tw:synthetic%d\n", hi, lo, spam ? c : 0, spam ? 0 : c, spam, 1 - spam, now, k
         }
-        print "class", "spam", 2000, so + 0, sp + 0
-        print "class", "ham", 2000, ho + 0, hp + 0
+        print "class", "spam", 0, so + 0, sp + 0
+        print "class", "ham", 0, ho + 0, hp + 0
         print "end", n, 0, 0
     }' >"$tmp/synthetic.export"
     local db=$tmp/refresh.db t

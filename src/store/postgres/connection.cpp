@@ -50,6 +50,17 @@ std::string hide_password(std::string_view uri) {
     return out;
 }
 
+std::string hex(std::string_view bytes) {
+    static const char digits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (const char c : bytes) {
+        out += digits[static_cast<unsigned char>(c) >> 4];
+        out += digits[static_cast<unsigned char>(c) & 0xF];
+    }
+    return out;
+}
+
 std::string bigint_array(const std::vector<model::FeatureId>& ids) {
     std::string out = "{";
     out.reserve(ids.size() * 21 + 2);

@@ -110,6 +110,9 @@ private:
 bool is_uri(std::string_view location);
 std::string hide_password(std::string_view uri);
 
+// Lower-case hex digits of `bytes` (for decode(..., 'hex') in array literals).
+std::string hex(std::string_view bytes);
+
 // A text literal of a bigint[] for `$n::bigint[]`.
 std::string bigint_array(const std::vector<model::FeatureId>& ids);
 

@@ -101,17 +101,6 @@ static_assert(std::size(migrations) == pg_schema_version);
 // Changes kept in model_changes: a reader further behind reloads everything.
 constexpr std::int64_t model_change_seconds = 3600;
 
-std::string hex_of(std::string_view bytes) {
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(bytes.size() * 2);
-    for (const char c : bytes) {
-        out += digits[static_cast<unsigned char>(c) >> 4];
-        out += digits[static_cast<unsigned char>(c) & 0xF];
-    }
-    return out;
-}
-
 }  // namespace
 
 
@@ -366,7 +355,5 @@ std::string PgDatabase::feature_text(model::FeatureId id) {
     auto r = conn_.exec("SELECT text FROM features WHERE id = $1", {Param(id)});
     return r.rows() == 0 ? std::string() : std::string(r.bytes(0, 0));
 }
-
-std::string pg_hex(std::string_view bytes) { return hex_of(bytes); }
 
 }  // namespace mailsift::store

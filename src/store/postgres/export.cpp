@@ -15,17 +15,6 @@ using pg::Param;
 
 namespace {
 
-std::string hex_of(std::string_view bytes) {
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(bytes.size() * 2);
-    for (const char c : bytes) {
-        out += digits[static_cast<unsigned char>(c) >> 4];
-        out += digits[static_cast<unsigned char>(c) & 0xF];
-    }
-    return out;
-}
-
 std::string hex16(std::uint64_t v) {
     char buf[17];
     std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
@@ -44,7 +33,7 @@ public:
     }
     bool feature(const FeatureRecord& f, std::uint64_t line) override {
         features_.push_back({{Param(f.id), Param(f.counts[0]), Param(f.counts[1]), Param(f.counts[2]), Param(f.counts[3]),
-                              Param(f.last_seen), Param::text(hex_of(f.text))},
+                              Param(f.last_seen), Param::text(pg::hex(f.text))},
                              line,
                              "feature " + hex16(f.id)});
         if (features_.size() >= batch) write(features_, feature_sql, 7);
@@ -52,15 +41,15 @@ public:
     }
     bool message(const Digest& digest, Class cl, std::int64_t learned_at, std::string_view features,
                  std::uint64_t line) override {
-        messages_.push_back({{Param::text(hex_of({reinterpret_cast<const char*>(digest.data()), digest.size()})),
-                              Param(cl == Class::spam ? 1 : 0), Param(learned_at), Param::text(hex_of(features))},
+        messages_.push_back({{Param::text(pg::hex({reinterpret_cast<const char*>(digest.data()), digest.size()})),
+                              Param(cl == Class::spam ? 1 : 0), Param(learned_at), Param::text(pg::hex(features))},
                              line,
-                             "message " + hex_of({reinterpret_cast<const char*>(digest.data()), digest.size()})});
+                             "message " + pg::hex({reinterpret_cast<const char*>(digest.data()), digest.size()})});
         if (messages_.size() >= batch) write(messages_, message_sql, 4);
         return true;
     }
     bool contact(std::string_view address, std::string_view source, std::int64_t added_at, std::uint64_t line) override {
-        contacts_.push_back({{Param::text(hex_of(address)), Param::text(hex_of(source)), Param(added_at)},
+        contacts_.push_back({{Param::text(pg::hex(address)), Param::text(pg::hex(source)), Param(added_at)},
                              line,
                              "contact " + std::string(address)});
         if (contacts_.size() >= batch) write(contacts_, contact_sql, 3);

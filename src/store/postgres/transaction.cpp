@@ -14,17 +14,6 @@ using pg::Param;
 
 namespace {
 
-std::string hex_of(std::string_view bytes) {
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(bytes.size() * 2);
-    for (const char c : bytes) {
-        out += digits[static_cast<unsigned char>(c) >> 4];
-        out += digits[static_cast<unsigned char>(c) & 0xF];
-    }
-    return out;
-}
-
 // Array literals of the columns of many rows, for unnest().
 struct Columns {
     std::string ids = "{", counts[4] = {"{", "{", "{", "{"}, texts = "{", last_seen = "{";
@@ -34,7 +23,7 @@ struct Columns {
         ids += sep + std::to_string(static_cast<std::int64_t>(w.id));
         for (int k = 0; k < 4; ++k) counts[k] += sep + std::to_string(w.change[static_cast<std::size_t>(k)]);
         texts += sep;
-        texts += '"' + hex_of(w.text) + '"';  // quoted: an empty text is an element too
+        texts += '"' + pg::hex(w.text) + '"';  // quoted: an empty text is an element too
         last_seen += sep + std::to_string(w.last_seen);
     }
     std::vector<Param> params() const {
