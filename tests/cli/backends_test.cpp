@@ -249,3 +249,38 @@ TEST_CASE("Four processes learning parts of a corpus at once end with the model 
     // Class totals, every feature's counts, every message with its features, the contacts.
     REQUIRE(without_times(four.out) == without_times(all.out));
 }
+
+TEST_CASE("Two processes learning the same messages at once, in opposite orders, learn each once", "[cli][postgresql]") {
+    FOR_EACH_BACKEND(store_);
+    const fs::path dir = store_.dir().path;
+    write_corpus(dir / "corpus", 200);
+    std::ofstream(dir / "all.conf") << "train_margin = 0\nbatch_messages = 20\n";
+    std::ofstream forward(dir / "corpus" / "forward"), backward(dir / "corpus" / "backward");
+    for (int i = 0; i < 200; ++i) {
+        forward << (i % 3 == 0 ? "spam" : "ham") << " m" << i << ".eml\n";
+        const int j = 199 - i;
+        backward << (j % 3 == 0 ? "spam" : "ham") << " m" << j << ".eml\n";
+    }
+    forward.close();
+    backward.close();
+    // Both write the same message rows in opposite orders: on PostgreSQL they wait
+    // for each other, deadlock or find a row the other just committed, and retry.
+    const std::string conf = "--config " + (dir / "all.conf").string();
+    std::string parallel = "cd " + dir.string() + " && env -u MAILSIFT_DB HOME=" + dir.string() + " sh -c '";
+    for (const char* part : {"forward", "backward"}) {
+        parallel += std::string("(") + cli + " --db \"" + store_.location() + "\" " + conf + " learn --index corpus/" +
+                    part + " >out-" + part + " 2>&1; echo $? >rc-" + part + ") & ";
+    }
+    parallel += "wait'";
+    REQUIRE(std::system(parallel.c_str()) == 0);
+    for (const char* part : {"forward", "backward"}) {
+        INFO(part << ": " << slurp(dir / (std::string("out-") + part)));
+        REQUIRE(slurp(dir / (std::string("rc-") + part)) == "0\n");
+    }
+    TestStore one(store_.kind());
+    REQUIRE(run(dir, "--db '" + one.location() + "' " + conf + " learn --index corpus/forward").status == 0);
+    const Result two = run(dir, "--db '" + store_.location() + "' export -");
+    const Result all = run(dir, "--db '" + one.location() + "' export -");
+    REQUIRE(all.out.find("class\tspam\t67\t") != std::string::npos);
+    REQUIRE(without_times(two.out) == without_times(all.out));
+}
