@@ -167,6 +167,18 @@ TEST_CASE("A PostgreSQL store's own errors are clear and exit 3", "[cli][postgre
         REQUIRE(r.err.find("s3cret") == std::string::npos);
         REQUIRE(r.err.find("mailsift:***@127.0.0.1:1/none") != std::string::npos);
     }
+    SECTION("a schema newer than this mailsift is refused, never changed") {
+        pg.exec("UPDATE mailsift_schema SET version = 99");
+        for (const char* cmd : {"stats", "learn --ham ", "classify "}) {
+            const std::string args = std::string(cmd) + (std::string(cmd) == "stats" ? "" : data + "/ham_meeting_notes.eml");
+            const Result r = run(dir, "--db '" + pg.location() + "' " + args);
+            INFO(cmd << ": " << r.err);
+            REQUIRE(r.status == 3);
+            REQUIRE(r.err.find("database schema version 99 is newer than this mailsift supports") != std::string::npos);
+        }
+        REQUIRE(pg.value("SELECT version FROM mailsift_schema") == 99);
+        REQUIRE(pg.value("SELECT messages FROM classes WHERE class = 1") == 1);
+    }
     SECTION("tables that are not mailsift's are left alone") {
         const std::string other = pg.location().substr(pg.location().rfind('/') + 1) + "_other";
         mailsift::testing::postgres_admin("CREATE DATABASE " + other);
