@@ -200,14 +200,18 @@ bool Filter::refresh() {
         const std::size_t most = std::max<std::size_t>(current->snapshot.vocabulary() / 4, 10000);
         auto changes = db_.model_changes_since(current->sequence, settings_.model.term_frequency, most);
         if (changes.listed) {
-            m->snapshot = current->snapshot;
-            m->snapshot.apply(changes.features, changes.totals.messages, changes.totals.feature_totals);
+            // The new model reads through the current one's table: no copy of it.
+            m->snapshot = model::Snapshot::patched(std::shared_ptr<const model::Snapshot>(current, &current->snapshot),
+                                                   changes.features, changes.totals.messages,
+                                                   changes.totals.feature_totals);
             m->sequence = changes.totals.sequence;
             m->changed_features = changes.features.size();
             applied = true;
         }
     } else if (current) {
-        m->snapshot = current->snapshot;
+        // Only the contacts changed: the same counts, sharing the table.
+        m->snapshot = model::Snapshot::patched(std::shared_ptr<const model::Snapshot>(current, &current->snapshot), {},
+                                               current->snapshot.messages(), current->snapshot.totals());
         m->sequence = current->sequence;
         applied = true;
     }

@@ -6,6 +6,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 
 namespace mailsift::model {
 
@@ -71,6 +72,108 @@ void Snapshot::rehash(std::size_t capacity) {
 }
 
 const Snapshot::Slot* Snapshot::find(FeatureId id) const {
+    if (base_) {
+        if (patch_count_ > 0) {
+            if (const Patch* p = find_patch(id)) return p->gone ? nullptr : &p->slot;
+        }
+        return base_->find_own(id);
+    }
+    return find_own(id);
+}
+
+const Snapshot::Patch* Snapshot::find_patch(FeatureId id) const {
+    const std::size_t mask = patches_.size() - 1;
+    for (std::size_t s = static_cast<std::size_t>(id) & mask;; s = (s + 1) & mask) {
+        const Patch& p = patches_[s];
+        if (p.slot.id == id) return &p;
+        if (p.slot.id == empty_id) return nullptr;
+    }
+}
+
+Snapshot::Patch& Snapshot::patch_for(FeatureId id) {
+    assert(id != empty_id && "patched() takes the id 0 by a full copy");
+    if (patches_.empty() || (patch_count_ + 1) * 2 > patches_.size()) {
+        std::vector<Patch> old(std::max<std::size_t>(1024, patches_.size() * 2), Patch{{empty_id, 0.0}, {0, 0}, false});
+        old.swap(patches_);
+        const std::size_t mask = patches_.size() - 1;
+        for (const Patch& p : old) {
+            if (p.slot.id == empty_id) continue;
+            std::size_t s = static_cast<std::size_t>(p.slot.id) & mask;
+            while (patches_[s].slot.id != empty_id) s = (s + 1) & mask;
+            patches_[s] = p;
+        }
+    }
+    const std::size_t mask = patches_.size() - 1;
+    std::size_t s = static_cast<std::size_t>(id) & mask;
+    while (patches_[s].slot.id != empty_id && patches_[s].slot.id != id) s = (s + 1) & mask;
+    if (patches_[s].slot.id == empty_id) {
+        patches_[s] = Patch{{id, 0.0}, {0, 0}, false};
+        ++patch_count_;
+    }
+    return patches_[s];
+}
+
+Snapshot Snapshot::patched(std::shared_ptr<const Snapshot> base, std::span<const Change> changes, ClassCounts messages,
+                           ClassCounts totals) {
+    // Patches always lie over a snapshot that owns its table.
+    const std::shared_ptr<const Snapshot> owner = base->base_ ? base->base_ : base;
+    const bool has_zero_id = std::any_of(changes.begin(), changes.end(), [](const Change& c) { return c.id == empty_id; });
+    if (has_zero_id || base->patch_count_ + changes.size() > owner->size_ / 16 + 10000) {
+        Snapshot s = base->materialized();
+        s.apply(changes, messages, totals);
+        return s;
+    }
+    Snapshot s;
+    s.params_ = base->params_;
+    s.base_ = owner;
+    if (base->base_) {
+        s.patches_ = base->patches_;
+        s.patch_count_ = base->patch_count_;
+    }
+    s.size_ = base->size_;
+    const double a = s.params_.alpha;
+    for (const Change& c : changes) {
+        const bool known = s.find(c.id) != nullptr;
+        Patch& p = s.patch_for(c.id);
+        if (c.present) {
+            p.gone = false;
+            p.slot.local = std::log((static_cast<double>(c.counts.spam) + a) / (static_cast<double>(c.counts.ham) + a));
+            p.counts = {saturate(c.counts.spam), saturate(c.counts.ham)};
+            if (!known) ++s.size_;
+        } else {
+            p.gone = true;
+            p.counts = {0, 0};
+            if (known) --s.size_;
+        }
+    }
+    s.messages_ = messages;
+    s.totals_ = totals;
+    s.update_shared();
+    return s;
+}
+
+Snapshot Snapshot::materialized() const {
+    if (!base_) return *this;
+    Snapshot s = *base_;  // the owner's table, copied
+    for (const Patch& p : patches_) {
+        if (p.slot.id == empty_id) continue;
+        if (p.gone) {
+            if (const Slot* slot = s.find_own(p.slot.id)) {
+                s.erase(slot == &s.zero_ ? SIZE_MAX : static_cast<std::size_t>(slot - s.slots_.data()));
+            }
+            continue;
+        }
+        const std::size_t i = s.find_or_insert(p.slot.id);
+        s.slots_[i].local = p.slot.local;
+        s.counts_[i] = p.counts;
+    }
+    s.messages_ = messages_;
+    s.totals_ = totals_;
+    s.update_shared();
+    return s;
+}
+
+const Snapshot::Slot* Snapshot::find_own(FeatureId id) const {
     if (id == empty_id) return has_zero_ ? &zero_ : nullptr;
     if (slots_.empty()) return nullptr;
     const std::size_t mask = slots_.size() - 1;
@@ -105,6 +208,15 @@ Snapshot::SmallCounts& Snapshot::small_counts(const Slot* slot) {
 }
 
 const Snapshot::SmallCounts& Snapshot::small_counts(const Slot* slot) const {
+    if (base_) {
+        // A slot find() returned: one of the patches, or the owner's.
+        const std::less<const void*> before;
+        const void* p = slot;
+        if (!patches_.empty() && !before(p, patches_.data()) && before(p, patches_.data() + patches_.size())) {
+            return reinterpret_cast<const Patch*>(slot)->counts;
+        }
+        return base_->small_counts(slot);
+    }
     return slot == &zero_ ? zero_counts_ : counts_[static_cast<std::size_t>(slot - slots_.data())];
 }
 
@@ -131,6 +243,7 @@ ClassCounts Snapshot::counts(FeatureId id) const {
 }
 
 void Snapshot::add(std::span<const Term> terms, bool spam, int sign) {
+    if (base_) *this = materialized();  // learning in place needs a table of its own
     const double a = params_.alpha;
     // Counts never go below zero (a message unlearned that this snapshot never held).
     const auto move = [sign](std::uint64_t have, std::uint64_t n) { return sign > 0 ? have + n : have - std::min(have, n); };
@@ -155,6 +268,7 @@ void Snapshot::add(std::span<const Term> terms, bool spam, int sign) {
 }
 
 void Snapshot::apply(std::span<const Change> changes, ClassCounts messages, ClassCounts totals) {
+    if (base_) *this = materialized();
     for (const Change& c : changes) {
         if (c.present) {
             set(c.id, c.counts);

@@ -102,7 +102,9 @@ struct Score;
 // low bits index it): 16 bytes per slot of id and weight, which is all scoring
 // reads, and 8 bytes of counts beside it for explanations; about 36-48 bytes a
 // feature in all, no allocation per feature, so a model of ten million features
-// builds in one pass and fits in well under half a gigabyte.
+// builds in one pass and fits in well under half a gigabyte. A snapshot made by
+// patched() shares that table with the one it came from and keeps only the
+// features changed since in a small table of its own, looked at first.
 class Snapshot {
 public:
     Snapshot() = default;
@@ -126,6 +128,7 @@ public:
     const Parameters& parameters() const { return params_; }
     double prior_log_odds() const { return prior_log_odds_; }
     const ClassCounts& messages() const { return messages_; }
+    const ClassCounts& totals() const { return totals_; }  // T_s, T_h
     std::size_t vocabulary() const { return size_; }
 
     // ln P(f|s) − ln P(f|h), or nothing when f is unknown.
@@ -146,6 +149,14 @@ public:
         bool present = false;
     };
     void apply(std::span<const Change> changes, ClassCounts messages, ClassCounts totals);
+    // The same as a copy of *base with apply(), without copying its table: the
+    // result keeps `base` (or the snapshot whose table base shares) and holds
+    // only the changed features itself, so a daemon takes in a training batch
+    // in time proportional to the batch, not to the model. When the changed
+    // features grow past a sixteenth of the table, one full copy folds them in.
+    // learn() and unlearn() are for snapshots that own their table.
+    static Snapshot patched(std::shared_ptr<const Snapshot> base, std::span<const Change> changes,
+                            ClassCounts messages, ClassCounts totals);
 
 private:
     friend Score score(std::span<const Term> terms, const Snapshot& snapshot, std::size_t reasons);
@@ -170,6 +181,19 @@ private:
     void set(FeatureId id, ClassCounts counts);
     SmallCounts& small_counts(const Slot* slot);
     const SmallCounts& small_counts(const Slot* slot) const;
+    // This snapshot's own table (not base_'s, not the patches).
+    const Slot* find_own(FeatureId id) const;
+    // A feature changed since base_'s table: its weight and counts, or gone.
+    struct Patch {
+        Slot slot;  // first: a Slot* into patches_ is a Patch*
+        SmallCounts counts;
+        bool gone;
+    };
+    const Patch* find_patch(FeatureId id) const;
+    Patch& patch_for(FeatureId id);
+    // A copy that owns its table, the patches folded in.
+    Snapshot materialized() const;
+
 
     Parameters params_;
     ClassCounts messages_;
@@ -182,6 +206,11 @@ private:
     bool has_zero_ = false;
     Slot zero_{empty_id, 0.0};
     SmallCounts zero_counts_{0, 0};
+    // patched(): the snapshot whose table this one reads through, and the
+    // features changed since (open addressing, power-of-two size, load <= 1/2).
+    std::shared_ptr<const Snapshot> base_;
+    std::vector<Patch> patches_;
+    std::size_t patch_count_ = 0;
 };
 
 enum class Verdict : std::uint8_t { ham = 0, unsure = 1, spam = 2 };  // values are stored in databases
