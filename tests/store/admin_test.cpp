@@ -56,7 +56,7 @@ void require_consistent(const std::filesystem::path& p) {
     require_consistent_in(raw);
 }
 
-std::string export_of(Database& db) {
+std::string export_of(store::Database& db) {
     std::ostringstream out;
     db.export_model(out);
     return out.str();
@@ -259,8 +259,10 @@ TEST_CASE("Unlearning a message whose features were pruned takes off only what t
 }
 
 TEST_CASE("An export imported into a new database exports the same bytes and unlearns alike", "[store]") {
-    TempDir dir;
-    Database a(dir.path / "a.db", Database::Mode::read_write);
+    FOR_EACH_BACKEND(store_a);
+    mailsift::testing::TestStore store_b(store_a.kind());
+    const auto opened_a = store_a.open(), opened_b = store_b.open();
+    store::Database &a = *opened_a, &b = *opened_b;
     {
         const std::string odd = "tab\there, newline\nthere, back\\slash, cr\r, bell\x07, caf\xc3\xa9";
         std::vector<store::TrainTerm> t = {{1, 2, "w:plain"}, {0xFFFFFFFFFFFFFFF0ull, 1, odd}, {7, 1, "w:x"}};
@@ -281,7 +283,6 @@ TEST_CASE("An export imported into a new database exports the same bytes and unl
     REQUIRE(exported.size() >= 10);
     REQUIRE(exported.substr(exported.size() - 10) == "end\t3\t3\t2\n");
 
-    Database b(dir.path / "b.db", Database::Mode::read_write);
     std::istringstream in(exported);
     const auto sum = b.import_model(in, "model.txt");
     REQUIRE(sum.features == 3);
@@ -295,10 +296,10 @@ TEST_CASE("An export imported into a new database exports the same bytes and unl
         REQUIRE(ca.feature_totals == cb.feature_totals);
         REQUIRE(ca.features == cb.features);
     }
-    require_consistent(dir.path / "b.db");
+    require_consistent(store_b);
 
     // The learned messages came along: learning again is recognised, unlearning is exact.
-    for (Database* db : {&a, &b}) {
+    for (store::Database* db : {&a, &b}) {
         store::TrainingBatch t(*db);
         REQUIRE(t.learn(digest(2), Class::ham, {{7, 3, "w:x"}}, 900) == store::LearnResult::already_learned);
         REQUIRE(t.unlearn(digest(1), Class::spam) == store::UnlearnResult::unlearned);
@@ -309,8 +310,9 @@ TEST_CASE("An export imported into a new database exports the same bytes and unl
 }
 
 TEST_CASE("Import refuses a database that already holds a model", "[store]") {
-    TempDir dir;
-    Database a(dir.path / "a.db", Database::Mode::read_write);
+    FOR_EACH_BACKEND(store_a);
+    const auto opened_a = store_a.open();
+    store::Database& a = *opened_a;
     {
         store::TrainingBatch b(a);
         b.learn(digest(1), Class::spam, terms({{1, 1}}), 100);
@@ -322,7 +324,9 @@ TEST_CASE("Import refuses a database that already holds a model", "[store]") {
         REQUIRE_THROWS_WITH(a.import_model(in, "m.txt"), Catch::Contains("already holds a model"));
     }
     SECTION("one with only contacts") {
-        Database c(dir.path / "c.db", Database::Mode::read_write);
+        mailsift::testing::TestStore store_c(store_a.kind());
+        const auto opened_c = store_c.open();
+        store::Database& c = *opened_c;
         c.add_contact("x@example.org", "manual", 1);
         std::istringstream in(before);
         REQUIRE_THROWS_AS(c.import_model(in, "m.txt"), store::Error);
@@ -332,6 +336,7 @@ TEST_CASE("Import refuses a database that already holds a model", "[store]") {
 }
 
 TEST_CASE("A malformed export is refused naming its line, and changes nothing", "[store]") {
+    FOR_EACH_BACKEND(store_b);
     TempDir dir;
     std::string good;
     {
@@ -388,7 +393,8 @@ TEST_CASE("A malformed export is refused naming its line, and changes nothing", 
         {"text after the end", good + "feature\tx\n", "m.txt:9: text after the 'end' line"},
         {"CRLF line ends", with_line(2, lines[1] + "\r"), "m.txt:2: line ends in a carriage return"},
     };
-    Database b(dir.path / "b.db", Database::Mode::read_write);
+    const auto opened_b = store_b.open();
+    store::Database& b = *opened_b;
     for (const auto& c : cases) {
         INFO(c.what);
         std::istringstream in(c.text);
