@@ -28,6 +28,7 @@
 
 #include "fuzz_support.hpp"
 #include "mailsift/store/database.hpp"
+#include "mailsift/store/sqlite_database.hpp"
 
 namespace store = mailsift::store;
 namespace model = mailsift::model;
@@ -38,12 +39,12 @@ namespace {
 constexpr const char* name = "fuzz.export";
 
 std::unique_ptr<store::Database> fresh_database() {
-    return std::make_unique<store::Database>(":memory:", store::Database::Mode::read_write);
+    return std::make_unique<store::SqliteDatabase>(":memory:", store::Database::Mode::read_write);
 }
 
 // Everything import could have changed, as text.
 std::string state(store::Database& db) {
-    std::string out = db.model_fingerprint();
+    std::string out = std::to_string(db.model_sequence()) + "|" + db.contacts_fingerprint();
     for (const auto tf : {model::TermFrequency::raw, model::TermFrequency::boolean}) {
         const model::Counts c = db.load_counts(tf);
         out += "|m" + std::to_string(c.messages.spam) + "," + std::to_string(c.messages.ham);

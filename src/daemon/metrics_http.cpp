@@ -90,7 +90,7 @@ tcp::endpoint parse_endpoint(const std::string& spec) {
 
 }  // namespace
 
-MetricsServer::MetricsServer(asio::io_context& io, const Metrics& metrics) : io_(io), metrics_(metrics), acceptor_(io) {}
+MetricsServer::MetricsServer(asio::io_context& io, const Metrics& metrics) : metrics_(metrics), acceptor_(io) {}
 
 void MetricsServer::listen(const std::string& spec) {
     const tcp::endpoint endpoint = parse_endpoint(spec);

@@ -23,7 +23,6 @@ public:
 
 private:
     void accept();
-    boost::asio::io_context& io_;
     const Metrics& metrics_;
     boost::asio::ip::tcp::acceptor acceptor_;
 };

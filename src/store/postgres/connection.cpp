@@ -12,7 +12,7 @@ namespace mailsift::store::pg {
 namespace {
 
 // Type OIDs of the columns we read (pg_type.dat; stable across releases).
-constexpr Oid bool_oid = 16, bytea_oid = 17, int8_oid = 20, int2_oid = 21, int4_oid = 23;
+constexpr Oid bool_oid = 16, int8_oid = 20, int2_oid = 21, int4_oid = 23;
 
 std::string trimmed(const char* s) {
     std::string out = s ? s : "";
