@@ -20,6 +20,30 @@ void put_varint(std::string& out, std::uint64_t v);
 bool get_varint(std::string_view in, std::size_t& i, std::uint64_t& v);
 std::string encode_terms(std::vector<std::pair<model::FeatureId, std::uint32_t>> terms);
 
+// ---- the change log readers refresh by (model_changes) ----
+
+// Changes kept in model_changes: a reader further behind reloads everything.
+inline constexpr std::int64_t model_change_seconds = 3600;
+// A change's feature ids (ascending) as model_changes.features keeps them: varint deltas.
+std::string encode_feature_ids(const std::vector<model::FeatureId>& ids);
+// The features changed after a reader's `sequence`, from the log rows that
+// follow it, given in seq order: add() each, then ids() with the newest
+// sequence the same read saw. nullopt when they cannot be listed: a gap (the
+// log was trimmed), a NULL row (a prune or import), a damaged row, more than
+// `max_features` distinct ids, or a database that went back.
+class ChangeList {
+public:
+    ChangeList(std::uint64_t sequence, std::size_t max_features) : next_(sequence + 1), max_(max_features) {}
+    void add(std::uint64_t seq, std::optional<std::string_view> features);
+    std::optional<std::vector<model::FeatureId>> ids(std::uint64_t newest);
+
+private:
+    std::uint64_t next_;
+    std::size_t max_;
+    bool listed_ = true;
+    std::vector<model::FeatureId> ids_;
+};
+
 // ---- the compact form of a recorded scan (scan_codec.cpp) ----
 
 // A zstd dictionary of this database's scans (table scan_dictionaries), ready to use.

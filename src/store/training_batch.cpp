@@ -45,6 +45,47 @@ std::string encode_terms(std::vector<std::pair<model::FeatureId, std::uint32_t>>
     return out;
 }
 
+// ---- the change log ----
+
+std::string encode_feature_ids(const std::vector<model::FeatureId>& ids) {
+    std::string blob;
+    blob.reserve(ids.size() * 5);
+    model::FeatureId prev = 0;
+    for (const model::FeatureId id : ids) {
+        put_varint(blob, id - prev);
+        prev = id;
+    }
+    return blob;
+}
+
+void ChangeList::add(std::uint64_t seq, std::optional<std::string_view> features) {
+    if (!listed_) return;
+    if (seq != next_++ || !features) {
+        listed_ = false;  // a gap is a trimmed part of the log; NULL, a change too large to list
+        return;
+    }
+    std::size_t i = 0;
+    model::FeatureId id = 0;
+    std::uint64_t delta = 0;
+    while (i < features->size()) {
+        if (!get_varint(*features, i, delta)) {
+            listed_ = false;  // damaged: the full reload is always right
+            return;
+        }
+        id += delta;
+        ids_.push_back(id);
+    }
+    if (ids_.size() > max_ * 2) listed_ = false;
+}
+
+std::optional<std::vector<model::FeatureId>> ChangeList::ids(std::uint64_t newest) {
+    if (!listed_ || next_ - 1 != newest) return std::nullopt;  // or the database went back
+    std::sort(ids_.begin(), ids_.end());
+    ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
+    if (ids_.size() > max_) return std::nullopt;
+    return std::move(ids_);
+}
+
 model::Counts Database::load_counts(model::TermFrequency tf) {
     model::Counts counts;
     const ClassTotals t = visit_counts(

@@ -68,6 +68,8 @@ private:
     // SQLite's last error in words: a lock names the other process and the wait, a full disk says so.
     std::string error_text() const;
     void migrate();
+    // Class totals and the change sequence, in the caller's read transaction.
+    ClassTotals read_totals(model::TermFrequency tf);
     int user_version();
     void check_version(int version) const;
 

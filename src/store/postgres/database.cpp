@@ -98,9 +98,6 @@ const char* const migrations[] = {
 };
 static_assert(std::size(migrations) == pg_schema_version);
 
-// Changes kept in model_changes: a reader further behind reloads everything.
-constexpr std::int64_t model_change_seconds = 3600;
-
 }  // namespace
 
 
@@ -170,11 +167,8 @@ std::unique_ptr<WriteTransaction> PgDatabase::begin_write() {
 void PgDatabase::lock_commits() { conn_.exec(lock_commit); }
 
 std::uint64_t PgDatabase::data_version() {
-    auto r = conn_.exec(
-        "SELECT (SELECT coalesce(max(seq), 0) FROM model_changes)::text || ':' ||"
-        " (SELECT count(*) || ':' || coalesce(max(added_at), 0) || ':' || coalesce(sum(length(address)), 0)"
-        " FROM contacts)");
-    return std::hash<std::string_view>{}(r.bytes(0, 0));
+    // No counter of commits to read: what a reader acts on, the change sequence and the contacts.
+    return std::hash<std::string>{}(std::to_string(model_sequence()) + ':' + contacts_fingerprint());
 }
 
 std::string PgDatabase::contacts_fingerprint() {
@@ -237,45 +231,24 @@ Database::ModelChanges PgDatabase::model_changes_since(std::uint64_t sequence, m
     conn_.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");  // the list, the totals and the rows of one moment
     try {
         out.totals = read_totals(tf);
-        std::vector<model::FeatureId> ids;
+        ChangeList changes(sequence, max_features);
         {
             auto r = conn_.exec("SELECT seq, features FROM model_changes WHERE seq > $1 ORDER BY seq",
                                 {Param(static_cast<std::int64_t>(sequence))});
-            std::uint64_t expect = sequence + 1;
-            for (int row = 0; out.listed && row < r.rows(); ++row) {
-                // A gap is a trimmed part of the log; NULL, a change too large to list.
-                if (static_cast<std::uint64_t>(r.integer(row, 0)) != expect++ || r.null(row, 1)) {
-                    out.listed = false;
-                    break;
-                }
-                const std::string_view blob = r.bytes(row, 1);
-                std::size_t i = 0;
-                model::FeatureId id = 0;
-                std::uint64_t delta = 0;
-                while (i < blob.size()) {
-                    if (!get_varint(blob, i, delta)) {
-                        out.listed = false;  // damaged: the full reload is always right
-                        break;
-                    }
-                    id += delta;
-                    ids.push_back(id);
-                }
-                if (ids.size() > max_features * 2) out.listed = false;
+            for (int row = 0; row < r.rows(); ++row) {
+                changes.add(static_cast<std::uint64_t>(r.integer(row, 0)),
+                            r.null(row, 1) ? std::nullopt : std::optional<std::string_view>(r.bytes(row, 1)));
             }
-            if (out.listed && expect - 1 != out.totals.sequence) out.listed = false;  // the database went back
         }
-        if (out.listed) {
-            std::sort(ids.begin(), ids.end());
-            ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-            if (ids.size() > max_features) out.listed = false;
-        }
-        if (out.listed) {
+        const auto ids = changes.ids(out.totals.sequence);
+        out.listed = ids.has_value();
+        if (ids) {
             std::unordered_map<model::FeatureId, model::ClassCounts> rows;
-            rows.reserve(ids.size());
+            rows.reserve(ids->size());
             constexpr std::size_t chunk = 100000;
-            for (std::size_t from = 0; from < ids.size(); from += chunk) {
-                const std::vector<model::FeatureId> part(ids.begin() + static_cast<std::ptrdiff_t>(from),
-                                                         ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), from + chunk)));
+            for (std::size_t from = 0; from < ids->size(); from += chunk) {
+                const std::vector<model::FeatureId> part(ids->begin() + static_cast<std::ptrdiff_t>(from),
+                                                         ids->begin() + static_cast<std::ptrdiff_t>(std::min(ids->size(), from + chunk)));
                 auto r = conn_.exec(boolean ? "SELECT id, spam_presences, ham_presences FROM features WHERE id = ANY($1::bigint[])"
                                             : "SELECT id, spam_occurrences, ham_occurrences FROM features WHERE id = ANY($1::bigint[])",
                                     {Param::text(pg::bigint_array(part))});
@@ -285,8 +258,8 @@ Database::ModelChanges PgDatabase::model_changes_since(std::uint64_t sequence, m
                                                     static_cast<std::uint64_t>(r.integer(i, 2))});
                 }
             }
-            out.features.reserve(ids.size());
-            for (const model::FeatureId id : ids) {
+            out.features.reserve(ids->size());
+            for (const model::FeatureId id : *ids) {
                 model::Snapshot::Change c;
                 c.id = id;
                 if (const auto it = rows.find(id); it != rows.end()) {
@@ -304,25 +277,15 @@ Database::ModelChanges PgDatabase::model_changes_since(std::uint64_t sequence, m
         }
         throw;
     }
-    if (!out.listed) out.features.clear();
     return out;
 }
 
 void PgDatabase::log_model_change(const std::vector<model::FeatureId>* ids) {
-    std::string blob;
-    if (ids != nullptr) {
-        blob.reserve(ids->size() * 5);
-        model::FeatureId prev = 0;
-        for (const model::FeatureId id : *ids) {
-            put_varint(blob, id - prev);
-            prev = id;
-        }
-    }
     const auto now = static_cast<std::int64_t>(std::time(nullptr));
     // Under the commit lock: max + 1 is this commit's number, in commit order.
     conn_.exec("INSERT INTO model_changes (seq, committed_at, features)"
                " SELECT coalesce(max(seq), 0) + 1, $1, $2 FROM model_changes",
-               {Param(now), ids ? Param::bytes(blob) : Param()});
+               {Param(now), ids ? Param::bytes(encode_feature_ids(*ids)) : Param()});
     conn_.exec("DELETE FROM model_changes WHERE committed_at < $1 AND seq < (SELECT max(seq) FROM model_changes)",
                {Param(now - model_change_seconds)});
 }

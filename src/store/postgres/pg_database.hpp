@@ -66,7 +66,6 @@ public:
     void log_model_change(const std::vector<model::FeatureId>* ids);
     // Takes the lock every committing writer takes, until this transaction ends.
     void lock_commits();
-    std::optional<Scan> find_scan_in_transaction(const Digest& id) { return find_scan(id); }
 
 private:
     std::unique_ptr<WriteTransaction> begin_write() override;

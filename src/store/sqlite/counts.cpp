@@ -11,23 +11,27 @@
 
 namespace mailsift::store {
 
+Database::ClassTotals SqliteDatabase::read_totals(model::TermFrequency tf) {
+    const bool boolean = tf == model::TermFrequency::boolean;
+    ClassTotals totals;
+    Statement q(db_, "SELECT class, messages, occurrences, presences FROM classes", path_);
+    while (sqlite3_step(q.get()) == SQLITE_ROW) {
+        const bool spam = sqlite3_column_int(q.get(), 0) == 1;
+        (spam ? totals.messages.spam : totals.messages.ham) = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 1));
+        (spam ? totals.feature_totals.spam : totals.feature_totals.ham) =
+            static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), boolean ? 3 : 2));
+    }
+    totals.sequence = model_sequence();
+    return totals;
+}
+
 SqliteDatabase::ClassTotals SqliteDatabase::visit_counts(model::TermFrequency tf, const std::function<void(std::size_t)>& size,
                                              const std::function<void(model::FeatureId, model::ClassCounts)>& feature) {
     const bool boolean = tf == model::TermFrequency::boolean;
     ClassTotals totals;
     exec("BEGIN");  // one consistent read of classes and features
     try {
-        {
-            Statement q(db_, "SELECT class, messages, occurrences, presences FROM classes", path_);
-            while (sqlite3_step(q.get()) == SQLITE_ROW) {
-                const bool spam = sqlite3_column_int(q.get(), 0) == 1;
-                const auto messages = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 1));
-                const auto total = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), boolean ? 3 : 2));
-                (spam ? totals.messages.spam : totals.messages.ham) = messages;
-                (spam ? totals.feature_totals.spam : totals.feature_totals.ham) = total;
-            }
-        }
-        totals.sequence = model_sequence();
+        totals = read_totals(tf);
         {
             Statement q(db_, "SELECT count(*) FROM features", path_);
             if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot count features: ") + error_text());
@@ -54,9 +58,6 @@ SqliteDatabase::ClassTotals SqliteDatabase::visit_counts(model::TermFrequency tf
 
 // ---- the change log readers refresh by ----
 
-// Changes kept in model_changes: a reader further behind reloads everything.
-constexpr std::int64_t model_change_seconds = 3600;
-
 std::uint64_t SqliteDatabase::model_sequence() {
     Use s(st_->model_sequence);
     if (sqlite3_step(*s) != SQLITE_ROW) fail(std::string("cannot read the model's change sequence: ") + error_text());
@@ -64,15 +65,7 @@ std::uint64_t SqliteDatabase::model_sequence() {
 }
 
 void SqliteDatabase::log_model_change(const std::vector<model::FeatureId>* ids) {
-    std::string blob;
-    if (ids != nullptr) {
-        blob.reserve(ids->size() * 5);
-        model::FeatureId prev = 0;
-        for (const model::FeatureId id : *ids) {
-            put_varint(blob, id - prev);
-            prev = id;
-        }
-    }
+    const std::string blob = ids ? encode_feature_ids(*ids) : std::string();
     const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
     {
         Use s(st_->insert_model_change);
@@ -95,56 +88,28 @@ SqliteDatabase::ModelChanges SqliteDatabase::model_changes_since(std::uint64_t s
     ModelChanges out;
     exec("BEGIN");  // the list, the totals and the rows of one moment
     try {
-        {
-            Statement q(db_, "SELECT class, messages, occurrences, presences FROM classes", path_);
-            while (sqlite3_step(q.get()) == SQLITE_ROW) {
-                const bool spam = sqlite3_column_int(q.get(), 0) == 1;
-                (spam ? out.totals.messages.spam : out.totals.messages.ham) =
-                    static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 1));
-                (spam ? out.totals.feature_totals.spam : out.totals.feature_totals.ham) =
-                    static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), boolean ? 3 : 2));
-            }
-        }
-        out.totals.sequence = model_sequence();
-        std::vector<model::FeatureId> ids;
+        out.totals = read_totals(tf);
+        ChangeList changes(sequence, max_features);
         {
             Statement q(db_, "SELECT seq, features FROM model_changes WHERE seq > ?1 ORDER BY seq", path_);
             sqlite3_bind_int64(q.get(), 1, static_cast<sqlite3_int64>(sequence));
-            std::uint64_t expect = sequence + 1;
             int rc;
-            while (out.listed && (rc = sqlite3_step(q.get())) == SQLITE_ROW) {
-                // A gap is a trimmed part of the log; NULL, a change too large to list.
-                if (static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 0)) != expect++ ||
-                    sqlite3_column_type(q.get(), 1) == SQLITE_NULL) {
-                    out.listed = false;
-                    break;
+            while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+                std::optional<std::string_view> features;
+                if (sqlite3_column_type(q.get(), 1) != SQLITE_NULL) {
+                    features.emplace(static_cast<const char*>(sqlite3_column_blob(q.get(), 1)),
+                                     static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 1)));
                 }
-                const std::string_view blob(static_cast<const char*>(sqlite3_column_blob(q.get(), 1)),
-                                            static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 1)));
-                std::size_t i = 0;
-                model::FeatureId id = 0;
-                std::uint64_t delta = 0;
-                while (i < blob.size()) {
-                    if (!get_varint(blob, i, delta)) {
-                        out.listed = false;  // damaged: the full reload is always right
-                        break;
-                    }
-                    id += delta;
-                    ids.push_back(id);
-                }
-                if (ids.size() > max_features * 2) out.listed = false;
+                changes.add(static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 0)), features);
             }
-            if (out.listed && expect - 1 != out.totals.sequence) out.listed = false;  // the database went back
+            if (rc != SQLITE_DONE) fail(std::string("cannot read the model's change log: ") + error_text());
         }
-        if (out.listed) {
-            std::sort(ids.begin(), ids.end());
-            ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-            if (ids.size() > max_features) out.listed = false;
-        }
-        if (out.listed) {
-            out.features.reserve(ids.size());
+        const auto ids = changes.ids(out.totals.sequence);
+        out.listed = ids.has_value();
+        if (ids) {
+            out.features.reserve(ids->size());
             Use s(st_->find_feature);
-            for (const model::FeatureId id : ids) {
+            for (const model::FeatureId id : *ids) {
                 sqlite3_reset(*s);
                 sqlite3_bind_int64(*s, 1, static_cast<sqlite3_int64>(id));
                 model::Snapshot::Change f;
@@ -165,7 +130,6 @@ SqliteDatabase::ModelChanges SqliteDatabase::model_changes_since(std::uint64_t s
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
         throw;
     }
-    if (!out.listed) out.features.clear();
     return out;
 }
 
