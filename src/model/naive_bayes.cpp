@@ -16,6 +16,12 @@ std::uint32_t saturate(std::uint64_t n) {
     return n > UINT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(n);
 }
 
+// ln((T_sf+α)/(T_hf+α)): a feature's own part of its weight (naive_bayes.hpp).
+template <class Counts>
+double local_weight(const Counts& c, double alpha) {
+    return std::log((static_cast<double>(c.spam) + alpha) / (static_cast<double>(c.ham) + alpha));
+}
+
 // Smallest power of two that holds n features at a load of at most 3/4.
 std::size_t capacity_for(std::size_t n) {
     std::size_t c = 16;
@@ -52,7 +58,7 @@ void Snapshot::set(FeatureId id, ClassCounts c) {
     const double a = params_.alpha;
     const std::size_t i = find_or_insert(id);
     Slot& slot = i == SIZE_MAX ? zero_ : slots_[i];
-    slot.local = std::log((static_cast<double>(c.spam) + a) / (static_cast<double>(c.ham) + a));
+    slot.local = local_weight(c, a);
     small_counts(&slot) = {saturate(c.spam), saturate(c.ham)};
 }
 
@@ -137,7 +143,7 @@ Snapshot Snapshot::patched(std::shared_ptr<const Snapshot> base, std::span<const
         Patch& p = s.patch_for(c.id);
         if (c.present) {
             p.gone = false;
-            p.slot.local = std::log((static_cast<double>(c.counts.spam) + a) / (static_cast<double>(c.counts.ham) + a));
+            p.slot.local = local_weight(c.counts, a);
             p.counts = {saturate(c.counts.spam), saturate(c.counts.ham)};
             if (!known) ++s.size_;
         } else {
@@ -159,7 +165,7 @@ Snapshot Snapshot::materialized() const {
         if (p.slot.id == empty_id) continue;
         if (p.gone) {
             if (const Slot* slot = s.find_own(p.slot.id)) {
-                s.erase(slot == &s.zero_ ? SIZE_MAX : static_cast<std::size_t>(slot - s.slots_.data()));
+                s.erase(s.index_of(slot));
             }
             continue;
         }
@@ -259,7 +265,7 @@ void Snapshot::add(std::span<const Term> terms, bool spam, int sign) {
         mine = saturate(move(before, n));
         std::uint64_t& total = spam ? totals_.spam : totals_.ham;
         total = move(total, sign > 0 ? n : before - mine);
-        slot.local = std::log((static_cast<double>(c.spam) + a) / (static_cast<double>(c.ham) + a));
+        slot.local = local_weight(c, a);
         if (sign < 0 && c.spam == 0 && c.ham == 0) erase(i);
     }
     std::uint64_t& messages = spam ? messages_.spam : messages_.ham;
@@ -273,12 +279,16 @@ void Snapshot::apply(std::span<const Change> changes, ClassCounts messages, Clas
         if (c.present) {
             set(c.id, c.counts);
         } else if (const Slot* slot = find(c.id)) {
-            erase(slot == &zero_ ? SIZE_MAX : static_cast<std::size_t>(slot - slots_.data()));
+            erase(index_of(slot));
         }
     }
     messages_ = messages;
     totals_ = totals;
     update_shared();
+}
+
+std::size_t Snapshot::index_of(const Slot* slot) const {
+    return slot == &zero_ ? SIZE_MAX : static_cast<std::size_t>(slot - slots_.data());
 }
 
 void Snapshot::erase(std::size_t i) {

@@ -178,6 +178,8 @@ private:
     // Removes the feature in slot i (SIZE_MAX: zero_), as the store deletes a
     // row whose counts all reached 0, so the vocabulary V stays the store's.
     void erase(std::size_t i);
+    // The index erase() takes for a slot of this snapshot's own table.
+    std::size_t index_of(const Slot* slot) const;
     void set(FeatureId id, ClassCounts counts);
     SmallCounts& small_counts(const Slot* slot);
     const SmallCounts& small_counts(const Slot* slot) const;
