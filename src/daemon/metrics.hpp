@@ -25,9 +25,11 @@ public:
 
     // A message answered: its verdict, the action taken, and the time from end of data to answer.
     void message(Verdict v, Action a, double seconds);
-    void session_opened() { sessions_.fetch_add(1, std::memory_order_relaxed); }
+    void session_opened() {
+        sessions_.fetch_add(1, std::memory_order_relaxed);
+        sessions_open_.fetch_add(1, std::memory_order_relaxed);
+    }
     void session_closed() { sessions_open_.fetch_sub(1, std::memory_order_relaxed); }
-    void session_started() { sessions_open_.fetch_add(1, std::memory_order_relaxed); }
     void protocol_error() { protocol_errors_.fetch_add(1, std::memory_order_relaxed); }
 
     // The refresher, after each look at the store.

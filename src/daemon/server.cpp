@@ -347,7 +347,6 @@ void Server::accept() {
             ++active_;
             recorder_.count("connections");
             metrics_.session_opened();
-            metrics_.session_started();
             auto c = std::make_shared<Connection>(*this, std::move(socket));
             connections_.push_back(c);
             c->start();

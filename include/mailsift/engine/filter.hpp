@@ -114,11 +114,13 @@ public:
     Filter(store::Database& db, Settings settings);
 
     // Brings the model up to what the store holds when another connection has
-    // committed: the features written since are read and applied to a copy of
-    // the model in memory; only when the changes cannot be listed (a prune, an
-    // import, more than a quarter of the model, or a reader more than an hour
-    // behind) is every feature reread. Returns true when the model changed. Call from one thread at a time; classify()
-    // may run concurrently on other threads and keeps the model it started with.
+    // committed: only the features written since are read, and the new model
+    // shares the current one's table (model::Snapshot::patched); only when the
+    // changes cannot be listed (a prune, an import, more than a quarter of the
+    // model, or a reader more than an hour behind) is every feature reread.
+    // Returns true when the model changed. Call from one thread at a time;
+    // classify() may run concurrently on other threads and keeps the model it
+    // started with.
     bool refresh();
     std::shared_ptr<const Model> model() const {
         std::lock_guard lock(model_mutex_);

@@ -159,7 +159,7 @@ Connection::~Connection() {
 
 void Connection::fail(const std::string& what) const { throw Error(location_, what); }
 
-Result Connection::check(pg_result* r, const std::string& sql) {
+Result Connection::check(pg_result* r) {
     const auto status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return Result(r);
     std::string sqlstate;
@@ -174,7 +174,6 @@ Result Connection::check(pg_result* r, const std::string& sql) {
         PQreset(conn_);
         throw StatementError(location_, "lost the connection to the database: " + msg, sqlstate.empty() ? "08006" : sqlstate);
     }
-    (void)sql;
     if (is_retryable(sqlstate)) throw RetryableError(location_, msg);
     throw StatementError(location_, msg, sqlstate);
 }
@@ -195,12 +194,12 @@ Result Connection::exec(const std::string& sql, const std::vector<Param>& params
     }
     pg_result* r = PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
                                 lengths.data(), formats.data(), 1 /* binary results */);
-    return check(r, sql);
+    return check(r);
 }
 
 void Connection::run(const std::string& sql) {
     if (PQstatus(conn_) != CONNECTION_OK) PQreset(conn_);
-    check(PQexec(conn_, sql.c_str()), sql);
+    check(PQexec(conn_, sql.c_str()));
 }
 
 }  // namespace mailsift::store::pg

@@ -89,7 +89,7 @@ public:
     [[noreturn]] void fail(const std::string& what) const;
 
 private:
-    Result check(pg_result* r, const std::string& sql);
+    Result check(pg_result* r);
     std::string uri_;
     std::string location_;
     pg_conn* conn_ = nullptr;
