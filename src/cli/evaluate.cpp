@@ -29,7 +29,8 @@ namespace {
 const char* const evaluate_help = R"(usage: mailsift evaluate (--spam PATH... --ham PATH... | --index FILE)
                          [--split every:N | --split fraction:F | --split head:F |
                           --folds K | --online [--train-on-error]]
-                         [--train-margin LOG_ODDS] [--json] [--plot DIR]
+                         [--class-sorted] [--train-margin LOG_ODDS] [--json]
+                         [--plot DIR]
                          [--scores FILE]
 
 Measure accuracy on a labelled corpus, in a temporary database (the live one
@@ -43,7 +44,10 @@ rest is tested; --folds K cross-validates; --online follows the TREC protocol: m
 order, each classified and then learned with its label (with
 --train-on-error only when it was not classified right). Training is the
 configured regime (train_margin, as mailsift learn does it) in every mode;
---train-margin overrides it (0 learns every message). Reports n, AUC, 1-ROCA%, false positive and
+--train-margin overrides it (0 learns every message). With a split,
+--class-sorted learns all training spam, then all training ham, as
+learn --spam then learn --ham would. With model = linear every mode trains
+and scores in memory. Reports n, AUC, 1-ROCA%, false positive and
 negative rates at the configured thresholds, unsure share, FNR at FPR <= 0.1%
 and <= 1%, lam%, a confusion table, a reliability table (predicted P(spam) vs
 observed spam share) with its expected calibration error and worst bin of at
@@ -138,7 +142,7 @@ struct EvaluateOptions {
     std::string split, folds, plot, train_margin, scores;
     CLI::Option *split_given = nullptr, *folds_given = nullptr, *plot_given = nullptr, *margin_given = nullptr,
                 *scores_given = nullptr;
-    bool online = false, train_on_error = false, json = false;
+    bool online = false, train_on_error = false, class_sorted = false, json = false;
 };
 
 bool given(const CLI::Option* o) { return o != nullptr && o->count() > 0; }
@@ -174,7 +178,11 @@ evaluation::Plan plan_of(const EvaluateOptions& o) {
         if (plan.folds < 2) usage_error("evaluate: --folds takes a number of folds, at least 2");
     }
     if (o.online) plan.mode = evaluation::Plan::Mode::online;
+    plan.class_sorted = o.class_sorted;
     plan.train_on_error = o.train_on_error;
+    if (plan.class_sorted && (plan.mode == evaluation::Plan::Mode::online || plan.mode == evaluation::Plan::Mode::folds)) {
+        usage_error("evaluate: --class-sorted goes with --split");
+    }
     if (plan.train_on_error && plan.mode != evaluation::Plan::Mode::online) {
         usage_error("evaluate: --train-on-error goes with --online");
     }
@@ -393,6 +401,7 @@ void add_evaluation_commands(Registry& r) {
         o->folds_given = sub->add_option("--folds", o->folds);
         sub->add_flag("--online", o->online);
         sub->add_flag("--train-on-error", o->train_on_error);
+        sub->add_flag("--class-sorted", o->class_sorted);
         o->margin_given = sub->add_option("--train-margin", o->train_margin);
         sub->add_flag("--json", o->json);
         o->plot_given = sub->add_option("--plot", o->plot);

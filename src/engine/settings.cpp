@@ -219,6 +219,39 @@ const std::map<std::string, Setter, std::less<>>& setters() {
              double d = 0;
              return parse_double(v, d) && d >= 0.0 && d <= 10000 && (s.train_margin = d, true);
          }},
+        {"model",
+         [](Settings& s, std::string_view v) {
+             if (v == "naive_bayes") return s.scorer = Scorer::naive_bayes, true;
+             if (v == "linear") return s.scorer = Scorer::linear, true;
+             return false;
+         }},
+        {"linear_rate",
+         [](Settings& s, std::string_view v) {
+             double d = 0;
+             return parse_double(v, d) && d > 0.0 && d <= 10 && (s.linear.rate = d, true);
+         }},
+        {"linear_nb_rate",
+         [](Settings& s, std::string_view v) {
+             double d = 0;
+             return parse_double(v, d) && d >= 0.0 && d <= 10 && (s.linear.nb_rate = d, true);
+         }},
+        {"linear_ngram_bytes",
+         [](Settings& s, std::string_view v) { return parse_size(v, s.slots.ngram_bytes) && s.slots.ngram_bytes <= 1024 * 1024; }},
+        {"linear_update",
+         [](Settings& s, std::string_view v) {
+             if (v == "sgd") return s.linear.update = 0, true;
+             if (v == "normalized") return s.linear.update = 1, true;
+             if (v == "adagrad") return s.linear.update = 2, true;
+             return false;
+         }},
+        {"linear_rehearsal",
+         [](Settings& s, std::string_view v) { return parse_size(v, s.linear.rehearsal); }},
+        {"linear_replays",
+         [](Settings& s, std::string_view v) { return parse_size(v, s.linear.replays) && s.linear.replays <= 100; }},
+        {"linear_replay_margin",
+         [](Settings& s, std::string_view v) { return parse_double(v, s.linear.replay_margin); }},
+        {"linear_features",
+         [](Settings& s, std::string_view v) { return parse_bool(v, s.slots.bag); }},
         {"feature_confidence",
          [](Settings& s, std::string_view v) {
              double d = 0;
@@ -257,6 +290,13 @@ const std::map<std::string, Setter, std::less<>>& setters() {
 }
 
 }  // namespace
+
+void require_stored_scorer(const Settings& settings, const std::string& who) {
+    if (settings.scorer == Scorer::naive_bayes) return;
+    throw ConfigError(who + ": 'model = linear' is only evaluated in memory so far (mailsift evaluate and tune); "
+                            "the store does not hold its weights yet, so learn, classify and mailsiftd need "
+                            "'model = naive_bayes' (the default)");
+}
 
 Settings parse_settings(std::string_view text, const std::string& source) {
     Settings s;

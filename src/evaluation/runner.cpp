@@ -1,12 +1,15 @@
 // Train/test runs in temporary databases.
 #include "mailsift/evaluation/runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <unordered_set>
 
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/features/extractor.hpp"
 #include "mailsift/features/feature_hash.hpp"
+#include "mailsift/features/slots.hpp"
+#include "mailsift/model/linear.hpp"
 #include "mailsift/mime/message.hpp"
 #include "mailsift/store/sqlite_database.hpp"
 
@@ -74,12 +77,105 @@ private:
     std::unordered_set<std::string> set_;
 };
 
+// A model that learns in memory, as the store would hold it: the naive-Bayes
+// counts, the linear scorer's weights when it is on, and the contacts learned
+// from ham.
+class InMemoryModel {
+public:
+    InMemoryModel(const engine::Settings& settings)
+        : settings_(settings), snapshot_(model::Counts{}, settings.model), linear_(settings.linear) {
+        slot_options_ = settings.slots;
+        slot_options_.bits = settings.linear.hash_bits;
+    }
+
+    // Scores one message and keeps what learning it would need.
+    Scored score(std::string_view raw, bool spam) {
+        parsed_ = mime::parse(raw, settings_.limits);
+        const features::FeatureBag bag = features::extract(parsed_, nullptr, &contacts_, settings_.features);
+        terms_ = engine::scoring_terms(bag);
+        model::Score s = model::score(terms_, snapshot_);
+        nb_log_odds_ = s.log_odds;
+        if (settings_.scorer == engine::Scorer::linear) {
+            features::message_slots(raw, bag, slot_options_, slots_);
+            s.log_odds = linear_.score(slots_, nb_input()).z();
+            s.probability = model::probability_from_log_odds(s.log_odds);
+            s.verdict = model::verdict_for(s.log_odds, s.probability, settings_.model);
+        }
+        verdict_ = s.verdict;
+        return {spam, s.log_odds, s.probability, s.verdict};
+    }
+
+    // Learns the message last scored; false when the regime skipped it.
+    bool learn(bool spam, bool train_on_error) {
+        const model::Verdict gold = spam ? model::Verdict::spam : model::Verdict::ham;
+        if (settings_.scorer == engine::Scorer::linear) linear_.learn(slots_, nb_input(), spam);
+        // settings.train_margin: the thick threshold of Trainer::learn_prepared.
+        const bool known = engine::known_beyond_margin(snapshot_, nb_log_odds_, spam, settings_.train_margin);
+        if ((train_on_error && verdict_ == gold) || known) return false;
+        snapshot_.learn(terms_, spam);
+        if (settings_.scorer == engine::Scorer::linear && settings_.linear.rehearsal > 0) rehearse(spam);
+        if (!spam) {
+            if (const auto* from = parsed_.find("From")) {
+                if (auto a = features::address_in(from->value); !a.empty()) contacts_.add(std::move(a));
+            }
+        }
+        return true;
+    }
+
+private:
+    double nb_input() const { return nb_log_odds_ / settings_.model.calibration_temperature; }
+
+    struct Kept {
+        std::vector<model::Term> terms;
+        std::vector<model::Slot> slots;
+    };
+    // Keeps the message just learned in its class's uniform sample, then
+    // replays messages of the other class that the model scores within the margin.
+    void rehearse(bool spam) {
+        const auto& p = settings_.linear;
+        auto& mine = kept_[spam ? 1 : 0];
+        const std::uint64_t n = ++seen_[spam ? 1 : 0];
+        if (mine.size() < p.rehearsal) {
+            mine.push_back({terms_, slots_});
+        } else if (const std::uint64_t j = next() % n; j < p.rehearsal) {
+            mine[j] = {terms_, slots_};
+        }
+        auto& other = kept_[spam ? 0 : 1];
+        if (other.empty()) return;
+        for (std::size_t r = 0; r < p.replays; ++r) {
+            const Kept& k = other[next() % other.size()];
+            const double nb = model::score(k.terms, snapshot_).log_odds / settings_.model.calibration_temperature;
+            const double z = linear_.score(k.slots, nb).z();
+            if ((spam ? -z : z) < p.replay_margin) linear_.learn(k.slots, nb, !spam);
+        }
+    }
+    std::uint64_t next() {  // splitmix64: deterministic
+        std::uint64_t z = (rng_ += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+    }
+    std::vector<Kept> kept_[2];
+    std::uint64_t seen_[2] = {0, 0};
+    std::uint64_t rng_ = 1;
+
+    const engine::Settings& settings_;
+    model::Snapshot snapshot_;
+    model::LinearModel linear_;
+    features::SlotOptions slot_options_;
+    LearnedContacts contacts_;
+    mime::ParsedMessage parsed_;
+    std::vector<model::Term> terms_;
+    std::vector<model::Slot> slots_;
+    double nb_log_odds_ = 0.0;
+    model::Verdict verdict_ = model::Verdict::unsure;
+};
+
 // TREC online protocol on an in-memory model that learns in place, so each
 // message is judged by a model that has learned every message before it.
 void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const engine::Settings& settings,
             const Loader& load, Run& out, const std::function<void()>& tick) {
-    model::Snapshot snapshot(model::Counts{}, settings.model);
-    LearnedContacts contacts;
+    InMemoryModel model(settings);
     for (const auto& m : corpus) {
         tick();
         const auto raw = load(m.path);
@@ -88,29 +184,44 @@ void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const 
             continue;
         }
         auto t0 = Clock::now();
-        const mime::ParsedMessage parsed = mime::parse(*raw, settings.limits);
-        const features::FeatureBag bag = features::extract(parsed, nullptr, &contacts, settings.features);
-        const std::vector<model::Term> terms = engine::scoring_terms(bag);
-        const model::Score s = model::score(terms, snapshot);
-        out.scored.push_back({m.spam, s.log_odds, s.probability, s.verdict});
+        out.scored.push_back(model.score(*raw, m.spam));
         out.scored_paths.push_back(m.path);
         out.score_seconds += seconds_since(t0);
-
         t0 = Clock::now();
-        const model::Verdict gold = m.spam ? model::Verdict::spam : model::Verdict::ham;
-        // settings.train_margin: the thick threshold of Trainer::learn_prepared.
-        const bool known = engine::known_beyond_margin(snapshot, s.log_odds, m.spam, settings.train_margin);
-        if ((!plan.train_on_error || s.verdict != gold) && !known) {
-            snapshot.learn(terms, m.spam);
-            ++out.trained;
-            if (!m.spam) {
-                if (const auto* from = parsed.find("From")) {
-                    if (auto a = features::address_in(from->value); !a.empty()) contacts.add(std::move(a));
-                }
-            }
-        }
+        if (model.learn(m.spam, plan.train_on_error)) ++out.trained;
         out.train_seconds += seconds_since(t0);
     }
+}
+
+// Train, then test, in memory: the linear scorer's weights are not in the store yet.
+void train_and_score_in_memory(const std::vector<const LabelledMessage*>& train,
+                               const std::vector<const LabelledMessage*>& test, const engine::Settings& settings,
+                               const Loader& load, Run& out, const std::function<void()>& tick) {
+    InMemoryModel model(settings);
+    auto t0 = Clock::now();
+    for (const auto* m : train) {
+        tick();
+        const auto raw = load(m->path);
+        if (!raw || engine::refused(engine::check_message(*raw, raw->size(), settings.limits))) {
+            ++out.unreadable;
+            continue;
+        }
+        model.score(*raw, m->spam);
+        if (model.learn(m->spam, false)) ++out.trained;
+    }
+    out.train_seconds += seconds_since(t0);
+    t0 = Clock::now();
+    for (const auto* m : test) {
+        tick();
+        const auto raw = load(m->path);
+        if (!raw || engine::refused(engine::check_message(*raw, raw->size(), settings.limits))) {
+            ++out.unreadable;
+            continue;
+        }
+        out.scored.push_back(model.score(*raw, m->spam));
+        out.scored_paths.push_back(m->path);
+    }
+    out.score_seconds += seconds_since(t0);
 }
 
 }  // namespace
@@ -153,7 +264,15 @@ Run run(const std::vector<LabelledMessage>& corpus, const Plan& plan, const engi
         }
         (is_test ? test : train).push_back(&corpus[i]);
     }
-    train_and_score(train, test, settings, db_path, load, out, tick);
+    if (plan.class_sorted) {
+        // All spam first, then all ham, as `learn --spam A` then `learn --ham B`.
+        std::stable_partition(train.begin(), train.end(), [](const LabelledMessage* m) { return m->spam; });
+    }
+    if (settings.scorer == engine::Scorer::linear) {
+        train_and_score_in_memory(train, test, settings, load, out, tick);
+    } else {
+        train_and_score(train, test, settings, db_path, load, out, tick);
+    }
     return out;
 }
 

@@ -987,6 +987,50 @@ TEST_CASE("evaluate --online classifies each message before learning it", "[cli]
     REQUIRE(sb.mailsift("evaluate --index " + index + " --online --train-margin -1").status == 2);
 }
 
+TEST_CASE("model = linear is evaluated in memory, and refused where it would need the store", "[cli]") {
+    Sandbox sb;
+    const std::string index = std::string(MAILSIFT_TEST_DATA) + "/corpus/index";
+    const auto conf = sb.dir / "linear.conf";
+    std::ofstream(conf) << "model = linear\nlinear_rehearsal = 3\nlinear_update = adagrad\nlinear_rate = 0.03\n";
+    const std::string with = "--config " + conf.string() + " ";
+
+    const auto online = sb.mailsift(with + "evaluate --index " + index + " --online --train-margin 0 --json");
+    REQUIRE(online.status == 0);
+    REQUIRE(json_int(online.out, "messages") == 10);
+    REQUIRE(json_int(online.out, "trained") == 10);
+    // The first message meets an empty model: z = 0, P = ½, unsure.
+    REQUIRE(json_int(online.out, "unsure", online.out.find("\"confusion\":{\"spam\":")) >= 1);
+
+    for (const char* order : {"", " --class-sorted"}) {
+        const auto split = sb.mailsift(with + "evaluate --index " + index + " --split head:0.6 --json" + order);
+        REQUIRE(split.status == 0);
+        REQUIRE(json_int(split.out, "messages") == 4);
+    }
+    REQUIRE(!fs::exists(sb.db()));  // evaluation never touches the live database
+    REQUIRE(sb.mailsift(with + "evaluate --index " + index + " --online --class-sorted").status == 2);
+    REQUIRE(sb.mailsift("--config /dev/null evaluate --index " + index + " --folds 2 --class-sorted").status == 2);
+
+    // Nothing stores its weights yet: learning or scoring with it would silently be something else.
+    for (const std::string& cmd : {"learn --spam " + data + "/spam_investment.eml", "classify " + data + "/spam_investment.eml"}) {
+        const auto r = sb.mailsift(with + cmd);
+        REQUIRE(r.status == 3);
+        REQUIRE(r.err.find("'model = linear'") != std::string::npos);
+    }
+    REQUIRE(!fs::exists(sb.db()));
+    const auto daemon_err = sb.dir / "mailsiftd.err";
+    const int rc = std::system((std::string(MAILSIFTD) + " --check-config --config " + conf.string() + " --db " + sb.db() +
+                                " >/dev/null 2>" + daemon_err.string())
+                                   .c_str());
+    REQUIRE(WIFEXITED(rc));
+    REQUIRE(WEXITSTATUS(rc) == 3);
+    REQUIRE(slurp(daemon_err).find("mailsiftd: 'model = linear'") != std::string::npos);
+
+    std::ofstream(conf) << "model = perceptron\n";
+    const auto bad = sb.mailsift(with + "evaluate --index " + index + " --online");
+    REQUIRE(bad.status == 3);
+    REQUIRE(bad.err.find("model") != std::string::npos);
+}
+
 TEST_CASE("evaluate --split head:F is chronological, and --scores writes one line per tested message", "[cli]") {
     Sandbox sb;
     const std::string index = std::string(MAILSIFT_TEST_DATA) + "/corpus/index";

@@ -343,6 +343,7 @@ TEST_CASE("The shipped example configuration parses with every setting uncomment
     const auto s = engine::parse_settings(text, "etc/mailsift/mailsift.conf");
     const engine::Settings defaults;
     // The file documents the defaults: uncommenting it changes nothing but the database path.
+    REQUIRE(s.scorer == defaults.scorer);
     REQUIRE(s.model.alpha == defaults.model.alpha);
     REQUIRE(s.model.term_frequency == defaults.model.term_frequency);
     REQUIRE(s.model.spam_threshold == defaults.model.spam_threshold);

@@ -13,7 +13,9 @@
 #include <string_view>
 
 #include "mailsift/features/extractor.hpp"
+#include "mailsift/features/slots.hpp"
 #include "mailsift/mime/message.hpp"
+#include "mailsift/model/linear.hpp"
 #include "mailsift/model/naive_bayes.hpp"
 
 namespace mailsift::engine {
@@ -48,9 +50,16 @@ struct DaemonSettings {
     std::string metrics_listen;                   // HOST:PORT serving Prometheus metrics ("" = off)
 };
 
+// Which scorer decides: the multinomial naive Bayes alone, or the linear
+// scorer (model/linear.hpp) over 4-grams, features and the naive-Bayes log-odds.
+enum class Scorer : std::uint8_t { naive_bayes, linear };
+
 struct Settings {
     std::filesystem::path database;  // empty: not set in the file
+    Scorer scorer = Scorer::naive_bayes;
     model::Parameters model;
+    model::LinearParameters linear;
+    features::SlotOptions slots;
     features::Options features;
     mime::Limits limits;
     std::size_t reasons = 5;          // contributions reported in each direction
@@ -69,6 +78,11 @@ class ConfigError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+
+// Throws ConfigError unless `settings` name a scorer whose model the store
+// holds. `model = linear` is evaluated in memory only (mailsift evaluate, tune)
+// until its weights are persisted; `who` names the program or command refusing it.
+void require_stored_scorer(const Settings& settings, const std::string& who);
 
 // `source` names the text in errors ("/etc/mailsift/mailsift.conf:12: ...").
 Settings parse_settings(std::string_view text, const std::string& source);

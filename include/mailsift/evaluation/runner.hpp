@@ -35,6 +35,7 @@ struct Plan {
     double fraction = 0.2;
     std::size_t folds = 10;
     bool train_on_error = false;  // online: learn only messages not classified right (unsure counts as wrong)
+    bool class_sorted = false;    // splits: learn all training spam, then all training ham
     // Thick-threshold training is settings.train_margin, in every mode, as `learn` does it.
 };
 

@@ -1,0 +1,36 @@
+// mailsift::features slots — what the linear scorer (model/linear.hpp) reads of
+// a message: hashed byte 4-grams of the start of the raw message, and the
+// message's features (the naive-Bayes vocabulary), folded into 2^bits slots,
+// each slot once (binary presence).
+//
+// The 4-grams are the representation of the TREC 2007 leaders (Cormack's online
+// logistic regression, Sculley's relaxed online SVMs; ../shared/ACCURACY.md):
+// they see through obfuscated words, encodings, markup and header layout that
+// a tokenizer throws away. Computed with a rolling 32-bit window and one
+// multiply per byte; nothing is allocated per n-gram.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "mailsift/features/feature_bag.hpp"
+
+namespace mailsift::features {
+
+struct SlotOptions {
+    unsigned bits = 20;               // 2^bits slots
+    std::size_t ngram_bytes = 3000;   // 4-grams of this many leading bytes of the raw message (0 = none)
+    bool bag = true;                  // the FeatureBag's features too
+};
+
+// The slot of the 4-gram whose bytes, first byte highest, are `gram`.
+std::uint32_t ngram_slot(std::uint32_t gram, unsigned bits);
+// The slot of a feature id (features::feature_id).
+std::uint32_t feature_slot(std::uint64_t id, unsigned bits);
+
+// Fills `out` with the message's distinct slots, sorted.
+void message_slots(std::string_view raw, const FeatureBag& bag, const SlotOptions& options, std::vector<std::uint32_t>& out);
+
+}  // namespace mailsift::features

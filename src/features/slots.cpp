@@ -1,0 +1,35 @@
+// Slots of the linear scorer (slots.hpp).
+#include "mailsift/features/slots.hpp"
+
+#include <algorithm>
+
+namespace mailsift::features {
+
+std::uint32_t ngram_slot(std::uint32_t gram, unsigned bits) {
+    // Multiply-shift hashing (Dietzfelbinger et al.): the high bits of an odd-constant product.
+    return static_cast<std::uint32_t>(((std::uint64_t{gram} + 0x5bd1e995ULL) * 0x9e3779b97f4a7c15ULL) >> (64 - bits));
+}
+
+std::uint32_t feature_slot(std::uint64_t id, unsigned bits) {
+    // Feature ids are already MurmurHash values; mix once more so that a slot
+    // is not shared with the 4-gram whose hash happens to match.
+    return static_cast<std::uint32_t>(((id ^ 0xc2b2ae3d27d4eb4fULL) * 0xff51afd7ed558ccdULL) >> (64 - bits));
+}
+
+void message_slots(std::string_view raw, const FeatureBag& bag, const SlotOptions& options, std::vector<std::uint32_t>& out) {
+    out.clear();
+    const std::size_t n = std::min(raw.size(), options.ngram_bytes);
+    out.reserve((n > 3 ? n - 3 : 0) + (options.bag ? bag.size() : 0));
+    std::uint32_t window = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        window = (window << 8) | static_cast<unsigned char>(raw[i]);
+        if (i >= 3) out.push_back(ngram_slot(window, options.bits));
+    }
+    if (options.bag) {
+        for (const auto& e : bag.entries()) out.push_back(feature_slot(e.id, options.bits));
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+}  // namespace mailsift::features

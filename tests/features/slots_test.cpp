@@ -1,0 +1,54 @@
+// The linear scorer's view of a message: 4-grams of the leading bytes and the
+// bag's features, in 2^bits slots, each once.
+#include "mailsift/features/slots.hpp"
+
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "mailsift/features/feature_bag.hpp"
+
+using namespace mailsift::features;
+
+TEST_CASE("slots are the distinct 4-grams of the leading bytes, sorted", "[slots]") {
+    SlotOptions o;
+    o.bits = 20;
+    o.bag = false;
+    o.ngram_bytes = 3000;
+    FeatureBag bag;
+    std::vector<std::uint32_t> out;
+    message_slots("abcdabcd", bag, o, out);
+    // abcd bcda cdab dabc abcd: four distinct 4-grams.
+    CHECK(out.size() == 4);
+    CHECK(std::is_sorted(out.begin(), out.end()));
+    CHECK(std::adjacent_find(out.begin(), out.end()) == out.end());
+    CHECK(std::binary_search(out.begin(), out.end(), ngram_slot(0x61626364u, 20)));  // "abcd"
+    for (auto s : out) CHECK(s < (1u << 20));
+
+    message_slots("abc", bag, o, out);
+    CHECK(out.empty());  // shorter than one 4-gram
+
+    // Only the first ngram_bytes bytes count.
+    o.ngram_bytes = 5;
+    message_slots("abcdefghij", bag, o, out);
+    CHECK(out.size() == 2);  // abcd bcde
+}
+
+TEST_CASE("the bag's features join the 4-grams when asked", "[slots]") {
+    SlotOptions o;
+    o.bits = 16;
+    o.ngram_bytes = 0;
+    FeatureBag bag;
+    bag.add("w:viagra", 3);
+    bag.add("s:free");
+    std::vector<std::uint32_t> out;
+    message_slots("Subject: free viagra", bag, o, out);
+    REQUIRE(out.size() == 2);  // counts do not matter: presence
+    o.bag = false;
+    message_slots("Subject: free viagra", bag, o, out);
+    CHECK(out.empty());
+    // Deterministic across calls and builds: a fixed function of the id.
+    CHECK(feature_slot(0x0123456789abcdefULL, 16) == feature_slot(0x0123456789abcdefULL, 16));
+    CHECK(feature_slot(0x0123456789abcdefULL, 16) < (1u << 16));
+}
