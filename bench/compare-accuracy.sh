@@ -20,7 +20,7 @@ corpus=$repo_root/../shared/corpus/spamassassin
 jobs=$(nproc 2>/dev/null || echo 1)   # parallel SpamAssassin scoring processes
 sa_auto_expire=0                      # 1: SpamAssassin's default token expiry at --sync
 roc=$repo_root/bench/roc.py
-metrics=$repo_root/bench/compare-accuracy_metrics.py
+metrics=$repo_root/bench/fnr_at_fpr.py
 
 usage() {
     sed -n '2,6s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"

@@ -24,7 +24,7 @@
 #           -s or -n per message, every message learned.
 # Metrics (the same scripts for both filters): 1-ROCA% (bench/roc.py, on
 # mailsift's log-odds and bogofilter's 16-digit spamicity), FNR at FPR <= 0.1%
-# and <= 1% (compare-accuracy_metrics.py), FPR, FNR and unsure share at each
+# and <= 1% (fnr_at_fpr.py), FPR, FNR and unsure share at each
 # filter's default thresholds, lam%, calibration of the probability: expected
 # calibration error over 10 bins and the worst bin of at least 30 messages
 # (calibration.py); messages learned, learn and classify CPU seconds (user+sys),
@@ -98,7 +98,7 @@ metrics() {
     cut -f1,4,3 "$d/scores" | awk -F'\t' -v OFS='\t' '{ print $1, $3, $2 }' >"$d/prob"
     {
         python3 "$bench/roc.py" "$d/rank"
-        python3 "$bench/compare-accuracy_metrics.py" --fpr 0.1 --fpr 1 "$d/rank"
+        python3 "$bench/fnr_at_fpr.py" --fpr 0.1 --fpr 1 "$d/rank"
         python3 "$bench/calibration.py" "$d/prob"
     } >"$d/m"
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Operating-point metrics that roc.py does not give, for compare-accuracy.sh.
+"""Operating-point metrics that roc.py does not give: the false-negative rate at a
+false-positive rate of at most PCT percent (bench/accuracy.sh).
 
 Input (stdin or file arguments): the same lines roc.py reads,
 LABEL<TAB>SCORE<TAB>VERDICT with LABEL spam|ham and SCORE higher = spammier
@@ -50,14 +51,14 @@ def main():
             label, score, _verdict = line.split("\t")
             score = float(score)
         except ValueError:
-            sys.exit(f"compare-accuracy_metrics.py: line {lineno}: "
+            sys.exit(f"fnr_at_fpr.py: line {lineno}: "
                      f"expected LABEL<TAB>SCORE<TAB>VERDICT: {line!r}")
         if label == "spam":
             spam.append(score)
         elif label == "ham":
             ham.append(score)
         else:
-            sys.exit(f"compare-accuracy_metrics.py: line {lineno}: bad label: {line!r}")
+            sys.exit(f"fnr_at_fpr.py: line {lineno}: bad label: {line!r}")
 
     n_spam, n_ham = len(spam), len(ham)
     ham_desc = sorted(ham, reverse=True)
