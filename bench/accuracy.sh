@@ -1,0 +1,475 @@
+#!/usr/bin/env bash
+# accuracy.sh - the accuracy benchmark: mailsift next to bogofilter on every corpus
+# in ../shared/corpus, both filters on the same messages in the same order, in one
+# run, and a summary against issue 21's targets. A benchmark, not a test: markdown
+# on stdout (docs/accuracy.md is regenerated from it), progress on stderr; exits 0
+# whenever it ran, 2 on bad arguments.
+#
+# usage: bench/accuracy.sh [--protocol LIST]... [--only NAME[,NAME...]]...
+#                          [--without-collection-headers] [--config FILE]
+#                          [--mailsift PATH] [--corpora DIR] [--jobs N]
+#
+#   --protocol LIST  online, split, class-sorted, long: a comma list, or the option
+#                    repeated (default: all four)
+#   --only NAME      only these corpus folders (repeatable or a comma list); the
+#                    long stream is then theirs, concatenated
+#   --without-collection-headers  both filters on copies of the corpora without
+#                    Received, Delivered-To, Date and Message-ID
+#                    (strip_collection_headers.py): what each filter makes of the
+#                    mail rather than of where and when the corpus was collected
+#   --config FILE    a mailsift configuration to measure instead of the defaults
+#   --mailsift PATH  the binary (default build/src/cli/mailsift of this repository)
+#   --corpora DIR    the corpus folders (default ../shared/corpus)
+#   --jobs N         jobs run at a time (default: the CPUs, nproc)
+#
+# Protocols (issues 13 and 21); every filter starts from an empty model, with its
+# built-in defaults (mailsift: an empty config file; bogofilter: -C):
+#   online        TREC: in index order, each message classified, then learned with
+#                 its label. mailsift: evaluate --index --online (the daemon's model
+#                 code, learning in memory, its default training regime);
+#                 bogofilter: -TT, then -s or -n, per message, every message learned.
+#                 Not on spamassassin: its sorted paths are no arrival order.
+#   split         arrival order: the first half of the index learned, the second
+#                 half classified (spamassassin, no index: sorted paths, every 5th
+#                 message tested, the rest learned in that order). mailsift: learn
+#                 --index (each message with its label, in order); bogofilter:
+#                 -s -b with the training spam, then -n -b with the training ham.
+#   class-sorted  the same split learned class by class, the README's recipe (a Junk
+#                 folder, then an inbox): mailsift learn --spam, then learn --ham.
+#                 bogofilter learns every message whatever the order: its split row
+#                 serves both (it is run once and reported once).
+#   long          all the corpora concatenated into one online stream, in folder
+#                 order (each corpus in its index order, spamassassin in sorted-path
+#                 order): the online protocol on about 24,000 messages.
+# Metrics, the same scripts for both filters: 1-ROCA% (roc.py, on mailsift's
+# log-odds and bogofilter's 16-digit spamicity), FNR at FPR <= 0.1% and <= 1%
+# (fnr_at_fpr.py), FPR, FNR and unsure share at each filter's default thresholds,
+# lam% and the calibration of the probability (calibration.py), messages learned,
+# CPU seconds (user+sys, /usr/bin/time, per job), database size. The jobs (one
+# filter, one corpus, one protocol) run --jobs at a time; each has its own files.
+# The summary (accuracy_summary.py) puts every corpus x protocol row against
+# issue 21's targets.
+
+# The job functions run indirectly (start_job "$func"), cleanup from a trap:
+# shellcheck disable=SC2317
+set -euo pipefail
+export LC_ALL=C
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bench=$repo_root/bench
+# shellcheck source-path=SCRIPTDIR source=corpus_split.sh
+. "$bench/corpus_split.sh"
+mailsift=$repo_root/build/src/cli/mailsift
+corpora=$repo_root/../shared/corpus
+config=
+only=()
+protocols=()
+strip_collection=0
+max_jobs=$(nproc 2>/dev/null || echo 1)
+all_protocols=(online split class-sorted long)
+
+usage() { sed -n '2,23s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+bad_usage() { echo "accuracy: $*" >&2; usage >&2; exit 2; }
+command_line="bench/accuracy.sh${*:+ $*}"
+while (($#)); do
+    case $1 in
+        --mailsift) [[ -n ${2:-} ]] || bad_usage "--mailsift needs a path"; mailsift=$2; shift 2 ;;
+        --corpora)  [[ -n ${2:-} ]] || bad_usage "--corpora needs a directory"; corpora=$2; shift 2 ;;
+        --only)     [[ -n ${2:-} ]] || bad_usage "--only needs a corpus name"
+                    IFS=, read -ra names_ <<<"$2"; only+=("${names_[@]}"); shift 2 ;;
+        --config)   [[ -n ${2:-} ]] || bad_usage "--config needs a file"; config=$2; shift 2 ;;
+        --protocol) [[ -n ${2:-} ]] || bad_usage "--protocol needs a list"
+                    IFS=, read -ra protos_ <<<"$2"
+                    for p in "${protos_[@]}"; do
+                        case $p in online|split|class-sorted|long) protocols+=("$p") ;;
+                                   *) bad_usage "unknown protocol '$p' (online, split, class-sorted, long)" ;; esac
+                    done
+                    shift 2 ;;
+        --jobs)     [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || bad_usage "--jobs needs a positive integer"; max_jobs=$2; shift 2 ;;
+        --without-collection-headers) strip_collection=1; shift ;;
+        -h|--help)  usage; exit 0 ;;
+        *)          bad_usage "unknown argument '$1'" ;;
+    esac
+done
+((${#protocols[@]})) || protocols=("${all_protocols[@]}")
+# has PROTOCOL: whether it was asked for.
+has() { local p; for p in "${protocols[@]}"; do [[ $p == "$1" ]] && return 0; done; return 1; }
+[[ -d $corpora ]] || bad_usage "no corpus folder at $corpora"
+corpora=$(cd "$corpora" && pwd)
+[[ $mailsift == /* ]] || mailsift=$PWD/$mailsift
+[[ -x $mailsift ]] || bad_usage "$mailsift is not an executable (build first)"
+if [[ -n $config ]]; then
+    [[ -f $config ]] || bad_usage "no configuration file at $config"
+    config=$(cd "$(dirname "$config")" && pwd)/$(basename "$config")
+fi
+
+say() { printf '[accuracy %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+missing=()
+command -v bogofilter >/dev/null || missing+=(bogofilter)
+command -v python3 >/dev/null || missing+=(python3)
+[[ -x /usr/bin/time ]] || missing+=(time)
+if ((${#missing[@]})); then
+    say "installing ${missing[*]}"
+    SUDO=; [[ $(id -u) -eq 0 ]] || SUDO=sudo
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+tmp=$(mktemp -d -t mailsift-accuracy.XXXXXX)
+job_pids=()
+# Stop the jobs this run started (by PID, with their children), then remove the files.
+kill_tree() {
+    local child
+    for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill_tree "$child"; done
+    kill "$1" 2>/dev/null || true
+}
+cleanup() {
+    local pid
+    for pid in "${job_pids[@]}"; do kill_tree "$pid"; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+unset MAILSIFT_DB MAILSIFT_CONFIG BOGOFILTER_DIR
+if [[ -z $config ]]; then config=$tmp/empty.conf; : >"$config"; fi
+started=$SECONDS
+mkdir -p "$tmp/c" "$tmp/r" "$tmp/logs"
+
+# ---------------------------------------------------------------- helpers
+# In a job, cpuf is the job's own file of /usr/bin/time lines.
+# cpu CMD...: runs CMD, appends its user+sys seconds to $cpuf.
+cpu() { /usr/bin/time -f '%U %S' -a -o "$cpuf" "$@"; }
+# cpu_total: the seconds in $cpuf since the last call.
+cpu_total() { awk 'NF == 2 && $1 ~ /^[0-9.]+$/ { c += $1 + $2 } END { printf "%.1f", c }' "$cpuf"; : >"$cpuf"; }
+size_of() { du -sb "$@" 2>/dev/null | awk '{ s += $1 } END { printf "%.1f MB", s / 1e6 }'; }
+
+# metrics DIR: DIR/scores = LABEL SCORE VERDICT PROBABILITY (tabs) -> DIR/m, "key value" lines.
+metrics() {
+    local d=$1
+    cut -f1-3 "$d/scores" >"$d/rank"
+    awk -F'\t' -v OFS='\t' '{ print $1, $4, $3 }' "$d/scores" >"$d/prob"
+    {
+        python3 "$bench/roc.py" "$d/rank"
+        python3 "$bench/fnr_at_fpr.py" --fpr 0.1 --fpr 1 "$d/rank"
+        python3 "$bench/calibration.py" "$d/prob"
+    } >"$d/m"
+}
+get() { awk -v k="$2" '$1 == k { $1 = ""; print substr($0, 2); f = 1; exit } END { if (!f) print "n/a" }' "$1/m" 2>/dev/null || echo n/a; }
+put() { printf '%s %s\n' "$2" "$3" >>"$1/m"; }
+# exit_note DIR WHAT RC: exit 1 of mailsift means "some input unusable" (the rest was
+# used); anything else is worth a look. Noted in the job's log and on stderr.
+exit_note() {
+    (($3 == 0)) && return 0
+    printf '%s exited %s\n' "$2" "$3" >>"$1/log"
+    say "note: $2 exited $3 ($(basename "$(dirname "$1")")/$(basename "$1"))"
+}
+
+# ---------------------------------------------------------------- lists
+# make_lists NAME SRC: $tmp/c/NAME/index, lines "LABEL ABSOLUTE_PATH" in the corpus's
+# order; train (LABEL PATH), train.spam, train.ham (paths), test (LABEL PATH), test.list.
+make_lists() {
+    local name=$1 src=$2 t=$tmp/c/$1 n
+    mkdir -p "$t"
+    if [[ -f $src/index ]]; then
+        awk -v d="$src" '{ print $1, d "/" $2 }' "$src/index" >"$t/index"
+    else  # spamassassin: sorted paths, the class from the top folder
+        corpus_labels "$src" "$t/labels"
+        awk -F'\t' '$2 != "-" { print $2, $1 }' "$t/labels" >"$t/index"
+    fi
+    n=$(wc -l <"$t/index")
+    if [[ -f $src/index ]]; then
+        awk -v h=$((n / 2)) 'NR <= h' "$t/index" >"$t/train"
+        awk -v h=$((n / 2)) 'NR > h' "$t/index" >"$t/test"
+    else
+        awk 'NR % 5 != 0' "$t/index" >"$t/train"
+        awk 'NR % 5 == 0' "$t/index" >"$t/test"
+    fi
+    awk '$1 == "spam" { print $2 }' "$t/train" >"$t/train.spam"
+    awk '$1 == "ham" { print $2 }' "$t/train" >"$t/train.ham"
+    cut -d' ' -f2 "$t/test" >"$t/test.list"
+}
+
+# ---------------------------------------------------------------- mailsift jobs
+# ms_split LIST MODE: MODE index (learn --index, arrival order) or class (learn
+# --spam, then learn --ham); then classify the test list in one process.
+ms_split() {
+    local t=$tmp/c/$1 d cls rc=0
+    if [[ $2 == index ]]; then d=$tmp/r/$1/ms-split; else d=$tmp/r/$1/ms-class; fi
+    local cpuf=$d/cpu
+    mkdir -p "$d"; : >"$cpuf"
+    if [[ $2 == index ]]; then  # the training half in its order, each message with its label
+        cpu "$mailsift" --config "$config" --db "$d/m.db" learn --index "$t/train" >>"$d/log" 2>&1 || rc=$?
+        exit_note "$d" "mailsift learn --index" "$rc"
+    else
+        for cls in spam ham; do
+            rc=0
+            cpu "$mailsift" --config "$config" --db "$d/m.db" learn "--$cls" --files-from "$t/train.$cls" >>"$d/log" 2>&1 || rc=$?
+            exit_note "$d" "mailsift learn --$cls" "$rc"
+        done
+    fi
+    local learn_cpu; learn_cpu=$(cpu_total)
+    rc=0
+    cpu "$mailsift" --config "$config" --db "$d/m.db" classify --files-from "$t/test.list" >"$d/out" 2>>"$d/log" || rc=$?
+    exit_note "$d" "mailsift classify" "$rc"
+    # PATH VERDICT P LOG_ODDS -> LABEL LOG_ODDS VERDICT P, joined by path.
+    awk -F'\t' -v OFS='\t' 'NR == FNR { split($0, a, " "); label[a[2]] = a[1]; next }
+        ($1 in label) { print label[$1], $4, $2, $3 }' "$t/test" "$d/out" >"$d/scores"
+    metrics "$d"
+    put "$d" learn_cpu "$learn_cpu"
+    put "$d" classify_cpu "$(cpu_total)"
+    put "$d" learned "$("$mailsift" --config "$config" --db "$d/m.db" stats --json |
+        python3 -c 'import json,sys; m = json.load(sys.stdin)["messages"]; print(m["spam"] + m["ham"])')"
+    put "$d" db "$(size_of "$d/m.db"*)"
+}
+
+# ms_online LIST: evaluate --online on the list's index.
+ms_online() {
+    local t=$tmp/c/$1 d=$tmp/r/$1/ms-online rc=0
+    local cpuf=$d/cpu
+    mkdir -p "$d"; : >"$cpuf"
+    cpu "$mailsift" --config "$config" evaluate --index "$t/index" --online --json --scores "$d/raw" >"$d/json" 2>>"$d/log" || rc=$?
+    exit_note "$d" "mailsift evaluate --online" "$rc"
+    # PATH LABEL VERDICT P LOG_ODDS -> LABEL LOG_ODDS VERDICT P
+    awk -F'\t' -v OFS='\t' '{ print $2, $5, $3, $4 }' "$d/raw" >"$d/scores"
+    metrics "$d"
+    put "$d" cpu_total "$(cpu_total)"
+    put "$d" learned "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trained"])' "$d/json")"
+    put "$d" db "in memory"
+}
+
+# ---------------------------------------------------------------- bogofilter jobs
+bf_split() {
+    local t=$tmp/c/$1 d=$tmp/r/$1/bf-split
+    local cpuf=$d/cpu
+    mkdir -p "$d/db"; : >"$cpuf"
+    cpu bogofilter -C -d "$d/db" -s -b <"$t/train.spam" >>"$d/log" 2>&1 || true
+    cpu bogofilter -C -d "$d/db" -n -b <"$t/train.ham" >>"$d/log" 2>&1 || true
+    local learn_cpu; learn_cpu=$(cpu_total)
+    cpu bogofilter -C -d "$d/db" -TT -b <"$t/test.list" >"$d/out" 2>>"$d/log" || true
+    # -b -TT prints "PATH SPAMICITY"; the verdict from the default cutoffs.
+    awk -v OFS='\t' 'NR == FNR { label[$2] = $1; next }
+        ($1 in label) { p = $NF; v = p >= 0.99 ? "spam" : p < 0.45 ? "ham" : "unsure"; print label[$1], p, v, p }' \
+        "$t/test" "$d/out" >"$d/scores"
+    metrics "$d"
+    put "$d" learn_cpu "$learn_cpu"
+    put "$d" classify_cpu "$(cpu_total)"
+    put "$d" learned "$(wc -l <"$t/train" | tr -d ' ')"
+    put "$d" db "$(size_of "$d/db")"
+}
+
+# bf_online LIST: -TT then -s|-n per message. Verdicts from -TT's exit status: 0 spam,
+# 1 ham, 2 unsure (cutoffs 0.99 / 0.45).
+bf_online() {
+    local t=$tmp/c/$1 d=$tmp/r/$1/bf-online
+    local cpuf=$d/cpu
+    mkdir -p "$d/db"; : >"$cpuf"; : >"$d/scores"
+    # shellcheck disable=SC2016  # the script's own variables, expanded by its bash
+    cpu bash -c '
+        db=$1; index=$2; out=$3
+        while read -r label path; do
+            rc=0; p=$(bogofilter -C -d "$db" -TT -I "$path" 2>/dev/null) || rc=$?
+            # 3: no wordlist yet (before the first message is learned): 0.5, unsure.
+            case $rc in 0) v=spam ;; 1) v=ham ;; 2) v=unsure ;; *) p=0.5; v=unsure ;; esac
+            printf "%s\t%s\t%s\t%s\n" "$label" "$p" "$v" "$p" >>"$out"
+            if [[ $label == spam ]]; then bogofilter -C -d "$db" -s -I "$path"; else bogofilter -C -d "$db" -n -I "$path"; fi
+        done <"$index"' _ "$d/db" "$t/index" "$d/scores" 2>>"$d/log" || true
+    metrics "$d"
+    put "$d" cpu_total "$(cpu_total)"
+    put "$d" learned "$(wc -l <"$d/scores" | tr -d ' ')"
+    put "$d" db "$(size_of "$d/db")"
+}
+
+# ---------------------------------------------------------------- job pool
+# start_job ID FUNCTION ARGS...: in the background, its output in $tmp/logs. A job
+# that fails leaves n/a in its row; the others go on.
+start_job() {
+    local id=$1; shift
+    say "start $id"
+    {
+        set +e
+        t0=$SECONDS
+        ( set -e; "$@" ) >>"$tmp/logs/${id//\//.}" 2>&1
+        rc=$?
+        if ((rc)); then
+            say "FAILED: $id (exit $rc); its row shows n/a. Last lines of its log:"
+            tail -n 5 "$tmp/logs/${id//\//.}" >&2
+            echo "$id" >>"$tmp/failed"
+        else
+            say "done  $id ($((SECONDS - t0)) s)"
+        fi
+    } &
+    job_pids+=($!)
+}
+
+# ---------------------------------------------------------------- corpora
+names=()
+for dir in "$corpora"/*/; do
+    name=$(basename "$dir")
+    if ((${#only[@]})); then
+        keep=0; for o in "${only[@]}"; do [[ $o == "$name" ]] && keep=1; done
+        ((keep)) || continue
+    fi
+    names+=("$name")
+done
+((${#names[@]})) || bad_usage "no corpus to run in $corpora${only[*]:+ (--only ${only[*]})}"
+for o in "${only[@]}"; do
+    [[ -d $corpora/$o ]] || bad_usage "no corpus folder $corpora/$o"
+done
+src=$corpora
+if ((strip_collection)); then
+    for name in "${names[@]}"; do
+        say "$name: copying without Received, Delivered-To, Date and Message-ID"
+        python3 "$bench/strip_collection_headers.py" "$corpora/$name" "$tmp/stripped/$name"
+    done
+    src=$tmp/stripped
+fi
+long_names=()
+for name in "${names[@]}"; do
+    make_lists "$name" "$src/$name"
+    long_names+=("$name")
+done
+# The long stream: every corpus's index in folder order (the order of names).
+run_long=0
+if has long; then
+    if ((${#long_names[@]} >= 2)); then
+        run_long=1
+        mkdir -p "$tmp/c/long"
+        for name in "${long_names[@]}"; do cat "$tmp/c/$name/index"; done >"$tmp/c/long/index"
+    else
+        say "long stream skipped: it needs at least two corpora (--only)"
+    fi
+fi
+# Warm the page cache so that no job pays for the first read of a file.
+for name in "${names[@]}"; do cut -d' ' -f2 "$tmp/c/$name/index"; done | xargs -d '\n' cat >/dev/null
+
+# The jobs, longest first (bogofilter online runs two processes per message), so
+# that the short ones fill in beside them: "COST ID FUNCTION LIST [MODE]".
+{
+    for name in "${names[@]}"; do
+        n=$(wc -l <"$tmp/c/$name/index")
+        if has online && [[ -f $src/$name/index ]]; then
+            echo "$((n * 10)) $name/bf-online bf_online $name"
+            echo "$((n / 2)) $name/ms-online ms_online $name"
+        fi
+        if has split || has class-sorted; then echo "$((n / 4)) $name/bf-split bf_split $name"; fi
+        if has split; then echo "$((n / 4)) $name/ms-split ms_split $name index"; fi
+        if has class-sorted; then echo "$((n / 4)) $name/ms-class ms_split $name class"; fi
+    done
+    if ((run_long)); then
+        n=$(wc -l <"$tmp/c/long/index")
+        echo "$((n * 10)) long/bf-online bf_online long"
+        echo "$((n / 2)) long/ms-online ms_online long"
+    fi
+} | sort -k1,1nr -s >"$tmp/jobs"
+mapfile -t job_lines <"$tmp/jobs"
+long_note=
+((run_long)) && long_note="; long stream of $(wc -l <"$tmp/c/long/index") messages"
+say "${#job_lines[@]} jobs, $max_jobs at a time: ${names[*]}$long_note"
+for line in "${job_lines[@]}"; do
+    read -r _ id func list mode <<<"$line"
+    while (($(jobs -rp | wc -l) >= max_jobs)); do wait -n || true; done
+    # shellcheck disable=SC2086  # mode is empty or one word
+    start_job "$id" "$func" "$list" $mode
+done
+wait
+job_pids=()
+
+# ---------------------------------------------------------------- report
+pct_of() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", 100 * a / b; else print "n/a" }'; }
+report_row() {  # report_row LABEL DIR
+    local d=$2 n_ham n_spam n unsure cpu
+    [[ -s $d/m ]] || { printf '| %s | n/a (the job failed) |||||||||||\n' "$1"; return; }
+    n_ham=$(get "$d" n_ham); n_spam=$(get "$d" n_spam); n=$((n_ham + n_spam))
+    unsure=$(( $(get "$d" unsure_spam) + $(get "$d" unsure_ham) ))
+    if [[ $(get "$d" cpu_total) != n/a ]]; then cpu="$(get "$d" cpu_total) (both)"; else cpu="$(get "$d" learn_cpu) / $(get "$d" classify_cpu)"; fi
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s (%s: %s, n=%s) | %s | %s | %s |\n' "$1" \
+        "$(get "$d" one_minus_roca_pct)" "$(get "$d" fnr_at_fpr_0.1_pct)" "$(get "$d" fnr_at_fpr_1_pct)" \
+        "$(get "$d" fp_pct)" "$(get "$d" fn_pct)" "$(pct_of "$unsure" "$n")" \
+        "$(get "$d" lam_pct)" "$(get "$d" ece)" "$(get "$d" worst_bin)" "$(get "$d" worst_bin_gap)" "$(get "$d" worst_bin_n)" \
+        "$(get "$d" learned)" "$cpu" "$(get "$d" db)"
+}
+table_head() {
+    echo "| filter, protocol | 1-ROCA% | FNR% at FPR<=0.1% | FNR% at FPR<=1% | FPR% | FNR% | unsure% | lam% | ECE (worst bin >= 30: gap, n) | learned | CPU s learn / classify | database |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+}
+count() { awk -v l="$2" '$1 == l' "$1" | wc -l | tr -d ' '; }
+
+echo "# mailsift vs bogofilter: accuracy on every corpus"
+echo
+echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs, $(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+echo "- mailsift: $("$mailsift" --version 2>/dev/null | head -n 1) ($(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$repo_root" diff --quiet HEAD -- src include 2>/dev/null || echo '+changes')), config: $([[ $config != "$tmp/empty.conf" ]] && echo "$config" || echo 'built-in defaults')"
+echo "- bogofilter: $(bogofilter -V 2>&1 | head -n 1) (Debian $(dpkg-query -W -f '${Version}' bogofilter 2>/dev/null || echo '?')), defaults (-C), cutoffs 0.99 / 0.45"
+echo "- command: \`$command_line\`; protocols: ${protocols[*]}; $max_jobs jobs at a time"
+echo "- corpora: $corpora$( ((strip_collection)) && echo ', copies without the Received, Delivered-To, Date and Message-ID fields')"
+echo
+echo "Rows: online = TREC online protocol (mailsift \`evaluate --online\`, bogofilter \`-TT\` then \`-s\`/\`-n\`"
+echo "per message); split = first half of the index learned, second half classified (spamassassin: sorted"
+echo "paths, every 5th tested), mailsift in arrival order (\`learn --index\`) or class by class (\`learn --spam\`,"
+echo "then \`learn --ham\`); bogofilter learns every message (\`-s -b\`, \`-n -b\`), so its one split row serves both."
+echo
+for name in "${names[@]}"; do
+    r=$tmp/r/$name t=$tmp/c/$name
+    echo "## $name"
+    echo
+    table_head
+    [[ -d $r/ms-online ]] && report_row "mailsift, online" "$r/ms-online"
+    [[ -d $r/bf-online ]] && report_row "bogofilter, online" "$r/bf-online"
+    [[ -d $r/ms-split ]] && report_row "mailsift, split, arrival order (learn --index)" "$r/ms-split"
+    [[ -d $r/ms-class ]] && report_row "mailsift, split, class by class (learn --spam, then --ham)" "$r/ms-class"
+    [[ -d $r/bf-split ]] && report_row "bogofilter, split (either order: the same model)" "$r/bf-split"
+    echo
+    notes=()
+    if [[ -d $r/bf-split ]]; then notes+=("split: $(wc -l <"$t/train") to learn ($(wc -l <"$t/train.spam") spam), $(wc -l <"$t/test") tested"); fi
+    if [[ -d $r/ms-online ]]; then notes+=("online: $(wc -l <"$t/index") messages")
+    elif has online; then notes+=("no online run (sorted paths are no arrival order)"); fi
+    note=$(printf '%s; ' "${notes[@]}")
+    echo "${note%; }"
+    echo
+done
+if ((run_long)); then
+    echo "## long stream: every corpus, one online stream"
+    echo
+    table_head
+    report_row "mailsift, online" "$tmp/r/long/ms-online"
+    report_row "bogofilter, online" "$tmp/r/long/bf-online"
+    echo
+    first=1 parts=()
+    for name in "${long_names[@]}"; do
+        n=$(wc -l <"$tmp/c/$name/index")
+        parts+=("$name $first-$((first + n - 1)) ($(count "$tmp/c/$name/index" spam) spam)")
+        first=$((first + n))
+    done
+    order=$(printf '%s; ' "${parts[@]}")
+    echo "$((first - 1)) messages ($(count "$tmp/c/long/index" spam) spam), in this order: ${order%; }"
+    echo "(each corpus in its index order, spamassassin in sorted-path order: all its ham, then all its spam)."
+    echo
+fi
+echo "FPR/FNR/unsure: at each filter's own thresholds (mailsift's configured ones; bogofilter spam >= 0.99,"
+echo "ham < 0.45); unsure is neither. Online, CPU is the whole run (classify and learn together): mailsift"
+echo "learns in memory in one process (evaluate --online), bogofilter runs two processes per message, so the"
+echo "online CPU columns are not comparable; the split columns are. CPU is user+sys per job; $max_jobs jobs ran at"
+echo "a time, so they shared the machine."
+echo "ECE: expected calibration error of the probability over 10 equal bins; the worst bin holding at least"
+echo "30 messages, with its |mean predicted - observed spam share|."
+echo
+
+# The summary: one manifest line per corpus x protocol row.
+# CORPUS PROTOCOL MAILSIFT_DIR BOGOFILTER_DIR ARRIVAL_DIR (tabs; see accuracy_summary.py).
+: >"$tmp/manifest"
+row() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$tmp/manifest"; }
+for name in "${names[@]}"; do
+    r=$tmp/r/$name arrival=-
+    [[ -d $r/ms-split ]] && arrival=$r/ms-split
+    if [[ -d $r/ms-online ]]; then row "$name" online "$r/ms-online" "$r/bf-online" -; fi
+    if [[ -d $r/ms-split ]]; then row "$name" split "$r/ms-split" "$r/bf-split" -; fi
+    if [[ -d $r/ms-class ]]; then row "$name" class-sorted "$r/ms-class" "$r/bf-split" "$arrival"; fi
+done
+if ((run_long)); then row "long stream" long "$tmp/r/long/ms-online" "$tmp/r/long/bf-online" -; fi
+python3 "$bench/accuracy_summary.py" "$tmp/manifest" || echo "(the summary failed: see stderr)"
+echo
+if [[ -s $tmp/failed ]]; then
+    echo "NOTE: these jobs failed, their rows show n/a: $(tr '\n' ' ' <"$tmp/failed")"
+    echo
+fi
+echo "total runtime: $((SECONDS - started)) s"
+exit 0

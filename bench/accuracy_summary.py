@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""accuracy_summary.py MANIFEST - the summary of bench/accuracy.sh: every corpus x
+protocol row, mailsift against bogofilter, and whether issue 21's targets hold.
+
+MANIFEST: one row per line, tab-separated: CORPUS PROTOCOL MAILSIFT_DIR
+BOGOFILTER_DIR ARRIVAL_DIR. PROTOCOL is online, long, split (arrival order) or
+class-sorted (learn --spam, then --ham); each DIR holds an "m" file of "key value"
+lines (roc.py, fnr_at_fpr.py, calibration.py); ARRIVAL_DIR is mailsift's
+arrival-order split of the same corpus for a class-sorted row ("-" otherwise).
+Markdown on stdout.
+
+The targets (issue 21, item 4 and item 1), and the rows each applies to:
+  ranking   1-ROCA% at most half of bogofilter's; FNR at FPR <= 0.1% below
+            bogofilter's (both 0 counts as met): online on every corpus, the long
+            stream, and the trec07p-first10k and spamassassin splits in both orders
+  defaults  at the default thresholds, FPR <= 0.1% and unsure <= 3%: online rows
+            and the long stream
+  calibration  ECE <= 0.02 and no reliability bin of >= 30 messages off by more
+            than 0.10: online rows and the long stream
+  order     class by class 1-ROCA% within 10% of arrival order's: every split
+Cells of rows a target does not apply to are shown in parentheses and do not count.
+"""
+import sys
+
+ROCA_RATIO_MAX = 0.5
+FPR_MAX = 0.1
+UNSURE_MAX = 3.0
+ECE_MAX = 0.02
+BIN_GAP_MAX = 0.10
+ORDER_RATIO_MAX = 1.10
+SPLIT_TARGET_CORPORA = {"trec07p-first10k", "spamassassin"}
+ONLINE = {"online", "long"}
+PROTOCOL_NAME = {
+    "online": "online",
+    "long": "online, all corpora",
+    "split": "split, arrival order",
+    "class-sorted": "split, class by class",
+}
+
+
+def load(d):
+    m = {}
+    if d == "-":
+        return m
+    try:
+        with open(f"{d}/m") as f:
+            for line in f:
+                k, _, v = line.rstrip("\n").partition(" ")
+                m[k] = v
+    except OSError:
+        pass
+    return m
+
+
+def num(m, k):
+    try:
+        return float(m[k])
+    except (KeyError, ValueError):
+        return None
+
+
+def unsure_pct(m):
+    try:
+        n = int(m["n_spam"]) + int(m["n_ham"])
+        return 100.0 * (int(m["unsure_spam"]) + int(m["unsure_ham"])) / n if n else None
+    except (KeyError, ValueError):
+        return None
+
+
+def fmt(v, spec):
+    return "n/a" if v is None else format(v, spec)
+
+
+class Row:
+    def __init__(self, corpus, protocol, ms_dir, bf_dir, arrival_dir):
+        self.corpus, self.protocol = corpus, protocol
+        self.name = f"{corpus}, {PROTOCOL_NAME.get(protocol, protocol)}"
+        ms, bf, arr = load(ms_dir), load(bf_dir), load(arrival_dir)
+        self.ms_roca, self.bf_roca = num(ms, "one_minus_roca_pct"), num(bf, "one_minus_roca_pct")
+        self.ms_fnr, self.bf_fnr = num(ms, "fnr_at_fpr_0.1_pct"), num(bf, "fnr_at_fpr_0.1_pct")
+        self.fpr, self.unsure = num(ms, "fp_pct"), unsure_pct(ms)
+        self.bf_fpr, self.bf_unsure = num(bf, "fp_pct"), unsure_pct(bf)
+        self.ece, self.bf_ece = num(ms, "ece"), num(bf, "ece")
+        self.gap = num(ms, "worst_bin_gap")
+        self.gap_bin, self.gap_n = ms.get("worst_bin", "n/a"), ms.get("worst_bin_n", "0")
+        self.arrival_roca = num(arr, "one_minus_roca_pct")
+        self.has_ms = bool(ms)
+        self.bf_shared = protocol == "class-sorted"
+
+    # Which targets apply to this row.
+    def ranking_target(self):
+        return self.protocol in ONLINE or self.corpus in SPLIT_TARGET_CORPORA
+
+    def online_target(self):
+        return self.protocol in ONLINE
+
+    def order_target(self):
+        return self.protocol == "class-sorted"
+
+    # Each check: True (met), False (not met) or None (no data).
+    def roca_ratio(self):
+        if self.ms_roca is None or self.bf_roca is None or self.bf_roca == 0:
+            return None
+        return self.ms_roca / self.bf_roca
+
+    def roca_met(self):
+        if self.ms_roca is None or self.bf_roca is None:
+            return None
+        return self.ms_roca <= ROCA_RATIO_MAX * self.bf_roca
+
+    def fnr_met(self):
+        if self.ms_fnr is None or self.bf_fnr is None:
+            return None
+        return self.ms_fnr < self.bf_fnr or self.ms_fnr == self.bf_fnr == 0
+
+    def defaults_met(self):
+        if self.fpr is None or self.unsure is None:
+            return None
+        return self.fpr <= FPR_MAX and self.unsure <= UNSURE_MAX
+
+    def calibration_met(self):
+        if self.ece is None:
+            return None
+        return self.ece <= ECE_MAX and (self.gap is None or self.gap <= BIN_GAP_MAX)
+
+    def order_ratio(self):
+        if self.ms_roca is None or self.arrival_roca is None or self.arrival_roca == 0:
+            return None
+        return self.ms_roca / self.arrival_roca
+
+    def order_met(self):
+        if self.ms_roca is None or self.arrival_roca is None:
+            return None
+        return self.ms_roca <= ORDER_RATIO_MAX * self.arrival_roca
+
+
+def verdict(ok, applies=True):
+    text = "n/a" if ok is None else "met" if ok else "NOT met"
+    return text if applies or ok is None else f"({text})"
+
+
+TARGETS = [
+    # key, title, applies, met, worst-of value (higher is worse), how the worst is shown
+    ("roca", f"1-ROCA% at most {ROCA_RATIO_MAX:g} x bogofilter's",
+     Row.ranking_target, Row.roca_met,
+     lambda r: r.roca_ratio() if r.roca_ratio() is not None else (float("inf") if (r.ms_roca or 0) > 0 else None),
+     lambda r: f"{fmt(r.ms_roca, '.4f')} vs {fmt(r.bf_roca, '.4f')} (ratio {fmt(r.roca_ratio(), '.2f')})"),
+    ("fnr", "FNR% at FPR <= 0.1% below bogofilter's",
+     Row.ranking_target, Row.fnr_met,
+     lambda r: None if r.ms_fnr is None or r.bf_fnr is None else r.ms_fnr - r.bf_fnr,
+     lambda r: f"{fmt(r.ms_fnr, '.2f')} vs {fmt(r.bf_fnr, '.2f')}"),
+    ("fpr", f"FPR <= {FPR_MAX:g}% at the default thresholds",
+     Row.online_target, lambda r: None if r.fpr is None else r.fpr <= FPR_MAX,
+     lambda r: r.fpr, lambda r: f"{fmt(r.fpr, '.2f')}% (bogofilter {fmt(r.bf_fpr, '.2f')}%)"),
+    ("unsure", f"unsure <= {UNSURE_MAX:g}% at the default thresholds",
+     Row.online_target, lambda r: None if r.unsure is None else r.unsure <= UNSURE_MAX,
+     lambda r: r.unsure, lambda r: f"{fmt(r.unsure, '.2f')}% (bogofilter {fmt(r.bf_unsure, '.2f')}%)"),
+    ("ece", f"ECE <= {ECE_MAX:g}",
+     Row.online_target, lambda r: None if r.ece is None else r.ece <= ECE_MAX,
+     lambda r: r.ece, lambda r: f"{fmt(r.ece, '.4f')} (bogofilter {fmt(r.bf_ece, '.4f')})"),
+    ("bin", f"no reliability bin of >= 30 messages off by more than {BIN_GAP_MAX:g}",
+     Row.online_target, lambda r: None if r.ece is None else (r.gap is None or r.gap <= BIN_GAP_MAX),
+     lambda r: r.gap, lambda r: f"{fmt(r.gap, '.3f')} (bin {r.gap_bin}, n={r.gap_n})"),
+    ("order", f"class by class 1-ROCA% within {round((ORDER_RATIO_MAX - 1) * 100)}% of arrival order's",
+     Row.order_target, Row.order_met,
+     lambda r: r.order_ratio() if r.order_ratio() is not None else (float("inf") if (r.ms_roca or 0) > 0 and r.arrival_roca == 0 else None),
+     lambda r: f"{fmt(r.ms_roca, '.4f')} vs {fmt(r.arrival_roca, '.4f')} (ratio {fmt(r.order_ratio(), '.2f')})"),
+]
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: accuracy_summary.py MANIFEST")
+    rows = []
+    with open(sys.argv[1]) as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) == 5:
+                rows.append(Row(*parts))
+    out = print
+    out("## Summary: mailsift against issue 21's targets, bogofilter beside it")
+    out()
+    out("| corpus, protocol | 1-ROCA% mailsift / bogofilter | ratio | <= half | "
+        "FNR% at FPR<=0.1% mailsift / bogofilter | below | "
+        "FPR% / unsure% (default thresholds) | <= 0.1 / <= 3 | "
+        "ECE / worst bin gap (bin, n) | <= 0.02 / <= 0.10 | "
+        "class by class / arrival 1-ROCA% | within 10% |")
+    out("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        bf_note = "*" if r.bf_shared else ""
+        order = "—"
+        order_ok = "—"
+        if r.order_target():
+            order = f"{fmt(r.ms_roca, '.4f')} / {fmt(r.arrival_roca, '.4f')} = {fmt(r.order_ratio(), '.2f')}"
+            order_ok = verdict(r.order_met())
+        out(f"| {r.name} "
+            f"| {fmt(r.ms_roca, '.4f')} / {fmt(r.bf_roca, '.4f')}{bf_note} | {fmt(r.roca_ratio(), '.2f')} "
+            f"| {verdict(r.roca_met(), r.ranking_target())} "
+            f"| {fmt(r.ms_fnr, '.2f')} / {fmt(r.bf_fnr, '.2f')}{bf_note} "
+            f"| {verdict(r.fnr_met(), r.ranking_target())} "
+            f"| {fmt(r.fpr, '.2f')} / {fmt(r.unsure, '.2f')} | {verdict(r.defaults_met(), r.online_target())} "
+            f"| {fmt(r.ece, '.4f')} / {fmt(r.gap, '.3f')} ({r.gap_bin}, n={r.gap_n}) "
+            f"| {verdict(r.calibration_met(), r.online_target())} "
+            f"| {order} | {order_ok} |")
+    out()
+    out("ratio: mailsift's 1-ROCA% / bogofilter's (below 1: mailsift ranks better). "
+        "\\* bogofilter learns every message whatever the order: its split row, the same model, "
+        "stands beside both of mailsift's splits. Targets apply to: ranking (1-ROCA%, FNR) on every "
+        "online row, the long stream, and the trec07p-first10k and spamassassin splits in both orders; "
+        "default thresholds and calibration on the online rows and the long stream; order on every "
+        "class-by-class split. A verdict in parentheses is for a row the target does not apply to and "
+        "does not count below. FNR: equal at 0 counts as met.")
+    out()
+    out("### Targets")
+    out()
+    for key, title, applies, met, worst_of, show in TARGETS:
+        mine = [r for r in rows if applies(r)]
+        if not mine:
+            out(f"- **{title}**: no row to check")
+            continue
+        results = [(r, met(r)) for r in mine]
+        failed = [r for r, ok in results if ok is False]
+        unknown = [r for r, ok in results if ok is None]
+        if failed:
+            state = f"NOT met on {len(failed)} of {len(mine)} rows ({'; '.join(r.name for r in failed)})"
+        elif unknown:
+            state = f"n/a on {len(unknown)} of {len(mine)} rows, met on the others"
+        else:
+            state = f"met on every row ({len(mine)})"
+        scored = [(worst_of(r), r) for r in mine if worst_of(r) is not None]
+        worst = ""
+        if scored:
+            _, wr = max(scored, key=lambda x: x[0])
+            worst = f"; worst: {wr.name}, {show(wr)}"
+        out(f"- **{title}**: {state}{worst}")
+    out()
+
+
+if __name__ == "__main__":
+    main()
