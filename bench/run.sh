@@ -19,7 +19,7 @@
 #                  relative to the repository root)
 #   --no-postfix   skip the two sections that need Postfix (postfix, scans)
 #
-# Sections: micro (mailsift-bench-micro), batch (compare_bogofilter.sh --speed-only),
+# Sections: micro (mailsift-bench-micro), batch (speed.sh),
 # daemon (mailsiftd under mailsift-loadgen at 1/16/128/512 connections), memory
 # (--long), refresh (latency while the daemon reloads a large model), scale
 # (mailsift-bench-scale), postfix (postfix_throughput.sh), scans (scan_size.sh).
@@ -289,19 +289,20 @@ sec_micro() {
 
 # ---------------------------------------------------------------- b. batch
 sec_batch() {
-    section "batch: learn and classify the whole corpus, mailsift vs bogofilter (compare_bogofilter.sh --speed-only)"
+    section "batch: learn and classify the whole corpus, mailsift vs bogofilter (speed.sh)"
     if ! command -v bogofilter >/dev/null || [[ ! -x /usr/bin/time ]]; then
         echo "skipped: bogofilter or /usr/bin/time is missing (scripts/deps.sh --bench installs them)"
         summary batch "learn / classify msgs/s ratio" - "skipped" -
         return 0
     fi
-    "$repo_root/bench/compare_bogofilter.sh" --speed-only --mailsift "$mailsift" --corpus "$corpus" \
+    "$repo_root/bench/speed.sh" --mailsift "$mailsift" --corpus "$corpus" \
         >"$tmp/batch.out" 2>"$tmp/batch.err" || { cat "$tmp/batch.out"; tail -n 5 "$tmp/batch.err" >&2; return 1; }
-    # Its table, without its header lines (machine, versions: printed above).
-    sed -n '/^SPEED/,$p' "$tmp/batch.out"
+    # Its table and notes, without its header lines (machine, versions: printed above).
+    sed -n '/^| whole corpus/,/^total runtime/p' "$tmp/batch.out"
     local learn classify
-    learn=$(awk '/^learn: msgs\/s/ { print $(NF - 2) " vs " $(NF - 1) " msgs/s, ratio " $NF }' "$tmp/batch.out")
-    classify=$(awk '/^classify: msgs\/s/ { print $(NF - 2) " vs " $(NF - 1) " msgs/s, ratio " $NF }' "$tmp/batch.out")
+    # Markdown rows: | LABEL | MAILSIFT | BOGOFILTER | RATIO |
+    learn=$(awk -F' *[|] *' '$2 == "learn: msgs/s" { print $3 " vs " $4 " msgs/s, ratio " $5 }' "$tmp/batch.out")
+    classify=$(awk -F' *[|] *' '$2 == "classify: msgs/s" { print $3 " vs " $4 " msgs/s, ratio " $5 }' "$tmp/batch.out")
     summary batch "learn corpus, mailsift vs bogofilter" ">= ${target_learn_ratio}x" "${learn:-n/a}" \
         "$(at_least "${learn##*ratio }" "$target_learn_ratio")"
     summary batch "classify corpus, mailsift vs bogofilter" ">= ${target_classify_ratio}x" "${classify:-n/a}" \

@@ -11,7 +11,7 @@
 #                            keeps parallel tests from racing for the dpkg lock.
 #   scripts/deps.sh --bench  also what the benchmarks use: Google Benchmark (for
 #                            mailsift-bench-micro), bogofilter and time (for
-#                            bench/compare_bogofilter.sh).
+#                            bench/accuracy.sh and bench/speed.sh).
 set -euo pipefail
 packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev libzstd-dev libcli11-dev nlohmann-json3-dev libpq-dev catch2 util-linux python3)
 if [ "${1:-}" = "--test" ]; then
