@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Calibration and lam% of a spam filter's probabilities, for compare-corpora.sh.
+"""Calibration and lam% of a spam filter's probabilities, for accuracy.sh.
 
 Input (stdin or file arguments): the lines roc.py reads, LABEL<TAB>P<TAB>VERDICT,
 with P the filter's probability of spam in [0, 1] (not a log-odds).

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# The SpamAssassin corpus as the benchmarks see it, shared by compare_bogofilter.sh
-# and compare-accuracy.sh. Source it; it defines functions only.
+# The SpamAssassin corpus as the benchmarks see it, shared by accuracy.sh, speed.sh
+# and run.sh. Source it; it defines functions only.
 
 # corpus_labels CORPUS OUT: every file of CORPUS, sorted (C locale), one per line as
 # "PATH<TAB>spam|ham|-", the class from the top-level folder ("-": none of the five).

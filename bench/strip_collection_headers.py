@@ -5,7 +5,7 @@ fields that say where and when it was collected.
 Every file under SRC is copied to the same relative path under DST; in messages
 the Received, Delivered-To, Date and Message-ID fields (with their continuation
 lines) are removed from the header, the body is untouched. A TREC `index` file
-is copied as it is. Used by compare-corpora.sh --without-collection-headers to
+is copied as it is. Used by accuracy.sh --without-collection-headers to
 show what each filter scores on the mail rather than on the collection
 (trec06c-sample's spam all came through one gateway, SpamAssassin's ham and spam
 from different years: see ../shared/corpus/README.md).
