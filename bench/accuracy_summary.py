@@ -143,7 +143,7 @@ TARGETS = [
     # key, title, applies, met, worst-of value (higher is worse), how the worst is shown
     ("roca", f"1-ROCA% at most {ROCA_RATIO_MAX:g} x bogofilter's",
      Row.ranking_target, Row.roca_met,
-     lambda r: r.roca_ratio() if r.roca_ratio() is not None else (float("inf") if (r.ms_roca or 0) > 0 else None),
+     Row.roca_ratio,
      lambda r: f"{fmt(r.ms_roca, '.4f')} vs {fmt(r.bf_roca, '.4f')} (ratio {fmt(r.roca_ratio(), '.2f')})"),
     ("fnr", "FNR% at FPR <= 0.1% below bogofilter's",
      Row.ranking_target, Row.fnr_met,
@@ -163,7 +163,7 @@ TARGETS = [
      lambda r: r.gap, lambda r: f"{fmt(r.gap, '.3f')} (bin {r.gap_bin}, n={r.gap_n})"),
     ("order", f"class by class 1-ROCA% within {round((ORDER_RATIO_MAX - 1) * 100)}% of arrival order's",
      Row.order_target, Row.order_met,
-     lambda r: r.order_ratio() if r.order_ratio() is not None else (float("inf") if (r.ms_roca or 0) > 0 and r.arrival_roca == 0 else None),
+     Row.order_ratio,
      lambda r: f"{fmt(r.ms_roca, '.4f')} vs {fmt(r.arrival_roca, '.4f')} (ratio {fmt(r.order_ratio(), '.2f')})"),
 ]
 
@@ -232,6 +232,11 @@ def main():
         if scored:
             _, wr = max(scored, key=lambda x: x[0])
             worst = f"; worst: {wr.name}, {show(wr)}"
+        # A ratio over 0 has no size: such rows that fail are named beside the worst.
+        unranked = [r for r in failed if worst_of(r) is None]
+        if unranked:
+            worst += ("; and, against 0: " if worst else "; worst, against 0: ") + \
+                "; ".join(f"{r.name}, {show(r)}" for r in unranked)
         out(f"- **{title}**: {state}{worst}")
     out()
 
