@@ -250,6 +250,8 @@ const std::map<std::string, Setter, std::less<>>& setters() {
          [](Settings& s, std::string_view v) { return parse_size(v, s.linear.replays) && s.linear.replays <= 100; }},
         {"linear_replay_margin",
          [](Settings& s, std::string_view v) { return parse_double(v, s.linear.replay_margin); }},
+        {"linear_epochs",
+         [](Settings& s, std::string_view v) { return parse_size(v, s.linear.epochs) && s.linear.epochs <= 100; }},
         {"linear_features",
          [](Settings& s, std::string_view v) { return parse_bool(v, s.slots.bag); }},
         {"feature_confidence",

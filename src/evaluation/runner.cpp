@@ -122,6 +122,23 @@ public:
         return true;
     }
 
+    // After a batch: `epochs` passes over both classes' samples, shuffled
+    // together, so that what was learned one class at a time is refitted as
+    // one mixed set (experiment: linear_epochs).
+    void consolidate(std::size_t epochs) {
+        std::vector<std::pair<const Kept*, bool>> all;
+        for (int c = 0; c < 2; ++c) {
+            for (const auto& k : kept_[c]) all.emplace_back(&k, c == 1);
+        }
+        for (std::size_t e = 0; e < epochs; ++e) {
+            for (std::size_t i = all.size(); i > 1; --i) std::swap(all[i - 1], all[next() % i]);
+            for (const auto& [k, spam] : all) {
+                const double nb = model::score(k->terms, snapshot_).log_odds / settings_.model.calibration_temperature;
+                linear_.learn(k->slots, nb, spam);
+            }
+        }
+    }
+
 private:
     double nb_input() const { return nb_log_odds_ / settings_.model.calibration_temperature; }
 
@@ -209,6 +226,7 @@ void train_and_score_in_memory(const std::vector<const LabelledMessage*>& train,
         model.score(*raw, m->spam);
         if (model.learn(m->spam, false)) ++out.trained;
     }
+    model.consolidate(settings.linear.epochs);
     out.train_seconds += seconds_since(t0);
     t0 = Clock::now();
     for (const auto* m : test) {

@@ -40,6 +40,7 @@ struct LinearParameters {
     std::size_t rehearsal = 0;
     std::size_t replays = 2;
     double replay_margin = 3.0;
+    std::size_t epochs = 0;  // experiment: passes over the samples after a batch
 };
 
 // The linear part of one message's score, with what each part contributed.
