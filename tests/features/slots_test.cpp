@@ -11,7 +11,7 @@
 
 using namespace mailsift::features;
 
-TEST_CASE("slots are the distinct 4-grams of the leading bytes, sorted", "[slots]") {
+TEST_CASE("slots are the distinct 4-grams of the leading bytes", "[slots]") {
     SlotOptions o;
     o.bits = 20;
     o.bag = false;
@@ -20,12 +20,16 @@ TEST_CASE("slots are the distinct 4-grams of the leading bytes, sorted", "[slots
     std::vector<std::uint32_t> out;
     message_slots("abcdabcd", bag, o, out);
     // abcd bcda cdab dabc abcd: four distinct 4-grams.
-    CHECK(out.size() == 4);
-    CHECK(std::is_sorted(out.begin(), out.end()));
-    CHECK(std::adjacent_find(out.begin(), out.end()) == out.end());
-    CHECK(std::binary_search(out.begin(), out.end(), ngram_slot(0x61626364u, 20)));  // "abcd"
+    REQUIRE(out.size() == 4);
+    CHECK(out[0] == ngram_slot(0x61626364u, 20));  // "abcd", first met
+    std::vector<std::uint32_t> sorted = out;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
     for (auto s : out) CHECK(s < (1u << 20));
 
+    // Nothing of one call leaks into the next (the bitmap is cleared).
+    message_slots("abcdabcd", bag, o, out);
+    CHECK(out.size() == 4);
     message_slots("abc", bag, o, out);
     CHECK(out.empty());  // shorter than one 4-gram
 

@@ -30,7 +30,7 @@ std::uint32_t ngram_slot(std::uint32_t gram, unsigned bits);
 // The slot of a feature id (features::feature_id).
 std::uint32_t feature_slot(std::uint64_t id, unsigned bits);
 
-// Fills `out` with the message's distinct slots, sorted.
+// Fills `out` with the message's distinct slots, in the order first met.
 void message_slots(std::string_view raw, const FeatureBag& bag, const SlotOptions& options, std::vector<std::uint32_t>& out);
 
 }  // namespace mailsift::features
