@@ -252,6 +252,11 @@ const std::map<std::string, Setter, std::less<>>& setters() {
          [](Settings& s, std::string_view v) { return parse_double(v, s.linear.replay_margin); }},
         {"linear_epochs",
          [](Settings& s, std::string_view v) { return parse_size(v, s.linear.epochs) && s.linear.epochs <= 100; }},
+        {"linear_hash_bits",
+         [](Settings& s, std::string_view v) {
+             std::size_t n = 0;
+             return parse_size(v, n) && n >= 10 && n <= 24 && (s.linear.hash_bits = static_cast<unsigned>(n), true);
+         }},
         {"linear_features",
          [](Settings& s, std::string_view v) { return parse_bool(v, s.slots.bag); }},
         {"feature_confidence",

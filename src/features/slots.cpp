@@ -17,22 +17,25 @@ std::uint32_t feature_slot(std::uint64_t id, unsigned bits) {
 }
 
 void message_slots(std::string_view raw, const FeatureBag& bag, const SlotOptions& options, std::vector<std::uint32_t>& out) {
-    out.clear();
     const std::size_t n = std::min(raw.size(), options.ngram_bytes);
-    out.reserve((n > 3 ? n - 3 : 0) + (options.bag ? bag.size() : 0));
-    // Each slot once: a bitmap of 2^bits bits per thread (128 KiB at 20 bits,
-    // within L2), set as slots are met and cleared again from `out` at the end.
-    // Sorting the slots instead cost more than the rest of scoring together.
+    const std::size_t most = (n > 3 ? n - 3 : 0) + (options.bag ? bag.size() : 0);
+    if (out.size() < most) out.resize(most);
+    // Each slot once: a bitmap of 2^bits bits per thread (32 KiB at 18 bits),
+    // set as slots are met and cleared again from `out` at the end. Sorting the
+    // slots instead cost more than the rest of scoring together. Written without
+    // a branch on "new or not": the slot is always stored, the count moves by one
+    // only when it was new.
     thread_local std::vector<std::uint64_t> seen;
     const std::size_t words = (std::size_t{1} << options.bits) / 64 + 1;
     if (seen.size() < words) seen.assign(words, 0);
+    std::uint32_t* const first = out.data();
+    std::size_t kept = 0;
     auto keep = [&](std::uint32_t slot) {
         std::uint64_t& w = seen[slot >> 6];
         const std::uint64_t bit = std::uint64_t{1} << (slot & 63);
-        if ((w & bit) == 0) {
-            w |= bit;
-            out.push_back(slot);
-        }
+        first[kept] = slot;
+        kept += (w & bit) == 0 ? 1 : 0;
+        w |= bit;
     };
     std::uint32_t window = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -42,6 +45,7 @@ void message_slots(std::string_view raw, const FeatureBag& bag, const SlotOption
     if (options.bag) {
         for (const auto& e : bag.entries()) keep(feature_slot(e.id, options.bits));
     }
+    out.resize(kept);
     for (std::uint32_t slot : out) seen[slot >> 6] = 0;
 }
 

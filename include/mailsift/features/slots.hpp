@@ -20,7 +20,7 @@
 namespace mailsift::features {
 
 struct SlotOptions {
-    unsigned bits = 20;               // 2^bits slots
+    unsigned bits = 18;               // 2^bits slots (the linear model's hash_bits)
     std::size_t ngram_bytes = 3000;   // 4-grams of this many leading bytes of the raw message (0 = none)
     bool bag = true;                  // the FeatureBag's features too
 };

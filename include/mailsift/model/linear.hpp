@@ -27,7 +27,7 @@ namespace mailsift::model {
 using Slot = std::uint32_t;
 
 struct LinearParameters {
-    unsigned hash_bits = 20;   // 2^20 weights (4 MiB of floats)
+    unsigned hash_bits = 18;   // 2^18 weights (1 MiB of floats)
     double rate = 0.002;       // η for feature weights and the bias
     double nb_rate = 0.002;    // η_u for the weight of the naive-Bayes input
     double nb_clip = 30.0;     // |nb(x)| is clipped here, so one message cannot swing u
