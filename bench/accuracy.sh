@@ -228,6 +228,18 @@ ms_split() {
     put "$d" db "$(size_of "$d/m.db"*)"
 }
 
+# evaluate_report DIR: the metrics of a mailsift evaluate run that wrote DIR/raw
+# (--scores: PATH LABEL VERDICT P LOG_ODDS) and DIR/json, learning in memory.
+evaluate_report() {
+    local d=$1
+    # PATH LABEL VERDICT P LOG_ODDS -> LABEL LOG_ODDS VERDICT P
+    awk -F'\t' -v OFS='\t' '{ print $2, $5, $3, $4 }' "$d/raw" >"$d/scores"
+    metrics "$d"
+    put "$d" cpu_total "$(cpu_total)"
+    put "$d" learned "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trained"])' "$d/json")"
+    put "$d" db "in memory"
+}
+
 # ms_split_in_memory LIST MODE: ms_split for model = linear: the training half,
 # then the test half, in one index; evaluate --split head:F tests exactly the
 # test half (F = (n_train - 1/2) / n), --class-sorted for MODE class.
@@ -239,14 +251,10 @@ ms_split_in_memory() {
     cat "$t/train" "$t/test" >"$d/index"
     n_train=$(wc -l <"$t/train"); n=$(wc -l <"$d/index")
     cpu "$mailsift" --config "$config" evaluate --index "$d/index" \
-        --split "head:$(awk -v a="$n_train" -v b="$n" 'BEGIN { printf "%.9f", (a - 0.5) / b }')" $order \
+        --split "head:$(awk -v a="$n_train" -v b="$n" 'BEGIN { printf "%.9f", (a - 0.5) / b }')" ${order:+"$order"} \
         --json --scores "$d/raw" >"$d/json" 2>>"$d/log" || rc=$?
     exit_note "$d" "mailsift evaluate --split ${order:-(arrival order)}" "$rc"
-    awk -F'\t' -v OFS='\t' '{ print $2, $5, $3, $4 }' "$d/raw" >"$d/scores"
-    metrics "$d"
-    put "$d" cpu_total "$(cpu_total)"
-    put "$d" learned "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trained"])' "$d/json")"
-    put "$d" db "in memory"
+    evaluate_report "$d"
 }
 
 # ms_online LIST: evaluate --online on the list's index.
@@ -256,12 +264,7 @@ ms_online() {
     mkdir -p "$d"; : >"$cpuf"
     cpu "$mailsift" --config "$config" evaluate --index "$t/index" --online --json --scores "$d/raw" >"$d/json" 2>>"$d/log" || rc=$?
     exit_note "$d" "mailsift evaluate --online" "$rc"
-    # PATH LABEL VERDICT P LOG_ODDS -> LABEL LOG_ODDS VERDICT P
-    awk -F'\t' -v OFS='\t' '{ print $2, $5, $3, $4 }' "$d/raw" >"$d/scores"
-    metrics "$d"
-    put "$d" cpu_total "$(cpu_total)"
-    put "$d" learned "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trained"])' "$d/json")"
-    put "$d" db "in memory"
+    evaluate_report "$d"
 }
 
 # ---------------------------------------------------------------- bogofilter jobs

@@ -77,6 +77,18 @@ private:
     std::unordered_set<std::string> set_;
 };
 
+// The message at `path`, or nothing (counted as unreadable) when it cannot be
+// read or is no message at all.
+std::optional<std::string> load_usable(const Loader& load, const std::string& path, const engine::Settings& settings,
+                                       Run& out) {
+    auto raw = load(path);
+    if (!raw || engine::refused(engine::check_message(*raw, raw->size(), settings.limits))) {
+        ++out.unreadable;
+        return std::nullopt;
+    }
+    return raw;
+}
+
 // A model that learns in memory, as the store would hold it: the naive-Bayes
 // counts, the linear scorer's weights when it is on, and the contacts learned
 // from ham.
@@ -195,11 +207,8 @@ void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const 
     InMemoryModel model(settings);
     for (const auto& m : corpus) {
         tick();
-        const auto raw = load(m.path);
-        if (!raw || engine::refused(engine::check_message(*raw, raw->size(), settings.limits))) {
-            ++out.unreadable;
-            continue;
-        }
+        const auto raw = load_usable(load, m.path, settings, out);
+        if (!raw) continue;
         auto t0 = Clock::now();
         out.scored.push_back(model.score(*raw, m.spam));
         out.scored_paths.push_back(m.path);
@@ -218,11 +227,8 @@ void train_and_score_in_memory(const std::vector<const LabelledMessage*>& train,
     auto t0 = Clock::now();
     for (const auto* m : train) {
         tick();
-        const auto raw = load(m->path);
-        if (!raw || engine::refused(engine::check_message(*raw, raw->size(), settings.limits))) {
-            ++out.unreadable;
-            continue;
-        }
+        const auto raw = load_usable(load, m->path, settings, out);
+        if (!raw) continue;
         model.score(*raw, m->spam);
         if (model.learn(m->spam, false)) ++out.trained;
     }
@@ -231,11 +237,8 @@ void train_and_score_in_memory(const std::vector<const LabelledMessage*>& train,
     t0 = Clock::now();
     for (const auto* m : test) {
         tick();
-        const auto raw = load(m->path);
-        if (!raw || engine::refused(engine::check_message(*raw, raw->size(), settings.limits))) {
-            ++out.unreadable;
-            continue;
-        }
+        const auto raw = load_usable(load, m->path, settings, out);
+        if (!raw) continue;
         out.scored.push_back(model.score(*raw, m->spam));
         out.scored_paths.push_back(m->path);
     }
