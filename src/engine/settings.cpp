@@ -237,13 +237,6 @@ const std::map<std::string, Setter, std::less<>>& setters() {
          }},
         {"linear_ngram_bytes",
          [](Settings& s, std::string_view v) { return parse_size(v, s.slots.ngram_bytes) && s.slots.ngram_bytes <= 1024 * 1024; }},
-        {"linear_update",
-         [](Settings& s, std::string_view v) {
-             if (v == "sgd") return s.linear.update = 0, true;
-             if (v == "normalized") return s.linear.update = 1, true;
-             if (v == "adagrad") return s.linear.update = 2, true;
-             return false;
-         }},
         {"linear_rehearsal",
          [](Settings& s, std::string_view v) { return parse_size(v, s.linear.rehearsal); }},
         {"linear_replays",

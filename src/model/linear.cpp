@@ -27,21 +27,9 @@ LinearScore LinearModel::score(std::span<const Slot> slots, double nb) const {
 double LinearModel::learn(std::span<const Slot> slots, double nb, bool spam) {
     const LinearScore s = score(slots, nb);
     const double g = (spam ? 1.0 : 0.0) - probability_from_log_odds(s.z());
-    if (params_.update == 2) {
-        if (squares_.empty()) squares_.assign(weights_.size(), 0.0f);
-        const auto g2 = static_cast<float>(g * g);
-        for (Slot j : slots) {
-            float& q = squares_[j & mask_];
-            q += g2;
-            weights_[j & mask_] += static_cast<float>(params_.rate * g / std::sqrt(q + 1e-6));
-        }
-        bias_ += params_.rate * g * 0.1;
-    } else {
-        const double n = params_.update == 1 ? static_cast<double>(std::max<std::size_t>(slots.size(), 1)) : 1.0;
-        const auto step = static_cast<float>(params_.rate * g / n);
-        for (Slot j : slots) weights_[j & mask_] += step;
-        bias_ += params_.rate * g / n;
-    }
+    const auto step = static_cast<float>(params_.rate * g);
+    for (Slot j : slots) weights_[j & mask_] += step;
+    bias_ += params_.rate * g;
     nb_weight_ += params_.nb_rate * g * s.nb_input;
     return g;
 }

@@ -991,7 +991,7 @@ TEST_CASE("model = linear is evaluated in memory, and refused where it would nee
     Sandbox sb;
     const std::string index = std::string(MAILSIFT_TEST_DATA) + "/corpus/index";
     const auto conf = sb.dir / "linear.conf";
-    std::ofstream(conf) << "model = linear\nlinear_rehearsal = 3\nlinear_update = adagrad\nlinear_rate = 0.03\n";
+    std::ofstream(conf) << "model = linear\nlinear_rehearsal = 3\nlinear_epochs = 2\n";
     const std::string with = "--config " + conf.string() + " ";
 
     const auto online = sb.mailsift(with + "evaluate --index " + index + " --online --train-margin 0 --json");
