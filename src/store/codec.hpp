@@ -51,9 +51,13 @@ class ScanDictionary {
 public:
     ScanDictionary(std::int64_t id, std::string_view bytes);
     std::int64_t id() const { return id_; }
+    // Whether `bytes` are this dictionary's: a row of another database (or of
+    // this one after it was replaced) may carry the same id.
+    bool same_bytes(std::string_view bytes) const;
 
 private:
     friend class ScanEncoder;
+    friend class ScanPacker;
     friend std::optional<std::string> decompress_scan(std::string_view, const ScanDictionary*);
     struct Compiled;
     std::int64_t id_;
@@ -82,6 +86,8 @@ public:
     ScanEncoder& operator=(const ScanEncoder&) = delete;
     // The lines in, the stored blob out (lines without a tab are dropped).
     std::string encode(std::string_view lines);
+    // The same from grouped text (group_scan_lines, decompress_scan).
+    std::string encode_grouped(std::string_view grouped);
 
 private:
     struct Context;

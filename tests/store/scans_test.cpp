@@ -267,3 +267,57 @@ TEST_CASE("A schema 3 database with many text scans gets a dictionary as it migr
         REQUIRE(sorted_lines(db.find_scan(scan.id)->features) == sorted_lines(scan.features));
     }
 }
+
+TEST_CASE("Scans packed where they were scored are written as they are, or packed again for another database",
+          "[store]") {
+    FOR_EACH_BACKEND(raw);
+    mailsift::testing::TestStore other_raw(raw_kind);  // another database: its own dictionary under the same id
+    const auto opened = raw.open();
+    store::Database& db = *opened;
+    const auto other_opened = other_raw.open();
+    store::Database& other = *other_opened;
+
+    // Before a database has a dictionary, scans are packed without one.
+    const auto lines = scans_at(400, 1, 0).scans[0].features;
+    const auto packed_id = [](std::uint8_t n) {
+        store::Digest id{};
+        id[0] = n;
+        id[2] = 1;  // apart from scans_at()'s
+        return id;
+    };
+    store::Recording first;
+    first.packed.push_back(store::ScanPacker().pack(packed_id(1), 900, model::Verdict::spam, lines));
+    db.record(first);
+    REQUIRE(raw.value("SELECT count(*) FROM signatures WHERE dictionary IS NULL") == 1);
+
+    db.record(scans_at(0, 250, 1000));
+    other.record(scans_at(1000, 250, 1000));
+    const store::ScanPacker packer = db.scan_packer(1000);
+    REQUIRE(raw.value("SELECT count(*) FROM scan_dictionaries") == 1);
+    REQUIRE(other_raw.value("SELECT count(*) FROM scan_dictionaries") == 1);  // id 1 too, other bytes
+
+    const auto packed = packer.pack(packed_id(2), 1001, model::Verdict::ham, lines);
+    store::Recording here, there;
+    here.packed.push_back(packed);
+    there.packed.push_back(packed);
+    db.record(here);
+    other.record(there);
+    // Here: its dictionary, the bytes as packed. There: packed again with that database's own.
+    REQUIRE(raw.value("SELECT dictionary FROM signatures WHERE scanned_at = 1001") ==
+            raw.value("SELECT max(id) FROM scan_dictionaries"));
+    REQUIRE(raw.value("SELECT length(features) FROM signatures WHERE scanned_at = 1001") ==
+            static_cast<std::int64_t>(packed.blob.size()));
+    REQUIRE(other_raw.value("SELECT dictionary FROM signatures WHERE scanned_at = 1001") ==
+            other_raw.value("SELECT max(id) FROM scan_dictionaries"));
+    REQUIRE(raw.value("SELECT last_used FROM scan_dictionaries") == 1001);
+    REQUIRE(other_raw.value("SELECT last_used FROM scan_dictionaries") == 1001);
+    for (auto* d : {&db, &other}) {
+        const auto scan = d->find_scan(packed_id(2));
+        REQUIRE(scan);
+        REQUIRE(scan->verdict == model::Verdict::ham);
+        REQUIRE(sorted_lines(scan->features) == sorted_lines(lines));
+    }
+    const auto fresh = raw.open(Database::Mode::read_only);  // loads the dictionary anew
+    REQUIRE(sorted_lines(fresh->find_scan(packed_id(2))->features) == sorted_lines(lines));
+    REQUIRE(sorted_lines(fresh->find_scan(packed_id(1))->features) == sorted_lines(lines));
+}

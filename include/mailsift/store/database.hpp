@@ -121,9 +121,39 @@ struct Scan {
     std::string features;  // "feature<TAB>count" lines, as scored
 };
 
+class ScanDictionary;  // the store's own (a zstd dictionary of a database's scans)
+
+// A scan in its stored form: the features grouped and compressed by a
+// ScanPacker on the thread that scored them, so that what waits for the
+// recorder's writer is a few hundred bytes rather than the feature text, and
+// the writer only writes.
+struct PackedScan {
+    Digest id{};
+    std::int64_t scanned_at = 0;
+    model::Verdict verdict = model::Verdict::unsure;
+    std::shared_ptr<const ScanDictionary> dictionary;  // what `blob` was compressed with; null: none
+    std::string blob;
+};
+
+// Packs scans with the dictionary a database gave (Database::scan_packer), or
+// none. pack() may be called from any number of threads at once.
+class ScanPacker {
+public:
+    ScanPacker() = default;  // no dictionary: before the database is first read
+    explicit ScanPacker(std::shared_ptr<const ScanDictionary> dictionary) : dictionary_(std::move(dictionary)) {}
+    // `lines` as Scan::features ("feature<TAB>count" lines).
+    PackedScan pack(const Digest& id, std::int64_t scanned_at, model::Verdict verdict, std::string_view lines) const;
+
+private:
+    std::shared_ptr<const ScanDictionary> dictionary_;
+};
+
 // What the daemon's recorder writes in one transaction.
 struct Recording {
     std::vector<Scan> scans;
+    // Written as they are when the database holds their dictionary (a scan
+    // packed for another database, one since replaced, is packed again).
+    std::vector<PackedScan> packed;
     std::vector<Contact> contacts;
     std::vector<std::pair<std::string, std::int64_t>> counter_increments;
 };
@@ -218,6 +248,10 @@ public:
     virtual std::optional<Scan> find_scan(const Digest& id) = 0;
     // One transaction; read_write only.
     virtual void record(const Recording& r) = 0;
+    // The packer for scans recorded from now on: with the newest dictionary,
+    // after learning a new one from the scans recorded when one is due
+    // (read_write; read_only gives the newest as it is).
+    virtual ScanPacker scan_packer(std::int64_t now) = 0;
     // Deletes scans recorded before `before` (and corrections deferred before
     // then whose scan never came); returns how many scans.
     virtual std::size_t prune_scans(std::int64_t before) = 0;

@@ -43,6 +43,7 @@ public:
 
     std::optional<Scan> find_scan(const Digest& id) override;
     void record(const Recording& r) override;
+    ScanPacker scan_packer(std::int64_t now) override;
     std::size_t prune_scans(std::int64_t before) override;
     bool has_deferred_corrections() override;
     CorrectionCounts corrections_since(std::int64_t since) override;
