@@ -92,7 +92,7 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
             mime_limits = c.limits_hit;
             const auto digest = engine::message_digest(t.message);
             answer = answer_scored(t, actions, c, d, engine::signature_text(digest));
-            if (d.record_signatures) recorder.scan({digest, now, c.score.verdict, c.features});
+            if (d.record_signatures) recorder.scan(digest, now, c.score.verdict, c.features);
             verdict = std::string(model::to_string(c.score.verdict)) + " p=" + std::to_string(c.score.probability) +
                       " log-odds=" + std::to_string(c.score.log_odds);
             metric_verdict = c.score.verdict == model::Verdict::spam  ? Metrics::Verdict::spam

@@ -159,8 +159,11 @@ int main(int argc, char** argv) {
         asio::io_context io(1);
         daemon::Scorer scorer(resolved.database, resolved.settings);
         daemon::Metrics metrics;
-        daemon::Recorder recorder({resolved.database, resolved.settings.daemon.stats_interval, 20000,
-                                   resolved.settings.daemon.signature_keep, resolved.settings, &metrics});
+        daemon::Recorder recorder({.database = resolved.database,
+                                   .interval = resolved.settings.daemon.stats_interval,
+                                   .keep_scans = resolved.settings.daemon.signature_keep,
+                                   .settings = resolved.settings,
+                                   .metrics = &metrics});
         // A deleted or replaced database is counted where 'mailsift stats' shows it.
         scorer.on_event([&recorder](const std::string& name) { recorder.count(name); });
         daemon::Server server(io, scorer, recorder, metrics, resolved.settings);

@@ -19,17 +19,35 @@ Recorder::~Recorder() {
     thread_.join();
 }
 
-void Recorder::scan(store::Scan s) {
-    std::lock_guard lock(mutex_);
-    if (pending_.scans.size() >= options_.max_queued_scans) {
+void Recorder::scan(const store::Digest& id, std::int64_t scanned_at, model::Verdict verdict, std::string_view lines) {
+    std::shared_ptr<const store::ScanPacker> packer;
+    {
+        std::lock_guard lock(packer_mutex_);
+        packer = packer_;
+    }
+    store::PackedScan p;
+    try {
+        p = packer->pack(id, scanned_at, verdict, lines);
+    } catch (const std::exception& e) {  // out of memory in the compressor: the scan goes, the verdict stays
+        log_warning(std::string("could not pack a scan to record (dropped): ") + e.what());
+        std::lock_guard lock(mutex_);
         ++counters_["scans_dropped"];
         if (options_.metrics) options_.metrics->scans_dropped(1);
         return;
     }
-    pending_.scans.push_back(std::move(s));
-    if (options_.metrics) options_.metrics->scans_waiting(pending_.scans.size());
-    // Busy: write now rather than at the interval, before the queue fills and drops.
-    if (pending_.scans.size() == early_write_at() && failures_ == 0) wake_.notify_one();
+    const std::size_t bytes = cost(p);
+    std::lock_guard lock(mutex_);
+    if (pending_bytes_ + bytes > options_.max_queued_bytes) {
+        ++counters_["scans_dropped"];
+        if (options_.metrics) options_.metrics->scans_dropped(1);
+        return;
+    }
+    const bool was_ready = batch_ready();
+    pending_.packed.push_back(std::move(p));
+    pending_bytes_ += bytes;
+    if (options_.metrics) options_.metrics->scans_waiting(pending_.packed.size());
+    // A batch is ready: write it now rather than at the interval.
+    if (!was_ready && batch_ready() && failures_ == 0) wake_.notify_one();
 }
 
 void Recorder::contact(std::string address, std::string source, std::int64_t now) {
@@ -54,7 +72,7 @@ void Recorder::run() {
     for (;;) {
         wake_.wait_for(lock, options_.interval, [&] {
             return stopping_ || flush_requests_ > flushes_done_ ||
-                   (failures_ == 0 && pending_.scans.size() >= early_write_at());  // after a failure: the interval
+                   (failures_ == 0 && batch_ready());  // after a failure: the interval
         });
         const std::uint64_t requested = flush_requests_;
         write_batch(lock);
@@ -71,13 +89,14 @@ void Recorder::run() {
 void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
     store::Recording batch;
     std::swap(batch, pending_);
+    pending_bytes_ = 0;
     for (const auto& [name, n] : counters_) {
         if (n != 0) batch.counter_increments.emplace_back(name, n);
     }
     counters_.clear();
     const auto now = std::chrono::steady_clock::now();
     const bool prune = now - last_prune_ > std::chrono::hours(1);
-    if (batch.scans.empty() && batch.contacts.empty() && batch.counter_increments.empty() && !prune) return;
+    if (batch.packed.empty() && batch.contacts.empty() && batch.counter_increments.empty() && !prune) return;
     lock.unlock();
     std::string problem;
     bool pruned_ok = false;
@@ -100,6 +119,15 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
                 log_warning(std::string("could not prune old signatures (trying again later): ") + e.what());
             }
         }
+        // Committed above already: without a new packer, scans are packed as before.
+        try {
+            auto packer = std::make_shared<const store::ScanPacker>(db.scan_packer(static_cast<std::int64_t>(std::time(nullptr))));
+            std::lock_guard packer_lock(packer_mutex_);
+            packer_ = std::move(packer);
+        } catch (const std::exception& e) {
+            log_warning(std::string("could not read the dictionary new scans are compressed with (trying again at "
+                                    "the next write): ") + e.what());
+        }
     } catch (const std::exception& e) {
         problem = e.what();
     }
@@ -113,11 +141,11 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
         ++counters_["record_failures"];
         restore(batch);
         if (stopping_) {
-            log_warning("stopping: " + std::to_string(pending_.scans.size()) +
+            log_warning("stopping: " + std::to_string(pending_.packed.size()) +
                         " signature(s) and the counters kept in memory cannot be written and are lost: " + problem);
         } else if (failures_++ == 0) {  // once per outage, not once per retry
             outage_began_ = std::chrono::steady_clock::now();
-            log_warning("could not record " + std::to_string(pending_.scans.size()) +
+            log_warning("could not record " + std::to_string(pending_.packed.size()) +
                         " signature(s) and the counters; keeping them in memory and retrying every " +
                         std::to_string(options_.interval.count()) + " ms (scoring goes on): " + problem);
         }
@@ -125,10 +153,10 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
         const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - outage_began);
         log_info("recording works again after " + std::to_string(failures_) + " failed attempt(s) over " +
                  std::to_string(seconds.count()) + " s; the signatures and counters kept in memory are written (" +
-                 std::to_string(batch.scans.size()) + " signature(s))");
+                 std::to_string(batch.packed.size()) + " signature(s))");
         failures_ = 0;
     }
-    if (options_.metrics) options_.metrics->recorder_write(problem.empty(), pending_.scans.size());
+    if (options_.metrics) options_.metrics->recorder_write(problem.empty(), pending_.packed.size());
 }
 
 // Committed after the batch: a failure here leaves the corrections waiting for the next write.
@@ -146,12 +174,15 @@ void Recorder::apply_deferred_corrections(store::Database& db) {
 
 // With the lock held: puts a batch that could not be written back in front of what came since.
 void Recorder::restore(store::Recording& batch) {
-    auto& scans = pending_.scans;
-    batch.scans.insert(batch.scans.end(), std::make_move_iterator(scans.begin()), std::make_move_iterator(scans.end()));
-    scans = std::move(batch.scans);
-    if (scans.size() > options_.max_queued_scans) {
-        // The oldest go first: a correction is likelier for recent mail.
-        const std::size_t excess = scans.size() - options_.max_queued_scans;
+    auto& scans = pending_.packed;
+    batch.packed.insert(batch.packed.end(), std::make_move_iterator(scans.begin()), std::make_move_iterator(scans.end()));
+    scans = std::move(batch.packed);
+    pending_bytes_ = 0;
+    for (const auto& p : scans) pending_bytes_ += cost(p);
+    // The oldest go first: a correction is likelier for recent mail.
+    std::size_t excess = 0;
+    while (excess < scans.size() && pending_bytes_ > options_.max_queued_bytes) pending_bytes_ -= cost(scans[excess++]);
+    if (excess > 0) {
         scans.erase(scans.begin(), scans.begin() + static_cast<std::ptrdiff_t>(excess));
         counters_["scans_dropped"] += static_cast<std::int64_t>(excess);
         if (options_.metrics) options_.metrics->scans_dropped(excess);
@@ -160,8 +191,8 @@ void Recorder::restore(store::Recording& batch) {
     batch.contacts.insert(batch.contacts.end(), std::make_move_iterator(contacts.begin()),
                           std::make_move_iterator(contacts.end()));
     contacts = std::move(batch.contacts);
-    if (contacts.size() > options_.max_queued_scans) {
-        const std::size_t excess = contacts.size() - options_.max_queued_scans;
+    if (contacts.size() > options_.max_queued_contacts) {
+        const std::size_t excess = contacts.size() - options_.max_queued_contacts;
         contacts.erase(contacts.begin(), contacts.begin() + static_cast<std::ptrdiff_t>(excess));
         counters_["contacts_dropped"] += static_cast<std::int64_t>(excess);
     }

@@ -1,15 +1,19 @@
 // The daemon's only writer: scans (features under their signature), contacts
 // from outgoing mail, and counters, queued by scoring threads without waiting
 // and written by one thread in a transaction every few seconds, or as soon as
-// half of max_queued_scans are waiting (a busy server). If the
-// database cannot be written (missing, locked, read-only, disk full), the
-// problem is said once in the log and the batch stays in memory to be retried
-// every interval: counters are never lost (each failed attempt is counted as
-// record_failures), scans and contacts are kept up to max_queued_scans each
-// (the oldest beyond are dropped and counted as scans_dropped and
-// contacts_dropped). Scoring never waits for it and mail is never held for it.
-// After each write it trains the corrections that came by signature before
-// their scan (mailsift correct --signature, deferred in the database).
+// a batch of scans is ready (batch_bytes of them: a busy server). A scan is
+// packed (grouped and compressed, store::ScanPacker) on the scoring thread
+// that queues it, so the queue holds a few hundred bytes a scan and the writer
+// only writes; the queue is bounded by those bytes. If the database cannot be
+// written (missing, locked, read-only, disk full), the problem is said once in
+// the log and the batch stays in memory to be retried every interval:
+// counters are never lost (each failed attempt is counted as
+// record_failures), scans are kept up to max_queued_bytes and contacts up to
+// max_queued_contacts (the oldest beyond are dropped and counted as
+// scans_dropped and contacts_dropped). Scoring never waits for it and mail is
+// never held for it. After each write it trains the corrections that came by
+// signature before their scan (mailsift correct --signature, deferred in the
+// database), and takes the database's packer for the scans that follow.
 #pragma once
 
 #include <algorithm>
@@ -18,8 +22,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -34,7 +40,13 @@ public:
     struct Options {
         std::filesystem::path database;
         std::chrono::milliseconds interval{5000};
-        std::size_t max_queued_scans = 20000;   // beyond: drop (counted as scans_dropped)
+        // Scans waiting, in their packed size plus their bookkeeping: about 60,000 scans
+        // (a quarter of an hour at 70 messages a second); beyond (an outage), the
+        // oldest are dropped and counted as scans_dropped.
+        std::size_t max_queued_bytes = 32u << 20;
+        // Scans waiting that start a write before the interval is up (about 2,000 scans).
+        std::size_t batch_bytes = 1u << 20;
+        std::size_t max_queued_contacts = 20000;  // beyond: the oldest dropped (contacts_dropped)
         std::chrono::seconds keep_scans{14 * 86400};
         engine::Settings settings;  // how a deferred correction is trained (train_on_error, batch size)
         Metrics* metrics = nullptr;  // told of each write attempt and what waits
@@ -44,7 +56,8 @@ public:
     Recorder(const Recorder&) = delete;
     Recorder& operator=(const Recorder&) = delete;
 
-    void scan(store::Scan s);
+    // Packs the scan ("feature<TAB>count" lines, as scored) on the calling thread, then queues it.
+    void scan(const store::Digest& id, std::int64_t scanned_at, model::Verdict verdict, std::string_view lines);
     void contact(std::string address, std::string source, std::int64_t now);
     void count(const std::string& name, std::int64_t n = 1);
     // Writes now and waits for it (tests, shutdown).
@@ -55,13 +68,17 @@ private:
     void write_batch(std::unique_lock<std::mutex>& lock);
     void restore(store::Recording& batch);
     void apply_deferred_corrections(store::Database& db);
-    // Scans queued that start a write before the interval is up (half the cap).
-    std::size_t early_write_at() const { return std::max<std::size_t>(1, options_.max_queued_scans / 2); }
+    // What a packed scan holds of the queue's bytes.
+    static std::size_t cost(const store::PackedScan& p) { return sizeof p + p.blob.capacity(); }
+    bool batch_ready() const { return pending_bytes_ >= std::min(options_.batch_bytes, options_.max_queued_bytes / 2); }
 
     Options options_;
     std::mutex mutex_;
     std::condition_variable wake_, written_;
-    store::Recording pending_;
+    store::Recording pending_;  // its packed scans and contacts
+    std::size_t pending_bytes_ = 0;  // cost() of pending_.packed
+    std::mutex packer_mutex_;
+    std::shared_ptr<const store::ScanPacker> packer_ = std::make_shared<const store::ScanPacker>();
     std::map<std::string, std::int64_t> counters_;
     std::uint64_t flush_requests_ = 0, flushes_done_ = 0;
     bool stopping_ = false;

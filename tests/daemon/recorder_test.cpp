@@ -1,0 +1,145 @@
+// The recorder on its own, against a real store: scans queued faster than it
+// writes are all written, and an outage keeps them up to the byte cap.
+// No timing thresholds: what is checked is what was written and dropped.
+#include "recorder.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "../support/backends.hpp"
+#include "../support/temp_dir.hpp"
+
+namespace {
+
+using namespace mailsift;
+using mailsift::testing::TempDir;
+
+// Scan lines with the shape of mail (as tests/store/scans_test.cpp): a few
+// common words and a long tail, headers and hosts that vary by sender.
+std::string typical_scan(int seed) {
+    static const char* const syllables[] = {"ka", "lo", "mi", "ne", "ru", "sta", "ber", "don", "fi", "gal",
+                                            "ho", "jen", "tor", "vex", "quo", "pri", "zel", "am", "ost", "ul"};
+    std::uint32_t x = 2654435761u * static_cast<std::uint32_t>(seed + 1);
+    auto next = [&x] { return x = x * 1664525u + 1013904223u; };
+    auto word = [&](std::uint32_t n) {
+        std::string w;
+        for (int k = 0; k < 3; ++k, n /= 20) w += syllables[n % 20];
+        return w;
+    };
+    std::map<std::string, int> features;
+    for (int i = 0; i < 170; ++i) {
+        const std::uint32_t r = next() >> 8;
+        ++features["w:" + word(r % 8 == 0 ? r % 3000 : r % 300)];
+    }
+    for (int i = 0; i < 6; ++i) ++features["url:host:www." + word((next() >> 8) % 500) + ".com"];
+    ++features["hdr:from:" + word(static_cast<std::uint32_t>(seed) % 400) + "@example.org"];
+    std::string lines;
+    for (const auto& [text, n] : features) lines += text + "\t" + std::to_string(n) + "\n";
+    return lines;
+}
+
+store::Digest digest(int i) {
+    store::Digest id{};
+    for (int k = 0; k < 4; ++k) id[static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(i >> (8 * k));
+    id[15] = 0x5a;
+    return id;
+}
+
+std::vector<std::string> sorted_lines(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::int64_t counter(store::Database& db, const std::string& name) {
+    for (const auto& [n, v] : db.counters()) {
+        if (n == name) return v;
+    }
+    return 0;
+}
+
+// Options that write only when a batch is ready or on flush(): the interval never comes in a test.
+daemon::Recorder::Options options(const std::string& location) {
+    daemon::Recorder::Options o;
+    o.database = location;
+    o.interval = std::chrono::hours(1);
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("Scans queued faster than the recorder writes are all written, none dropped", "[recorder]") {
+    FOR_EACH_BACKEND(store_);
+    store_.open();  // the recorder never creates a database
+    // More than one stats_interval (5 s) of scans at the daemon's full rate (about
+    // 3,500 a second), and more than the 20,000 the queue held as feature text,
+    // queued from two threads at once as fast as they can: scoring never waits
+    // for the writer, and nothing is dropped while the store is healthy.
+    constexpr int per_thread = 12500, threads = 2, total = per_thread * threads;
+    std::vector<std::string> lines(64);
+    for (int i = 0; i < 64; ++i) lines[static_cast<std::size_t>(i)] = typical_scan(i);
+    const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
+    {
+        daemon::Recorder recorder(options(store_.location()));
+        std::vector<std::thread> scorers;
+        for (int t = 0; t < threads; ++t) {
+            scorers.emplace_back([&, t] {
+                for (int i = t * per_thread; i < (t + 1) * per_thread; ++i) {
+                    recorder.scan(digest(i), now, model::Verdict::ham, lines[static_cast<std::size_t>(i % 64)]);
+                }
+            });
+        }
+        for (auto& s : scorers) s.join();
+        recorder.flush();
+
+        const auto db = store_.open(store::Database::Mode::read_only);
+        CHECK(counter(*db, "scans_dropped") == 0);
+        CHECK(store_.value("SELECT count(*) FROM signatures") == total);
+        for (int i : {0, 1, per_thread, total - 1}) {
+            const auto scan = db->find_scan(digest(i));
+            REQUIRE(scan);
+            CHECK(scan->scanned_at == now);
+            CHECK(sorted_lines(scan->features) == sorted_lines(lines[static_cast<std::size_t>(i % 64)]));
+        }
+
+        // The writes learned a dictionary from the scans (200 are enough), and the
+        // scans queued after them are packed with it on the queuing thread.
+        REQUIRE(store_.value("SELECT count(*) FROM scan_dictionaries") == 1);
+        for (int i = total; i < total + 10; ++i) recorder.scan(digest(i), now, model::Verdict::spam, lines[5]);
+        recorder.flush();
+        CHECK(store_.value("SELECT count(*) FROM signatures WHERE dictionary IS NOT NULL AND verdict = 2") == 10);
+        CHECK(sorted_lines(db->find_scan(digest(total + 3))->features) == sorted_lines(lines[5]));
+    }
+}
+
+TEST_CASE("While the database is missing, scans wait up to the byte cap, those beyond it are dropped and counted",
+          "[recorder]") {
+    TempDir dir;
+    const auto path = dir.path / "later.db";
+    auto o = options(path.string());
+    o.max_queued_bytes = 256 * 1024;  // a few hundred packed scans
+    const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
+    constexpr int queued = 3000;
+    daemon::Recorder recorder(o);
+    for (int i = 0; i < queued; ++i) recorder.scan(digest(i), now, model::Verdict::ham, typical_scan(i));
+    recorder.flush();  // fails: there is no database; the scans stay within the cap
+    store::open(path.string(), store::Database::Mode::read_write);  // the database comes (empty)
+    recorder.flush();
+
+    const auto db = store::open(path.string(), store::Database::Mode::read_only);
+    const std::int64_t dropped = counter(*db, "scans_dropped");
+    std::int64_t written = 0;
+    for (int i = 0; i < queued; ++i) written += db->find_scan(digest(i)) ? 1 : 0;
+    INFO(written << " written, " << dropped << " dropped");
+    CHECK(dropped > 0);
+    CHECK(written > 0);
+    CHECK(written + dropped == queued);
+    CHECK(counter(*db, "record_failures") >= 1);
+}
