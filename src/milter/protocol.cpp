@@ -21,6 +21,8 @@ namespace mailsift::milter {
 namespace {
 
 constexpr std::size_t length_bytes = 4;
+// What an emptied decoder keeps of its buffer (a few ordinary frames).
+constexpr std::size_t retained_buffer_bytes = 16 * 1024;
 
 std::uint32_t load_u32(std::string_view bytes) {
     std::uint32_t v = 0;
@@ -310,7 +312,13 @@ Decoder::Status Decoder::next(Command& out) {
     if (!command) return fail(DecodeError::malformed);
     consumed_ += length_bytes + length;
     if (consumed_ == buffer_.size()) {
-        buffer_.clear();
+        // Emptied: a buffer grown by a large frame (body chunks are up to 64 KiB) is
+        // given back, or every idle connection of a busy MTA would keep one.
+        if (buffer_.capacity() > retained_buffer_bytes) {
+            std::string().swap(buffer_);
+        } else {
+            buffer_.clear();
+        }
         consumed_ = 0;
     }
     out = std::move(*command);
