@@ -224,6 +224,12 @@ ms_learn() {
     done
 }
 
+# ms_counter DB NAME: a mailsiftd counter from mailsift stats (0 when not there yet).
+ms_counter() {
+    "$mailsift" --config "$tmp/empty.conf" --db "$1" stats 2>/dev/null |
+        awk -v n="$2" '$1 == n && $2 ~ /^[0-9]+$/ { v = $2 } END { print v + 0 }'
+}
+
 # start_daemon NAME DB: start mailsiftd on a free port with built-in defaults.
 # Sets DPID, DPORT, DLOG and DLOAD (seconds from the start to "loaded model").
 start_daemon() {
@@ -378,7 +384,10 @@ sec_memory() {
         start_daemon memory "$tmp/daemon.db"
     fi
     local before lgpid t0 now line samples first_t first max max_t last_t last warm first_label
+    local dropped0 messages0 dropped1 messages1 sent i
     before=$(rss_kib "$DPID")
+    # The daemon's counters as mailsift stats shows them (written every stats_interval).
+    dropped0=$(ms_counter "$tmp/daemon.db" scans_dropped) messages0=$(ms_counter "$tmp/daemon.db" messages)
     : >"$tmp/rss"
     "$loadgen" --connect "127.0.0.1:$DPORT" --files-from "$tmp/test.list" --connections "$long_connections" \
         --messages "$long" >"$tmp/long.out" 2>"$tmp/long.err" &
@@ -393,6 +402,14 @@ sec_memory() {
     wait "$lgpid" || true
     sleep 1
     line=$(grep '^connections' "$tmp/long.out" || echo "no summary line")
+    # Until the recorder has written the run's counters (stats_interval, 5 s), at most 30 s.
+    sent=$(kv "$line" messages); [[ $sent =~ ^[0-9]+$ ]] || sent=0
+    for ((i = 0; i < 60; i++)); do
+        messages1=$(ms_counter "$tmp/daemon.db" messages)
+        ((messages1 - messages0 >= sent)) && break
+        sleep 0.5
+    done
+    dropped1=$(ms_counter "$tmp/daemon.db" scans_dropped)
     samples=$(wc -l <"$tmp/rss")
     # first sample after the warm-up (or the first when the run was shorter), max, last
     read -r first_t first max max_t last_t last warm < <(awk -v w="$warmup_seconds" '
@@ -419,7 +436,11 @@ sec_memory() {
     printf '%-44s %s\n' "growth last - first after warm-up" "$(awk -v a="$first" -v b="$last" 'BEGIN { printf "%+.1f MiB (%+.1f%%)", (b - a) / 1024, a ? 100 * (b - a) / a : 0 }')"
     printf '%-44s %s\n' "loadgen errors" "$(kv "$line" errors)$( [[ -s $tmp/long.err ]] && printf ' (%s)' "$(head -n 1 "$tmp/long.err")")"
     printf '%-44s %s\n' "mailsiftd warnings/errors in its log" "$(grep -c '^<[34]>' "$DLOG" || true)"
+    printf '%-44s %s\n' "scans dropped (mailsift stats)" \
+        "$((dropped1 - dropped0)) (messages counted meanwhile: $((messages1 - messages0)))"
     summary memory "VmRSS first after warm-up -> max -> last, MiB" - "$(mib "$first") -> $(mib "$max") -> $(mib "$last")" -
+    summary memory "scans dropped, $long_connections connections" 0 "$((dropped1 - dropped0))" \
+        "$(at_most "$((dropped1 - dropped0))" 0)"
     summary memory "loadgen errors over $long messages" - "$(kv "$line" errors)" -
 }
 
