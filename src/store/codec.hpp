@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -97,5 +99,27 @@ private:
 // The grouped text of a stored blob; nullopt when it is not one a ScanEncoder
 // wrote with this dictionary.
 std::optional<std::string> decompress_scan(std::string_view blob, const ScanDictionary* dictionary);
+
+// A Recording's scans as a backend writes them (signatures rows), the same on
+// every backend. New scans are compressed with dictionary_for(r, newest scan);
+// packed ones are written as they are when held() says this database holds
+// their dictionary (that id, those bytes), else packed again with
+// dictionary_for({}, their time). fail() names a damaged packed scan and throws.
+struct ScanRow {
+    const Digest* id = nullptr;
+    std::int64_t scanned_at = 0;
+    model::Verdict verdict = model::Verdict::unsure;
+    std::int64_t dictionary = 0;  // 0: none (ids start at 1)
+    std::string_view blob;
+};
+struct ScanRows {
+    std::vector<ScanRow> rows;
+    std::map<std::int64_t, std::int64_t> last_use;  // dictionary id -> newest scan written with it
+    std::vector<std::string> owned;                 // the blobs compressed here, which rows point into
+};
+ScanRows scan_rows(const Recording& r,
+                   const std::function<const ScanDictionary*(const Recording&, std::int64_t)>& dictionary_for,
+                   const std::function<bool(const ScanDictionary&)>& held,
+                   const std::function<void(const std::string&)>& fail);
 
 }  // namespace mailsift::store

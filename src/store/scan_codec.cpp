@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "codec.hpp"
@@ -225,6 +226,74 @@ std::optional<std::string> decompress_scan(std::string_view blob, const ScanDict
                    : ZSTD_decompressDCtx(dctx.get(), grouped.data(), grouped.size(), blob.data(), blob.size());
     if (ZSTD_isError(n) || n != grouped.size()) return std::nullopt;
     return grouped;
+}
+
+ScanRows scan_rows(const Recording& r,
+                   const std::function<const ScanDictionary*(const Recording&, std::int64_t)>& dictionary_for,
+                   const std::function<bool(const ScanDictionary&)>& held,
+                   const std::function<void(const std::string&)>& fail) {
+    ScanRows out;
+    auto used = [&out](std::int64_t dictionary, std::int64_t at) {
+        auto& use = out.last_use[dictionary];
+        use = std::max(use, at);
+    };
+    // Compressed before the write lock is taken: the lock is held only for the writes.
+    // The recording's own time (its newest scan) decides when a dictionary is due.
+    std::int64_t last_scan = 0;
+    for (const auto& scan : r.scans) last_scan = std::max(last_scan, scan.scanned_at);
+    const ScanDictionary* d = r.scans.empty() ? nullptr : dictionary_for(r, last_scan);
+    // Every blob made here first, then the rows that point into them (no reallocation after).
+    out.owned.reserve(r.scans.size() + r.packed.size());
+    std::vector<std::int64_t> dictionaries;  // per row
+    std::vector<std::ptrdiff_t> owned_at;     // per row: index into owned, or -1 for the packed blob itself
+    {
+        ScanEncoder encoder(d);
+        for (const auto& scan : r.scans) {
+            owned_at.push_back(static_cast<std::ptrdiff_t>(out.owned.size()));
+            out.owned.push_back(encoder.encode(scan.features));
+            dictionaries.push_back(d ? d->id() : 0);
+        }
+    }
+    if (d) used(d->id(), last_scan);
+    // Each dictionary the packed scans name is checked once; the scans of one
+    // this database does not hold (packed for a database since replaced, or a
+    // dictionary pruned meanwhile) are packed again with the newest here.
+    std::map<const ScanDictionary*, bool> holds;
+    const ScanDictionary* newest = nullptr;
+    bool newest_known = false;
+    for (const PackedScan& p : r.packed) {
+        const ScanDictionary* pd = p.dictionary.get();
+        auto [it, first] = pd ? holds.try_emplace(pd, false) : std::pair{holds.end(), false};
+        if (first) it->second = held(*pd);
+        if (!pd || it->second) {
+            owned_at.push_back(-1);
+            dictionaries.push_back(pd ? pd->id() : 0);
+            if (pd) used(pd->id(), p.scanned_at);
+            continue;
+        }
+        if (!newest_known) {
+            newest = dictionary_for(Recording{}, p.scanned_at);
+            newest_known = true;
+        }
+        const auto grouped = decompress_scan(p.blob, pd);
+        if (!grouped) fail("cannot record signature: a scan waiting to be written is damaged");
+        owned_at.push_back(static_cast<std::ptrdiff_t>(out.owned.size()));
+        out.owned.push_back(ScanEncoder(newest).encode_grouped(*grouped));
+        dictionaries.push_back(newest ? newest->id() : 0);
+        if (newest) used(newest->id(), p.scanned_at);
+    }
+    out.rows.reserve(owned_at.size());
+    for (std::size_t i = 0; i < r.scans.size(); ++i) {
+        const Scan& s = r.scans[i];
+        out.rows.push_back({&s.id, s.scanned_at, s.verdict, dictionaries[i], out.owned[static_cast<std::size_t>(owned_at[i])]});
+    }
+    for (std::size_t j = 0; j < r.packed.size(); ++j) {
+        const PackedScan& p = r.packed[j];
+        const std::size_t i = r.scans.size() + j;
+        const std::string_view blob = owned_at[i] < 0 ? std::string_view(p.blob) : out.owned[static_cast<std::size_t>(owned_at[i])];
+        out.rows.push_back({&p.id, p.scanned_at, p.verdict, dictionaries[i], blob});
+    }
+    return out;
 }
 
 }  // namespace mailsift::store

@@ -13,35 +13,14 @@
 
 #include "../support/backends.hpp"
 #include "../support/temp_dir.hpp"
+#include "../support/typical_scan.hpp"
 
 namespace {
 
 using namespace mailsift;
 using mailsift::testing::TempDir;
 
-// Scan lines with the shape of mail (as tests/store/scans_test.cpp): a few
-// common words and a long tail, headers and hosts that vary by sender.
-std::string typical_scan(int seed) {
-    static const char* const syllables[] = {"ka", "lo", "mi", "ne", "ru", "sta", "ber", "don", "fi", "gal",
-                                            "ho", "jen", "tor", "vex", "quo", "pri", "zel", "am", "ost", "ul"};
-    std::uint32_t x = 2654435761u * static_cast<std::uint32_t>(seed + 1);
-    auto next = [&x] { return x = x * 1664525u + 1013904223u; };
-    auto word = [&](std::uint32_t n) {
-        std::string w;
-        for (int k = 0; k < 3; ++k, n /= 20) w += syllables[n % 20];
-        return w;
-    };
-    std::map<std::string, int> features;
-    for (int i = 0; i < 170; ++i) {
-        const std::uint32_t r = next() >> 8;
-        ++features["w:" + word(r % 8 == 0 ? r % 3000 : r % 300)];
-    }
-    for (int i = 0; i < 6; ++i) ++features["url:host:www." + word((next() >> 8) % 500) + ".com"];
-    ++features["hdr:from:" + word(static_cast<std::uint32_t>(seed) % 400) + "@example.org"];
-    std::string lines;
-    for (const auto& [text, n] : features) lines += text + "\t" + std::to_string(n) + "\n";
-    return lines;
-}
+using mailsift::testing::typical_scan;
 
 store::Digest digest(int i) {
     store::Digest id{};

@@ -99,54 +99,13 @@ ScanPacker PgDatabase::scan_packer(std::int64_t now) {
 
 void PgDatabase::record(const Recording& r) {
     if (mode_ != Mode::read_write) conn_.fail("database was opened read-only");
-    std::int64_t last_scan = 0;
-    for (const auto& scan : r.scans) last_scan = std::max(last_scan, scan.scanned_at);
-    const ScanDictionary* d = r.scans.empty() ? nullptr : dictionary_for_new_scans(r, last_scan);
-    std::vector<std::string> stored;
-    stored.reserve(r.scans.size());
-    ScanEncoder encoder(d);
-    for (const auto& scan : r.scans) stored.push_back(encoder.encode(scan.features));
-    // Packed scans, as on SQLite: a dictionary this database does not hold
-    // (under that id, with those bytes) has its scans packed again with the newest here.
-    std::map<const ScanDictionary*, bool> held;
-    std::map<std::int64_t, std::int64_t> last_use;  // dictionary id -> newest scan
-    struct Repacked {
-        std::int64_t dictionary = 0;  // 0: none (ids start at 1)
-        std::string blob;
-    };
-    std::vector<Repacked> repacked(r.packed.size());
-    const ScanDictionary* newest = nullptr;
-    bool newest_known = false;
-    for (std::size_t i = 0; i < r.packed.size(); ++i) {
-        const PackedScan& p = r.packed[i];
-        const ScanDictionary* pd = p.dictionary.get();
-        if (!pd) continue;
-        auto [it, first] = held.try_emplace(pd, false);
-        if (first) {
-            auto q = conn_.exec("SELECT bytes FROM scan_dictionaries WHERE id = $1", {Param(pd->id())});
-            it->second = q.rows() > 0 && pd->same_bytes(q.bytes(0, 0));
-        }
-        if (it->second) {
-            auto& use = last_use[pd->id()];
-            use = std::max(use, p.scanned_at);
-            continue;
-        }
-        if (!newest_known) {
-            newest = dictionary_for_new_scans(Recording{}, p.scanned_at);
-            newest_known = true;
-        }
-        const auto grouped = decompress_scan(p.blob, pd);
-        if (!grouped) conn_.fail("cannot record signature: a scan waiting to be written is damaged");
-        repacked[i] = {newest ? newest->id() : 0, ScanEncoder(newest).encode_grouped(*grouped)};
-        if (newest) {
-            auto& use = last_use[newest->id()];
-            use = std::max(use, p.scanned_at);
-        }
-    }
-    if (d) {
-        auto& use = last_use[d->id()];
-        use = std::max(use, last_scan);
-    }
+    const ScanRows rows = scan_rows(
+        r, [this](const Recording& rec, std::int64_t at) { return dictionary_for_new_scans(rec, at); },
+        [this](const ScanDictionary& dictionary) {
+            auto q = conn_.exec("SELECT bytes FROM scan_dictionaries WHERE id = $1", {Param(dictionary.id())});
+            return q.rows() > 0 && dictionary.same_bytes(q.bytes(0, 0));
+        },
+        [this](const std::string& what) { conn_.fail(what); });
     // Contacts and counters in one order on every daemon: two recorders never wait on each other in a cycle.
     std::vector<const Contact*> contacts;
     for (const auto& c : r.contacts) contacts.push_back(&c);
@@ -154,27 +113,15 @@ void PgDatabase::record(const Recording& r) {
     std::vector<std::pair<std::string, std::int64_t>> counters = r.counter_increments;
     std::sort(counters.begin(), counters.end());
     transaction([&] {
-        for (std::size_t i = 0; i < r.scans.size(); ++i) {
-            const Scan& scan = r.scans[i];
+        for (const ScanRow& row : rows.rows) {
             conn_.exec(
                 "INSERT INTO signatures (id, scanned_at, verdict, dictionary, features) VALUES ($1, $2, $3, $4, $5)"
                 " ON CONFLICT (id) DO UPDATE SET scanned_at = excluded.scanned_at, verdict = excluded.verdict,"
                 " dictionary = excluded.dictionary, features = excluded.features",
-                {Param::digest(scan.id), Param(scan.scanned_at), Param(static_cast<int>(scan.verdict)),
-                 d ? Param(d->id()) : Param(), Param::bytes(stored[i])});
+                {Param::digest(*row.id), Param(row.scanned_at), Param(static_cast<int>(row.verdict)),
+                 row.dictionary != 0 ? Param(row.dictionary) : Param(), Param::bytes(row.blob)});
         }
-        for (std::size_t i = 0; i < r.packed.size(); ++i) {
-            const PackedScan& p = r.packed[i];
-            const bool again = p.dictionary && !held[p.dictionary.get()];
-            const std::int64_t dictionary = again ? repacked[i].dictionary : p.dictionary ? p.dictionary->id() : 0;
-            conn_.exec(
-                "INSERT INTO signatures (id, scanned_at, verdict, dictionary, features) VALUES ($1, $2, $3, $4, $5)"
-                " ON CONFLICT (id) DO UPDATE SET scanned_at = excluded.scanned_at, verdict = excluded.verdict,"
-                " dictionary = excluded.dictionary, features = excluded.features",
-                {Param::digest(p.id), Param(p.scanned_at), Param(static_cast<int>(p.verdict)),
-                 dictionary != 0 ? Param(dictionary) : Param(), Param::bytes(again ? repacked[i].blob : p.blob)});
-        }
-        for (const auto& [id, when] : last_use) {
+        for (const auto& [id, when] : rows.last_use) {
             conn_.exec("UPDATE scan_dictionaries SET last_used = greatest(last_used, $2) WHERE id = $1",
                        {Param(id), Param(when)});
         }

@@ -122,87 +122,28 @@ ScanPacker SqliteDatabase::scan_packer(std::int64_t now) {
 
 void SqliteDatabase::record(const Recording& r) {
     if (mode_ != Mode::read_write) fail("database was opened read-only");
-    // Compressed before the write lock is taken: the lock is held only for the writes.
-    // The recording's own time (its newest scan) decides when a dictionary is due.
-    std::int64_t last_scan = 0;
-    for (const auto& scan : r.scans) last_scan = std::max(last_scan, scan.scanned_at);
-    const ScanDictionary* d = r.scans.empty() ? nullptr : dictionary_for_new_scans(r, last_scan);
-    std::vector<std::string> stored;
-    stored.reserve(r.scans.size());
-    ScanEncoder encoder(d);
-    for (const auto& scan : r.scans) stored.push_back(encoder.encode(scan.features));
-    // Packed scans: each dictionary they name is checked once against this
-    // database's row of that id; the scans of one it does not hold (packed for
-    // a database since replaced, or a dictionary pruned meanwhile) are packed
-    // again with the newest here. The newest scan per dictionary is its last use.
-    std::map<const ScanDictionary*, bool> held;
-    std::map<std::int64_t, std::int64_t> last_use;  // dictionary id -> newest scan
-    struct Repacked {
-        std::int64_t dictionary = 0;  // 0: none (ids start at 1)
-        std::string blob;
-    };
-    std::vector<Repacked> repacked(r.packed.size());
-    const ScanDictionary* newest = nullptr;
-    bool newest_known = false;
-    for (std::size_t i = 0; i < r.packed.size(); ++i) {
-        const PackedScan& p = r.packed[i];
-        const ScanDictionary* pd = p.dictionary.get();
-        if (!pd) continue;
-        auto [it, first] = held.try_emplace(pd, false);
-        if (first) {
+    const ScanRows rows = scan_rows(
+        r, [this](const Recording& rec, std::int64_t at) { return dictionary_for_new_scans(rec, at); },
+        [this](const ScanDictionary& dictionary) {
             Statement q(db_, "SELECT bytes FROM scan_dictionaries WHERE id = ?1", path_);
-            sqlite3_bind_int64(q.get(), 1, pd->id());
-            it->second = sqlite3_step(q.get()) == SQLITE_ROW &&
-                         pd->same_bytes({static_cast<const char*>(sqlite3_column_blob(q.get(), 0)),
-                                         static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 0))});
-        }
-        if (it->second) {
-            auto& use = last_use[pd->id()];
-            use = std::max(use, p.scanned_at);
-            continue;
-        }
-        if (!newest_known) {
-            newest = dictionary_for_new_scans(Recording{}, p.scanned_at);
-            newest_known = true;
-        }
-        const auto grouped = decompress_scan(p.blob, pd);
-        if (!grouped) fail("cannot record signature: a scan waiting to be written is damaged");
-        repacked[i] = {newest ? newest->id() : 0, ScanEncoder(newest).encode_grouped(*grouped)};
-        if (newest) {
-            auto& use = last_use[newest->id()];
-            use = std::max(use, p.scanned_at);
-        }
-    }
-    if (d) {
-        auto& use = last_use[d->id()];
-        use = std::max(use, last_scan);
-    }
+            sqlite3_bind_int64(q.get(), 1, dictionary.id());
+            return sqlite3_step(q.get()) == SQLITE_ROW &&
+                   dictionary.same_bytes({static_cast<const char*>(sqlite3_column_blob(q.get(), 0)),
+                                          static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 0))});
+        },
+        [this](const std::string& what) { fail(what); });
     exec("BEGIN IMMEDIATE");
     try {
-        for (std::size_t i = 0; i < r.scans.size(); ++i) {
-            const Scan& scan = r.scans[i];
+        for (const ScanRow& row : rows.rows) {
             Use s(st_->upsert_signature);
-            bind_digest(*s, 1, scan.id);
-            sqlite3_bind_int64(*s, 2, scan.scanned_at);
-            sqlite3_bind_int(*s, 3, static_cast<int>(scan.verdict));
-            if (d) sqlite3_bind_int64(*s, 4, d->id());
-            sqlite3_bind_blob(*s, 5, stored[i].data(), static_cast<int>(stored[i].size()), SQLITE_STATIC);
+            bind_digest(*s, 1, *row.id);
+            sqlite3_bind_int64(*s, 2, row.scanned_at);
+            sqlite3_bind_int(*s, 3, static_cast<int>(row.verdict));
+            if (row.dictionary != 0) sqlite3_bind_int64(*s, 4, row.dictionary);
+            sqlite3_bind_blob(*s, 5, row.blob.data(), static_cast<int>(row.blob.size()), SQLITE_STATIC);
             if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot record signature: ") + error_text());
         }
-        for (std::size_t i = 0; i < r.packed.size(); ++i) {
-            const PackedScan& p = r.packed[i];
-            const bool again = p.dictionary && !held[p.dictionary.get()];
-            const std::int64_t dictionary = again ? repacked[i].dictionary : p.dictionary ? p.dictionary->id() : 0;
-            const std::string& blob = again ? repacked[i].blob : p.blob;
-            Use s(st_->upsert_signature);
-            bind_digest(*s, 1, p.id);
-            sqlite3_bind_int64(*s, 2, p.scanned_at);
-            sqlite3_bind_int(*s, 3, static_cast<int>(p.verdict));
-            if (dictionary != 0) sqlite3_bind_int64(*s, 4, dictionary);
-            sqlite3_bind_blob(*s, 5, blob.data(), static_cast<int>(blob.size()), SQLITE_STATIC);
-            if (sqlite3_step(*s) != SQLITE_DONE) fail(std::string("cannot record signature: ") + error_text());
-        }
-        for (const auto& [id, when] : last_use) {
+        for (const auto& [id, when] : rows.last_use) {
             Statement q(db_, "UPDATE scan_dictionaries SET last_used = max(last_used, ?2) WHERE id = ?1", path_);
             sqlite3_bind_int64(q.get(), 1, id);
             sqlite3_bind_int64(q.get(), 2, when);
