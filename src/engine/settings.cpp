@@ -66,6 +66,17 @@ Setter size_in(Struct Settings::*group, std::size_t Struct::*member, std::size_t
     };
 }
 
+// A number in [lo, hi] (lo itself only when low_allowed).
+template <typename Struct>
+Setter real_in(Struct Settings::*group, double Struct::*member, double lo, double hi, bool low_allowed = true) {
+    return [=](Settings& s, std::string_view v) {
+        double d = 0;
+        if (!parse_double(v, d) || d < lo || (d == lo && !low_allowed) || d > hi) return false;
+        (s.*group).*member = d;
+        return true;
+    };
+}
+
 // A log-odds threshold, or "off" (use the probability threshold).
 Setter log_odds(std::optional<double> model::Parameters::*member) {
     return [member](Settings& s, std::string_view v) {
@@ -225,30 +236,24 @@ const std::map<std::string, Setter, std::less<>>& setters() {
              if (v == "linear") return s.scorer = Scorer::linear, true;
              return false;
          }},
-        {"linear_rate",
-         [](Settings& s, std::string_view v) {
-             double d = 0;
-             return parse_double(v, d) && d > 0.0 && d <= 10 && (s.linear.rate = d, true);
-         }},
-        {"linear_nb_rate",
-         [](Settings& s, std::string_view v) {
-             double d = 0;
-             return parse_double(v, d) && d >= 0.0 && d <= 10 && (s.linear.nb_rate = d, true);
-         }},
+        {"linear_rate", real_in(&Settings::linear, &model::LinearParameters::rate, 0.0, 10.0, /*low_allowed=*/false)},
+        {"linear_nb_rate", real_in(&Settings::linear, &model::LinearParameters::nb_rate, 0.0, 10.0)},
         {"linear_ngram_bytes",
          [](Settings& s, std::string_view v) { return parse_size(v, s.slots.ngram_bytes) && s.slots.ngram_bytes <= 1024 * 1024; }},
         {"linear_rehearsal",
          [](Settings& s, std::string_view v) { return parse_size(v, s.linear.rehearsal); }},
         {"linear_replays",
          [](Settings& s, std::string_view v) { return parse_size(v, s.linear.replays) && s.linear.replays <= 100; }},
-        {"linear_replay_margin",
-         [](Settings& s, std::string_view v) { return parse_double(v, s.linear.replay_margin); }},
+        {"linear_replay_margin", real_in(&Settings::linear, &model::LinearParameters::replay_margin, 0.0, 1000.0)},
         {"linear_epochs",
          [](Settings& s, std::string_view v) { return parse_size(v, s.linear.epochs) && s.linear.epochs <= 100; }},
         {"linear_hash_bits",
          [](Settings& s, std::string_view v) {
              std::size_t n = 0;
-             return parse_size(v, n) && n >= 10 && n <= 24 && (s.linear.hash_bits = static_cast<unsigned>(n), true);
+             if (!parse_size(v, n) || n < 10 || n > 24) return false;
+             // One size for the weights and for the slots that index them.
+             s.linear.hash_bits = s.slots.bits = static_cast<unsigned>(n);
+             return true;
          }},
         {"linear_features",
          [](Settings& s, std::string_view v) { return parse_bool(v, s.slots.bag); }},

@@ -95,10 +95,7 @@ std::optional<std::string> load_usable(const Loader& load, const std::string& pa
 class InMemoryModel {
 public:
     InMemoryModel(const engine::Settings& settings)
-        : settings_(settings), snapshot_(model::Counts{}, settings.model), linear_(settings.linear) {
-        slot_options_ = settings.slots;
-        slot_options_.bits = settings.linear.hash_bits;
-    }
+        : settings_(settings), snapshot_(model::Counts{}, settings.model), linear_(settings.linear) {}
 
     // Scores one message and keeps what learning it would need.
     Scored score(std::string_view raw, bool spam) {
@@ -108,8 +105,8 @@ public:
         model::Score s = model::score(terms_, snapshot_);
         nb_log_odds_ = s.log_odds;
         if (settings_.scorer == engine::Scorer::linear) {
-            features::message_slots(raw, bag, slot_options_, slots_);
-            s.log_odds = linear_.score(slots_, nb_input()).z();
+            features::message_slots(raw, bag, settings_.slots, slots_);
+            s.log_odds = linear_.score(slots_, calibrated(nb_log_odds_)).z();
             s.probability = model::probability_from_log_odds(s.log_odds);
             s.verdict = model::verdict_for(s.log_odds, s.probability, settings_.model);
         }
@@ -120,7 +117,7 @@ public:
     // Learns the message last scored; false when the regime skipped it.
     bool learn(bool spam, bool train_on_error) {
         const model::Verdict gold = spam ? model::Verdict::spam : model::Verdict::ham;
-        if (settings_.scorer == engine::Scorer::linear) linear_.learn(slots_, nb_input(), spam);
+        if (settings_.scorer == engine::Scorer::linear) linear_.learn(slots_, calibrated(nb_log_odds_), spam);
         // settings.train_margin: the thick threshold of Trainer::learn_prepared.
         const bool known = engine::known_beyond_margin(snapshot_, nb_log_odds_, spam, settings_.train_margin);
         if ((train_on_error && verdict_ == gold) || known) return false;
@@ -136,7 +133,7 @@ public:
 
     // After a batch: `epochs` passes over both classes' samples, shuffled
     // together, so that what was learned one class at a time is refitted as
-    // one mixed set (experiment: linear_epochs).
+    // one mixed set (linear_epochs).
     void consolidate(std::size_t epochs) {
         std::vector<std::pair<const Kept*, bool>> all;
         for (int c = 0; c < 2; ++c) {
@@ -144,15 +141,17 @@ public:
         }
         for (std::size_t e = 0; e < epochs; ++e) {
             for (std::size_t i = all.size(); i > 1; --i) std::swap(all[i - 1], all[next() % i]);
-            for (const auto& [k, spam] : all) {
-                const double nb = model::score(k->terms, snapshot_).log_odds / settings_.model.calibration_temperature;
-                linear_.learn(k->slots, nb, spam);
-            }
+            for (const auto& [k, spam] : all) linear_.learn(k->slots, nb_input(k->terms), spam);
         }
     }
 
 private:
-    double nb_input() const { return nb_log_odds_ / settings_.model.calibration_temperature; }
+    // The linear scorer's naive-Bayes input: the log-odds over the calibration temperature.
+    double calibrated(double nb_log_odds) const { return nb_log_odds / settings_.model.calibration_temperature; }
+    // The same for a kept message, by the counts as they are now.
+    double nb_input(const std::vector<model::Term>& terms) const {
+        return calibrated(model::score(terms, snapshot_).log_odds);
+    }
 
     struct Kept {
         std::vector<model::Term> terms;
@@ -173,7 +172,7 @@ private:
         if (other.empty()) return;
         for (std::size_t r = 0; r < p.replays; ++r) {
             const Kept& k = other[next() % other.size()];
-            const double nb = model::score(k.terms, snapshot_).log_odds / settings_.model.calibration_temperature;
+            const double nb = nb_input(k.terms);
             const double z = linear_.score(k.slots, nb).z();
             if ((spam ? -z : z) < p.replay_margin) linear_.learn(k.slots, nb, !spam);
         }
@@ -191,7 +190,6 @@ private:
     const engine::Settings& settings_;
     model::Snapshot snapshot_;
     model::LinearModel linear_;
-    features::SlotOptions slot_options_;
     LearnedContacts contacts_;
     mime::ParsedMessage parsed_;
     std::vector<model::Term> terms_;

@@ -326,6 +326,20 @@ TEST_CASE("Settings are parsed into typed values with line-numbered errors", "[e
                         Catch::Contains("must not exceed"));
 }
 
+TEST_CASE("The linear scorer's settings are checked, and one size serves weights and slots", "[engine]") {
+    const auto s = engine::parse_settings("model = linear\nlinear_hash_bits = 16\nlinear_rate = 0.05\n"
+                                          "linear_replay_margin = 0\n", "x.conf");
+    REQUIRE(s.scorer == engine::Scorer::linear);
+    REQUIRE(s.linear.hash_bits == 16);
+    REQUIRE(s.slots.bits == 16);
+    REQUIRE(s.linear.rate == 0.05);
+    REQUIRE(s.linear.replay_margin == 0.0);
+    for (const char* bad : {"linear_rate = 0\n", "linear_rate = 11\n", "linear_nb_rate = -1\n",
+                            "linear_replay_margin = -3\n", "linear_hash_bits = 30\n", "model = svm\n"}) {
+        REQUIRE_THROWS_AS(engine::parse_settings(bad, "x.conf"), engine::ConfigError);
+    }
+}
+
 TEST_CASE("The shipped example configuration parses with every setting uncommented", "[engine]") {
     std::ifstream in(std::string(MAILSIFT_TEST_DATA) + "/../../etc/mailsift/mailsift.conf");
     REQUIRE(in);
