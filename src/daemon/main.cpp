@@ -97,7 +97,6 @@ Options parse(int argc, char** argv) {
 engine::Resolved load(const Options& o) {
     engine::Resolved r = engine::resolve(o.config, o.db);
     if (o.listen) r.settings.daemon.listen = *o.listen;
-    engine::require_stored_scorer(r.settings, "mailsiftd");
     return r;
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "mailsift/features/feature_hash.hpp"
+#include "mailsift/features/slots.hpp"
 #include "mailsift/mime/message.hpp"
 
 namespace mailsift::engine {
@@ -177,6 +178,36 @@ std::vector<std::pair<std::string, std::uint32_t>> parse_feature_lines(std::stri
     return out;
 }
 
+std::shared_ptr<const model::LinearModel> load_linear(store::Database& db, const Settings& settings,
+                                                      const model::LinearModel* current, std::uint64_t since,
+                                                      std::uint64_t& sequence) {
+    store::LinearWeights w = db.linear_weights_since(current != nullptr ? since : 0);
+    if (w.hash_bits != 0 && w.hash_bits != settings.linear.hash_bits) {
+        throw std::runtime_error("the linear weights in the database have 2^" + std::to_string(w.hash_bits) +
+                                 " slots, but linear_hash_bits is " + std::to_string(settings.linear.hash_bits) +
+                                 ": keep the setting the database was trained with");
+    }
+    auto m = current != nullptr ? std::make_shared<model::LinearModel>(*current)
+                                : std::make_shared<model::LinearModel>(settings.linear);
+    m->set_state(w.bias, w.nb_weight);
+    const auto weights = m->weights();
+    for (const auto& [number, page] : w.pages) {
+        const std::size_t from = std::size_t{number} * store::linear_page_slots;
+        if (from + page.size() > weights.size()) continue;  // checked by the store against its hash_bits
+        std::copy(page.begin(), page.end(), weights.begin() + static_cast<std::ptrdiff_t>(from));
+    }
+    sequence = w.sequence;
+    return m;
+}
+
+model::Score linear_score(const model::LinearScore& z, const Settings& s) {
+    model::Score out;
+    out.log_odds = z.z();
+    out.probability = model::probability_from_log_odds(out.log_odds);
+    out.verdict = model::verdict_for(out.log_odds, out.probability, s.model);
+    return out;
+}
+
 Filter::Filter(store::Database& db, Settings settings) : db_(db), settings_(std::move(settings)) { refresh(); }
 
 bool Filter::refresh() {
@@ -226,6 +257,17 @@ bool Filter::refresh() {
         m->reloaded = true;
     }
     m->contacts = contacts_changed ? db_.load_contacts() : current->contacts;
+    if (settings_.scorer == Scorer::linear) {
+        if (current && current->linear && !counts_changed) {
+            m->linear = current->linear;
+            m->linear_sequence = current->linear_sequence;
+        } else {
+            // Only the pages written since; everything after a full reload (the store may have gone back).
+            const bool whole = !current || !current->linear || m->reloaded;
+            m->linear = load_linear(db_, settings_, whole ? nullptr : current->linear.get(),
+                                    whole ? 0 : current->linear_sequence, m->linear_sequence);
+        }
+    }
     std::lock_guard lock(model_mutex_);
     model_ = std::move(m);
     return true;
@@ -248,6 +290,15 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
     c.truncated = parsed.truncated;
     if (record_features) c.features = feature_lines(bag);
     c.score = model::score(terms, m->snapshot, settings_.reasons);
+    if (m->linear) {
+        // The linear scorer: its weights over the message's slots, the naive-Bayes log-odds one input.
+        thread_local std::vector<model::Slot> slots;
+        features::message_slots(raw, bag, settings_.slots, slots);
+        const model::Score nb = c.score;
+        c.score = linear_score(m->linear->score(slots, linear_nb_input(nb.log_odds, settings_)), settings_);
+        c.score.toward_spam = nb.toward_spam;
+        c.score.toward_ham = nb.toward_ham;
+    }
     if (settings_.reasons > 0) {
         // Map ids back to the text of this message's features.
         auto name = [&](model::FeatureId id) -> std::string {

@@ -296,11 +296,10 @@ const std::map<std::string, Setter, std::less<>>& setters() {
 
 }  // namespace
 
-void require_stored_scorer(const Settings& settings, const std::string& who) {
+void require_naive_bayes(const Settings& settings, const std::string& who) {
     if (settings.scorer == Scorer::naive_bayes) return;
-    throw ConfigError(who + ": 'model = linear' is only evaluated in memory so far (mailsift evaluate and tune); "
-                            "the store does not hold its weights yet, so learn, classify and mailsiftd need "
-                            "'model = naive_bayes' (the default)");
+    throw ConfigError(who + ": does not break a 'model = linear' score down yet; classify prints its "
+                            "verdict, probability and log-odds");
 }
 
 Settings parse_settings(std::string_view text, const std::string& source) {

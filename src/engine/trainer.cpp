@@ -5,6 +5,7 @@
 
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/features/feature_hash.hpp"
+#include "mailsift/features/slots.hpp"
 #include "mailsift/mime/message.hpp"
 
 namespace mailsift::engine {
@@ -37,9 +38,11 @@ void Trainer::commit() {
 }
 
 store::LearnResult Trainer::learn_terms(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
-                                       std::string_view from_address, store::Class c, std::int64_t now) {
+                                       std::string_view from_address, store::Class c, std::int64_t now,
+                                       const store::TrainingBatch::LinearStep* linear) {
     open_batch();
-    const store::LearnResult r = batch_->learn(digest, c, terms, now);
+    const store::LearnResult r = batch_->learn(digest, c, terms, now, linear);
+    if (linear != nullptr && r != store::LearnResult::already_learned) linear_->apply(linear->slots, linear->step);
     if (r != store::LearnResult::already_learned && c == store::Class::ham && !from_address.empty()) {
         // "Have you corresponded before?": senders of good mail become contacts.
         batch_->add_contact(from_address, "learned-ham", now);
@@ -82,6 +85,7 @@ void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& pa
     p.digest = signature ? *signature : message_digest(raw);
     const auto* from = parsed.find("From");
     if (from != nullptr) p.from_address = features::address_in(from->value);
+    if (settings_.scorer == Scorer::linear) features::message_slots(raw, p.bag, settings_.slots, p.slots);
 }
 
 model::Snapshot& Trainer::selection_model() {
@@ -96,13 +100,44 @@ model::Snapshot& Trainer::selection_model() {
     return *selection_;
 }
 
+void Trainer::load_linear_models() {
+    if (settings_.scorer != Scorer::linear) return;
+    selection_model();
+    linear_model();
+}
+
+model::LinearModel& Trainer::linear_model() {
+    if (!linear_) {
+        commit();  // read in a transaction of its own
+        std::uint64_t sequence = 0;
+        linear_.emplace(*load_linear(db_, settings_, nullptr, 0, sequence));
+    }
+    return *linear_;
+}
+
+store::TrainingBatch::LinearStep Trainer::linear_step(const std::vector<model::Term>& terms,
+                                                      std::vector<model::Slot> slots, bool spam) {
+    // The naive-Bayes input as scoring would see it now, before this message is counted.
+    const double nb = linear_nb_input(model::score(terms, selection_model()).log_odds, settings_);
+    model::LinearModel& m = linear_model();
+    store::TrainingBatch::LinearStep st;
+    st.hash_bits = settings_.linear.hash_bits;
+    st.step = m.step(m.score(slots, nb), spam);
+    st.slots = std::move(slots);
+    return st;
+}
+
 Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c, std::int64_t now, bool selective) {
     if (p.problem != MessageProblem::none) return {p.problem, {}};
+    load_linear_models();
     const auto& entries = p.bag.entries();
+    // The linear scorer learns every message (its gradient is small where it is
+    // already right), so the counts beside it do too: no thick threshold.
+    const bool linear = settings_.scorer == Scorer::linear;
     // What scoring sees, when there is a selection model to score with or to keep in step.
-    const bool selecting = selective && settings_.train_margin > 0;
+    const bool selecting = selective && settings_.train_margin > 0 && !linear;
     const std::vector<model::Term> model_terms =
-        selecting || selection_ ? scoring_terms(p.bag) : std::vector<model::Term>{};
+        selecting || selection_ || linear ? scoring_terms(p.bag) : std::vector<model::Term>{};
     if (selecting) {
         // Thick threshold (TONE): learn errors and what scored within the margin,
         // not what the model already knows. A message learned before is left to
@@ -120,7 +155,9 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
     std::vector<store::TrainTerm> terms;
     terms.reserve(p.bag.size());
     for (std::uint32_t i : p.order) terms.push_back({entries[i].id, entries[i].count, p.bag.text(entries[i])});
-    const store::LearnResult r = learn_terms(p.digest, terms, p.from_address, c, now);
+    std::optional<store::TrainingBatch::LinearStep> step;
+    if (linear) step = linear_step(model_terms, p.slots, c == store::Class::spam);
+    const store::LearnResult r = learn_terms(p.digest, terms, p.from_address, c, now, step ? &*step : nullptr);
     if (selection_ && r != store::LearnResult::already_learned) {
         // Keep the selection model in step (a move takes the message out of the other class).
         if (r == store::LearnResult::moved) selection_->unlearn(model_terms, c != store::Class::spam);
@@ -153,14 +190,30 @@ Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Clas
         terms.push_back({features::feature_id(text), n, text});
         if (text.rfind("hdr:from:", 0) == 0) from = text.substr(9);
     }
+    std::optional<store::TrainingBatch::LinearStep> step;
+    if (settings_.scorer == Scorer::linear) {
+        // A scan keeps the features, not the message: the linear scorer learns their slots, no 4-grams.
+        std::vector<model::Term> model_terms;
+        std::vector<model::Slot> slots;
+        model_terms.reserve(terms.size());
+        slots.reserve(terms.size());
+        for (const auto& t : terms) {
+            model_terms.push_back({t.id, t.count, features::is_header_feature(t.text)});
+            slots.push_back(features::feature_slot(t.id, settings_.slots.bits));
+        }
+        std::sort(slots.begin(), slots.end());
+        slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+        step = linear_step(model_terms, std::move(slots), c == store::Class::spam);
+    }
     // Keyed by the signature: correcting the same scan again is a no-op, the other way moves it.
-    const store::LearnResult r = learn_terms(scan.id, terms, from, c, now);
+    const store::LearnResult r = learn_terms(scan.id, terms, from, c, now, step ? &*step : nullptr);
     if (r != store::LearnResult::already_learned) batch_->record_correction(scan.verdict, c, now);
     return {MessageProblem::none, r, true, false};
 }
 
 Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now) {
     if (const auto p = check_message(raw, size_bytes, settings_.limits); refused(p)) return {p, {}, false};
+    load_linear_models();
     // A tagged message is one message with its scan: both are learned under the
     // signature, so whichever comes first is the one training and the other finds it.
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
@@ -186,6 +239,7 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
 
 std::optional<Trainer::CorrectOutcome> Trainer::correct_signature(const store::Digest& id, store::Class c,
                                                                    std::int64_t now) {
+    load_linear_models();
     const auto scan = db_.find_scan(id);
     if (!scan) return std::nullopt;
     return learn_scan(*scan, c, now);
@@ -193,6 +247,7 @@ std::optional<Trainer::CorrectOutcome> Trainer::correct_signature(const store::D
 
 Trainer::CorrectOutcome Trainer::correct_or_defer_signature(const store::Digest& id, store::Class c,
                                                              std::int64_t now) {
+    load_linear_models();  // before the write lock: loading them commits
     open_batch();  // the write lock first: the recorder cannot write the scan between the look and the keep
     if (const auto scan = db_.find_scan(id)) return learn_scan(*scan, c, now);
     batch_->defer_correction(id, c, now);
@@ -204,6 +259,7 @@ Trainer::CorrectOutcome Trainer::correct_or_defer_signature(const store::Digest&
 
 std::size_t Trainer::apply_deferred_corrections(std::int64_t now) {
     commit();
+    if (db_.has_deferred_corrections()) load_linear_models();  // not between taking and training
     // Each transaction takes corrections and trains them together: fewer than
     // batch_messages, so that learn_terms never commits between the two.
     const std::size_t per_batch = std::max<std::size_t>(1, settings_.batch_messages - 1);

@@ -24,14 +24,22 @@ LinearScore LinearModel::score(std::span<const Slot> slots, double nb) const {
     return s;
 }
 
+LinearModel::Step LinearModel::step(const LinearScore& s, bool spam) const {
+    const double g = (spam ? 1.0 : 0.0) - probability_from_log_odds(s.z());
+    return {static_cast<float>(params_.rate * g), params_.nb_rate * g * s.nb_input};
+}
+
+void LinearModel::apply(std::span<const Slot> slots, const Step& step) {
+    for (Slot j : slots) weights_[j & mask_] += step.feature;
+    bias_ += step.feature;
+    nb_weight_ += step.nb_weight;
+}
+
 double LinearModel::learn(std::span<const Slot> slots, double nb, bool spam) {
     const LinearScore s = score(slots, nb);
-    const double g = (spam ? 1.0 : 0.0) - probability_from_log_odds(s.z());
-    const auto step = static_cast<float>(params_.rate * g);
-    for (Slot j : slots) weights_[j & mask_] += step;
-    bias_ += params_.rate * g;
-    nb_weight_ += params_.nb_rate * g * s.nb_input;
-    return g;
+    const Step st = step(s, spam);
+    apply(slots, st);
+    return (spam ? 1.0 : 0.0) - probability_from_log_odds(s.z());
 }
 
 }  // namespace mailsift::model

@@ -22,6 +22,16 @@ void put_varint(std::string& out, std::uint64_t v);
 bool get_varint(std::string_view in, std::size_t& i, std::uint64_t& v);
 std::string encode_terms(std::vector<std::pair<model::FeatureId, std::uint32_t>> terms);
 
+// ---- a page of the linear scorer's weights: linear_page_slots floats, IEEE 754
+// binary32, little-endian, whatever the machine ----
+
+std::string encode_linear_page(const float* weights);
+// false when `bytes` is not a page.
+bool decode_linear_page(std::string_view bytes, std::vector<float>& out);
+// `stored` (a page's bytes, or empty for a page never written) plus `delta`,
+// encoded; nullopt when `stored` is not a page (damaged: left as it is).
+std::optional<std::string> add_to_linear_page(std::string_view stored, const float* delta);
+
 // ---- the change log readers refresh by (model_changes) ----
 
 // Changes kept in model_changes: a reader further behind reloads everything.

@@ -2,6 +2,7 @@
 // batch (deltas summed in memory, written once per feature at commit, replayed
 // after a lost race), and the coding of a learned message's feature list.
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +44,35 @@ std::string encode_terms(std::vector<std::pair<model::FeatureId, std::uint32_t>>
         prev = id;
     }
     return out;
+}
+
+// ---- pages of linear weights ----
+
+std::string encode_linear_page(const float* weights) {
+    std::string out(linear_page_slots * 4, '\0');
+    for (std::size_t i = 0; i < linear_page_slots; ++i) {
+        const auto bits = std::bit_cast<std::uint32_t>(weights[i]);
+        for (int k = 0; k < 4; ++k) out[i * 4 + static_cast<std::size_t>(k)] = static_cast<char>(bits >> (8 * k));
+    }
+    return out;
+}
+
+bool decode_linear_page(std::string_view bytes, std::vector<float>& out) {
+    if (bytes.size() != linear_page_slots * 4) return false;
+    out.resize(linear_page_slots);
+    for (std::size_t i = 0; i < linear_page_slots; ++i) {
+        std::uint32_t bits = 0;
+        for (int k = 0; k < 4; ++k) bits |= std::uint32_t{static_cast<unsigned char>(bytes[i * 4 + static_cast<std::size_t>(k)])} << (8 * k);
+        out[i] = std::bit_cast<float>(bits);
+    }
+    return true;
+}
+
+std::optional<std::string> add_to_linear_page(std::string_view stored, const float* delta) {
+    std::vector<float> page(linear_page_slots, 0.0f);
+    if (!stored.empty() && !decode_linear_page(stored, page)) return std::nullopt;
+    for (std::size_t i = 0; i < linear_page_slots; ++i) page[i] += delta[i];
+    return encode_linear_page(page.data());
 }
 
 // ---- the change log ----
@@ -127,14 +157,19 @@ void TrainingBatch::restart() {
     messages_spam_ = messages_ham_ = 0;
     latest_ = 0;
     learned_here_.clear();
+    linear_bits_ = 0;
+    linear_delta_.clear();
+    linear_dirty_.clear();
+    linear_bias_ = linear_nb_weight_ = 0.0;
     tx_ = db_.begin_write();
     for (const auto& op : done_) op(*this);
     restart_needed_ = false;
 }
 
-LearnResult TrainingBatch::learn(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now) {
+LearnResult TrainingBatch::learn(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now,
+                                 const LinearStep* linear) {
     assert(tx_ && "learn after commit");
-    const LearnResult r = retrying([&] { return learn_now(digest, c, terms, now); });
+    const LearnResult r = retrying([&] { return learn_now(digest, c, terms, now, linear); });
     if (replayable_) {
         // Its own copy of the terms: the caller's texts do not live until a replay.
         auto texts = std::make_shared<std::string>();
@@ -144,12 +179,38 @@ LearnResult TrainingBatch::learn(const Digest& digest, Class c, const std::vecto
             texts->append(t.text);
         }
         std::vector<TrainTerm> copy = terms;
-        remember([digest, c, now, texts, spans, copy](TrainingBatch& b) mutable {
+        std::optional<LinearStep> step;
+        if (linear != nullptr) step = *linear;
+        remember([digest, c, now, texts, spans, copy, step](TrainingBatch& b) mutable {
             for (std::size_t i = 0; i < copy.size(); ++i) copy[i].text = std::string_view(*texts).substr(spans[i].first, spans[i].second);
-            b.learn_now(digest, c, copy, now);
+            b.learn_now(digest, c, copy, now, step ? &*step : nullptr);
         });
     }
     return r;
+}
+
+void TrainingBatch::add_linear(const LinearStep& step) {
+    assert(tx_ && "add_linear after commit");
+    add_linear_now(step);
+    remember([step](TrainingBatch& b) { b.add_linear_now(step); });
+}
+
+void TrainingBatch::add_linear_now(const LinearStep& step) {
+    if (linear_bits_ == 0) {
+        linear_bits_ = step.hash_bits;
+        const std::size_t n = std::size_t{1} << linear_bits_;
+        linear_delta_.assign(n, 0.0f);
+        linear_dirty_.assign((n + linear_page_slots - 1) / linear_page_slots, false);
+    } else if (step.hash_bits != linear_bits_) {
+        tx_->fail("linear steps of different sizes in one batch");
+    }
+    const std::size_t mask = linear_delta_.size() - 1;
+    for (const model::Slot j : step.slots) {
+        linear_delta_[j & mask] += step.step.feature;
+        linear_dirty_[(j & mask) / linear_page_slots] = true;
+    }
+    linear_bias_ += step.step.feature;
+    linear_nb_weight_ += step.step.nb_weight;
 }
 
 UnlearnResult TrainingBatch::unlearn(const Digest& digest, Class c) {
@@ -270,7 +331,8 @@ void TrainingBatch::remove_stored(const Digest& digest, Class c, const std::stri
     tx_->delete_message(digest);
 }
 
-LearnResult TrainingBatch::learn_now(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now) {
+LearnResult TrainingBatch::learn_now(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now,
+                                     const LinearStep* linear) {
     LearnResult result = LearnResult::learned;
     if (auto stored = tx_->find_message(digest)) {
         if (stored->c == c) return LearnResult::already_learned;
@@ -288,6 +350,7 @@ LearnResult TrainingBatch::learn_now(const Digest& digest, Class c, const std::v
     tx_->insert_message(digest, c, now, encode_terms(std::move(list)));
     learned_here_.insert(digest);
     latest_ = std::max(latest_, now);
+    if (linear != nullptr) add_linear_now(*linear);
     return result;
 }
 
@@ -370,7 +433,17 @@ void TrainingBatch::commit_now() {
     }
     tx_->write_features(upserts, deletes);
     tx_->add_to_classes({messages_spam_, occ_spam, pres_spam}, {messages_ham_, occ_ham, pres_ham});
-    if (!changed.empty() || messages_spam_ != 0 || messages_ham_ != 0) {
+    if (linear_bits_ != 0) {
+        WriteTransaction::LinearChange lc;
+        lc.hash_bits = linear_bits_;
+        lc.bias = linear_bias_;
+        lc.nb_weight = linear_nb_weight_;
+        for (std::size_t p = 0; p < linear_dirty_.size(); ++p) {
+            if (linear_dirty_[p]) lc.pages.emplace_back(static_cast<std::uint32_t>(p), linear_delta_.data() + p * linear_page_slots);
+        }
+        tx_->add_linear(lc);
+    }
+    if (!changed.empty() || messages_spam_ != 0 || messages_ham_ != 0 || linear_bits_ != 0) {
         std::sort(changed.begin(), changed.end());
         tx_->log_model_change(&changed);
     }

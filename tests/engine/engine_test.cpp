@@ -12,6 +12,7 @@
 #include "mailsift/store/sqlite_database.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/features/feature_hash.hpp"
+#include "mailsift/features/slots.hpp"
 
 using namespace mailsift;
 using TempDir = mailsift::testing::TempDir;
@@ -674,4 +675,53 @@ TEST_CASE("Bugs found by fuzz_config: nan, overflowing sizes and DEL are refused
     REQUIRE(engine::parse_settings("refresh_interval = 86400000\n", "x.conf").daemon.refresh_interval ==
             std::chrono::milliseconds(86'400'000));
     REQUIRE(engine::parse_settings("limits.max_message_bytes = 64M\n", "x.conf").limits.max_message_bytes == 64u << 20);
+}
+
+TEST_CASE("With model = linear, learning steps the stored weights and a refreshed filter scores with them", "[engine]") {
+    TempDir dir;
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
+    store::SqliteDatabase writer(dir.path / "m.db", store::Database::Mode::read_write);  // another connection, as learn is
+    engine::Settings s = engine::parse_settings("model = linear\n", "x.conf");
+    engine::Filter f(db, s);
+    // Empty: the linear scorer is the calibrated naive Bayes (u = 1, no weights), z = 0.
+    REQUIRE(f.classify(new_spam).score.log_odds == 0.0);
+    train_fixtures(writer, s);
+    REQUIRE(f.refresh());
+    const auto m = f.model();
+    REQUIRE(m->linear);
+    REQUIRE(m->linear_sequence == db.model_sequence());
+    REQUIRE(m->linear->bias() != 0.0);
+
+    // The score is b + u·nb(x) + Σ w over the message's slots, nb(x) the naive-Bayes log-odds over T.
+    for (const std::string& raw : {new_spam, new_ham}) {
+        const auto bag = f.features_of(raw);
+        std::vector<model::Slot> slots;
+        features::message_slots(raw, bag, s.slots, slots);
+        const double nb = model::score(engine::scoring_terms(bag), m->snapshot).log_odds;
+        double expected = m->linear->bias() + m->linear->nb_weight() * nb / s.model.calibration_temperature;
+        for (const auto j : slots) expected += m->linear->weight(j);
+        const auto c = f.classify(raw);
+        REQUIRE(c.score.log_odds == Approx(expected).epsilon(1e-9));
+        REQUIRE(c.score.probability == Approx(model::probability_from_log_odds(expected)));
+    }
+    REQUIRE(f.classify(new_spam).score.log_odds > f.classify(new_ham).score.log_odds);
+
+    // A later batch: the refreshed weights are those of a filter that reads everything anew.
+    {
+        engine::Trainer t(writer, s);
+        t.learn(new_spam, new_spam.size(), store::Class::spam, 2000);
+        t.commit();
+    }
+    REQUIRE(f.refresh());
+    REQUIRE_FALSE(f.model()->reloaded);
+    const engine::Filter fresh(db, s);
+    const auto a = f.model()->linear, b = fresh.model()->linear;
+    REQUIRE(a->bias() == b->bias());
+    REQUIRE(a->nb_weight() == b->nb_weight());
+    REQUIRE(std::equal(a->weights().begin(), a->weights().end(), b->weights().begin(), b->weights().end()));
+    REQUIRE(f.classify(new_ham).score.log_odds == fresh.classify(new_ham).score.log_odds);
+
+    // A database trained with one size of weights refuses another.
+    engine::Settings other = engine::parse_settings("model = linear\nlinear_hash_bits = 16\n", "x.conf");
+    REQUIRE_THROWS_WITH(engine::Filter(db, other), Catch::Contains("linear_hash_bits"));
 }

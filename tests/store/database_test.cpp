@@ -13,6 +13,7 @@
 #include "store_support.hpp"
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 using namespace mailsift;
 using TempDir = mailsift::testing::TempDir;
@@ -294,4 +295,83 @@ TEST_CASE("A locked database makes training fail cleanly, not corrupt", "[store]
     b.learn(digest(1), Class::ham, terms({{1, 1}}), 1);
     b.commit();
     REQUIRE(db.load_counts(model::TermFrequency::raw).messages.ham == 1);
+}
+
+TEST_CASE("The linear scorer's steps add up in the store, once per learned message, and readers get the pages changed",
+          "[store]") {
+    FOR_EACH_BACKEND(store_);
+    const auto opened_writer = store_.open(), opened_reader = store_.open(Database::Mode::read_only);
+    store::Database &writer = *opened_writer, &reader = *opened_reader;
+    // Nothing learned yet: an empty model, whose naive-Bayes input weighs 1.
+    const auto empty = reader.linear_weights_since(0);
+    REQUIRE(empty.hash_bits == 0);
+    REQUIRE(empty.bias == 0.0);
+    REQUIRE(empty.nb_weight == 1.0);
+    REQUIRE(empty.pages.empty());
+
+    auto step = [](std::vector<model::Slot> slots, float w, double u) {
+        store::TrainingBatch::LinearStep s;
+        s.hash_bits = 12;  // four pages
+        s.slots = std::move(slots);
+        s.step = {w, u};
+        return s;
+    };
+    {
+        store::TrainingBatch b(writer);
+        const auto a = step({1, 5, 2048}, 0.5f, 0.25);
+        REQUIRE(b.learn(digest(1), Class::spam, terms({{10, 1}}), 1, &a) == store::LearnResult::learned);
+        const auto c = step({5, 3000}, -0.25f, -0.125);
+        REQUIRE(b.learn(digest(2), Class::ham, terms({{11, 1}}), 1, &c) == store::LearnResult::learned);
+        b.commit();
+    }
+    const auto first = reader.linear_weights_since(0);
+    REQUIRE(first.hash_bits == 12);
+    REQUIRE(first.bias == Approx(0.25));
+    REQUIRE(first.nb_weight == Approx(1.125));
+    REQUIRE(first.sequence == reader.model_sequence());
+    std::map<std::uint32_t, std::vector<float>> pages(first.pages.begin(), first.pages.end());
+    REQUIRE(pages.size() == 2);  // pages 0 and 2: the others were never written
+    REQUIRE(pages.at(0)[1] == 0.5f);
+    REQUIRE(pages.at(0)[5] == 0.25f);
+    REQUIRE(pages.at(0)[0] == 0.0f);
+    REQUIRE(pages.at(2)[0] == 0.5f);                     // slot 2048
+    REQUIRE(pages.at(2)[3000 - 2048] == -0.25f);         // slot 3000
+
+    // Learning the same message again moves nothing; moving it steps again;
+    // a step of its own (rehearsal) always counts.
+    {
+        store::TrainingBatch b(writer);
+        const auto again = step({1}, 1.0f, 1.0);
+        REQUIRE(b.learn(digest(1), Class::spam, terms({{10, 1}}), 2, &again) == store::LearnResult::already_learned);
+        const auto moved = step({3000}, 0.5f, 0.0);
+        REQUIRE(b.learn(digest(2), Class::spam, terms({{11, 1}}), 2, &moved) == store::LearnResult::moved);
+        b.add_linear(step({4095}, 2.0f, 0.0));
+        b.commit();
+    }
+    const auto second = reader.linear_weights_since(first.sequence);
+    REQUIRE(second.sequence == first.sequence + 1);
+    std::map<std::uint32_t, std::vector<float>> changed(second.pages.begin(), second.pages.end());
+    REQUIRE(changed.size() == 2);  // pages 2 and 3; page 0 is as it was
+    REQUIRE(changed.at(2)[3000 - 2048] == 0.25f);
+    REQUIRE(changed.at(3)[4095 - 3072] == 2.0f);
+    REQUIRE(second.bias == Approx(0.25 + 0.5 + 2.0));
+    REQUIRE(reader.linear_weights_since(second.sequence).pages.empty());
+
+    // A batch rolled back adds nothing.
+    {
+        store::TrainingBatch b(writer);
+        const auto lost = step({1}, 9.0f, 9.0);
+        b.learn(digest(3), Class::spam, terms({{12, 1}}), 3, &lost);
+    }
+    REQUIRE(reader.linear_weights_since(0).bias == Approx(second.bias));
+
+    // Weights of another size are refused, and the batch with them is not written.
+    {
+        store::TrainingBatch b(writer);
+        auto other = step({1}, 1.0f, 0.0);
+        other.hash_bits = 14;
+        b.learn(digest(4), Class::spam, terms({{13, 1}}), 4, &other);
+        REQUIRE_THROWS_WITH(b.commit(), Catch::Contains("2^12 slots, not 2^14"));
+    }
+    REQUIRE(reader.statistics().messages.spam == 2);
 }

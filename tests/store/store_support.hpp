@@ -61,6 +61,8 @@ private:
 // text lines, no dictionaries, no deferred corrections, no model change log), for the tests of
 // upgrades from older schemas.
 inline const char* const scans_as_schema_3 =
+    "DROP TABLE linear_pages;"
+    "DROP TABLE linear_state;"
     "DROP TABLE model_changes;"
     "DROP TABLE deferred_corrections;"
     "DROP TABLE scan_dictionaries;"

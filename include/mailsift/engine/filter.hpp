@@ -20,6 +20,7 @@
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/features/extractor.hpp"
 #include "mailsift/mime/message.hpp"
+#include "mailsift/model/linear.hpp"
 #include "mailsift/model/naive_bayes.hpp"
 #include "mailsift/store/database.hpp"
 
@@ -98,9 +99,27 @@ struct Classification {
     std::string features;      // feature_lines() of what was scored, when asked for
 };
 
+// The linear scorer as a store holds it, in memory: `since` 0 reads every
+// page into an empty model, else the pages written after `since` patch a copy
+// of `current`. `sequence` is set to the model_sequence() of that read. A store
+// whose weights have another size than settings.linear.hash_bits is an Error.
+std::shared_ptr<const model::LinearModel> load_linear(store::Database& db, const Settings& settings,
+                                                      const model::LinearModel* current, std::uint64_t since,
+                                                      std::uint64_t& sequence);
+
+// The linear scorer's input from the naive-Bayes log-odds: over the calibration temperature.
+inline double linear_nb_input(double nb_log_odds, const Settings& s) {
+    return nb_log_odds / s.model.calibration_temperature;
+}
+// The score of `scorer = linear`: z as log-odds, P = σ(z), the verdict by the thresholds.
+model::Score linear_score(const model::LinearScore& z, const Settings& s);
+
 // The in-memory model: everything scoring needs.
 struct Model {
     model::Snapshot snapshot;
+    // settings.scorer == linear: the weights, and the model_sequence() they are at.
+    std::shared_ptr<const model::LinearModel> linear;
+    std::uint64_t linear_sequence = 0;
     store::ContactSet contacts;
     std::uint64_t data_version = 0;
     std::uint64_t sequence = 0;        // store::Database::model_sequence() the counts are at
@@ -170,6 +189,7 @@ public:
         features::FeatureBag bag;
         std::vector<std::uint32_t> order;  // bag entries in id order: the store keeps lists sorted
         std::string from_address;
+        std::vector<model::Slot> slots;  // settings.scorer == linear: the linear scorer's slots
     };
     Prepared prepare(std::string_view raw, std::size_t size_bytes) const;
     // `selective`: apply settings.train_margin (learn; a correction is always trained).
@@ -213,11 +233,21 @@ private:
     bool confirmed_only(model::Verdict said, store::Class c) const;
     void prepare_parsed(std::string_view raw, const mime::ParsedMessage& parsed, Prepared& p) const;
     store::LearnResult learn_terms(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
-                                   std::string_view from_address, store::Class c, std::int64_t now);
+                                   std::string_view from_address, store::Class c, std::int64_t now,
+                                   const store::TrainingBatch::LinearStep* linear = nullptr);
     CorrectOutcome learn_scan(const store::Scan& scan, store::Class c, std::int64_t now);
     // The model thick-threshold training scores against: loaded from the
     // database at first use, then kept in step with what this trainer learns.
     model::Snapshot& selection_model();
+    // settings.scorer == linear: the weights as the store held them at first
+    // use, then kept in step with the steps this trainer takes.
+    model::LinearModel& linear_model();
+    // settings.scorer == linear: both of the above, loaded before a batch opens
+    // (loading commits the open batch; a correction must not be split by it).
+    void load_linear_models();
+    // The linear scorer's step for a message (naive-Bayes input from the selection model).
+    store::TrainingBatch::LinearStep linear_step(const std::vector<model::Term>& terms, std::vector<model::Slot> slots,
+                                                 bool spam);
 
     store::Database& db_;
     Settings settings_;
@@ -227,6 +257,7 @@ private:
     TrainCounts counts_;
     TrainCounts committed_;
     std::optional<model::Snapshot> selection_;
+    std::optional<model::LinearModel> linear_;
 };
 
 }  // namespace mailsift::engine

@@ -79,10 +79,9 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// Throws ConfigError unless `settings` name a scorer whose model the store
-// holds. `model = linear` is evaluated in memory only (mailsift evaluate, tune)
-// until its weights are persisted; `who` names the program or command refusing it.
-void require_stored_scorer(const Settings& settings, const std::string& who);
+// Throws ConfigError unless `settings` name the naive-Bayes scorer: for what
+// does not handle `model = linear` yet (`who` names it: explain).
+void require_naive_bayes(const Settings& settings, const std::string& who);
 
 // `source` names the text in errors ("/etc/mailsift/mailsift.conf:12: ...").
 Settings parse_settings(std::string_view text, const std::string& source);

@@ -67,8 +67,24 @@ public:
 
     // `slots`: distinct, each below size().
     LinearScore score(std::span<const Slot> slots, double nb_log_odds_calibrated) const;
-    // One SGD step toward `spam`; returns g = y − σ(z) before the step.
+    // The step one message moves the weights by, toward `spam`, from its score:
+    // `feature` added to each of its slots' weights and to the bias, `nb_weight` to u.
+    struct Step {
+        float feature = 0.0f;
+        double nb_weight = 0.0;
+    };
+    Step step(const LinearScore& s, bool spam) const;
+    void apply(std::span<const Slot> slots, const Step& step);
+    // score(), step() and apply() at once; returns g = y − σ(z) before the step.
     double learn(std::span<const Slot> slots, double nb_log_odds_calibrated, bool spam);
+
+    // The weights as a store holds them: all of them, and the state beside.
+    std::span<const float> weights() const { return weights_; }
+    std::span<float> weights() { return weights_; }
+    void set_state(double bias, double nb_weight) {
+        bias_ = bias;
+        nb_weight_ = nb_weight;
+    }
 
 private:
     double clip(double nb) const;

@@ -38,12 +38,13 @@
 #include <vector>
 
 #include "mailsift/features/extractor.hpp"
+#include "mailsift/model/linear.hpp"
 #include "mailsift/model/naive_bayes.hpp"
 
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 6;
+inline constexpr int schema_version = 7;
 
 class Error : public std::runtime_error {
 public:
@@ -191,6 +192,20 @@ struct ModelSummary {
     std::uint64_t contacts = 0;
 };
 
+// The linear scorer's weights (model::LinearModel) as the store keeps them:
+// the state, and the weights in pages of linear_page_slots floats (a page
+// never written holds zeros). Learners add their steps to what is stored, so
+// concurrent learners add up rather than overwrite each other.
+inline constexpr std::size_t linear_page_slots = 1024;
+struct LinearWeights {
+    unsigned hash_bits = 0;  // 0: nothing learned yet (bias 0, nb_weight 1, every weight 0)
+    double bias = 0.0;
+    double nb_weight = 1.0;
+    std::uint64_t sequence = 0;  // model_sequence() of the same read
+    // The pages asked for: number, linear_page_slots floats.
+    std::vector<std::pair<std::uint32_t, std::vector<float>>> pages;
+};
+
 class TrainingBatch;
 class WriteTransaction;
 
@@ -240,6 +255,9 @@ public:
     };
     virtual ModelChanges model_changes_since(std::uint64_t sequence, model::TermFrequency tf,
                                              std::size_t max_features) = 0;
+    // The linear scorer's state and the pages written after the change numbered
+    // `sequence` (0: every page there is), in one read transaction.
+    virtual LinearWeights linear_weights_since(std::uint64_t sequence) = 0;
     virtual ContactSet load_contacts() = 0;
     virtual Statistics statistics() = 0;
     // Text of a feature id, or "" when unknown.
@@ -344,6 +362,16 @@ public:
         std::int64_t messages = 0, occurrences = 0, presences = 0;
     };
     virtual void add_to_classes(const ClassChange& spam, const ClassChange& ham) = 0;
+    // Adds to the linear scorer's stored state and pages (a missing page is
+    // zeros); the pages take the number of this transaction's change, so
+    // log_model_change() must follow. A store whose weights have another
+    // hash_bits is an Error (fail()).
+    struct LinearChange {
+        unsigned hash_bits = 0;
+        double bias = 0.0, nb_weight = 0.0;
+        std::vector<std::pair<std::uint32_t, const float*>> pages;  // page number, linear_page_slots floats to add
+    };
+    virtual void add_linear(const LinearChange& change) = 0;
     // Numbers this transaction's change of the model: `ids` the features it
     // wrote or deleted (ascending), nullptr for "reload all".
     virtual void log_model_change(const std::vector<model::FeatureId>* ids) = 0;
@@ -369,7 +397,19 @@ public:
     TrainingBatch(const TrainingBatch&) = delete;
     TrainingBatch& operator=(const TrainingBatch&) = delete;
 
-    LearnResult learn(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now);
+    // One step of the linear scorer: `step` over `slots` (and the bias and
+    // the weight of the naive-Bayes input), added to the stored weights at commit.
+    struct LinearStep {
+        unsigned hash_bits = 0;
+        std::vector<model::Slot> slots;
+        model::LinearModel::Step step;
+    };
+    // With `linear`, its step is added when the message is learned or moved,
+    // never when it was already learned: learning again moves nothing.
+    LearnResult learn(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now,
+                      const LinearStep* linear = nullptr);
+    // A step not tied to one message's learning (rehearsal), added whatever happens.
+    void add_linear(const LinearStep& step);
     UnlearnResult unlearn(const Digest& digest, Class c);
     // The class a message is learned as (this batch included), or nothing.
     std::optional<Class> learned_class(const Digest& digest);
@@ -406,7 +446,9 @@ private:
     void count(Class c, model::FeatureId id, std::int64_t n, std::string_view text, bool earlier);
     void remove_stored(const Digest& digest, Class c, const std::string& blob);
 
-    LearnResult learn_now(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now);
+    LearnResult learn_now(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now,
+                          const LinearStep* linear);
+    void add_linear_now(const LinearStep& step);
     UnlearnResult unlearn_now(const Digest& digest, Class c);
     void commit_now();
     // Runs `op`; after a RetryableError starts the transaction again, replays
@@ -433,6 +475,11 @@ private:
     std::int64_t messages_spam_ = 0, messages_ham_ = 0;
     std::int64_t latest_ = 0;                             // the batch's time: latest `now` given to learn()
     std::unordered_set<Digest, DigestHash> learned_here_;  // messages learned in this batch
+    // The linear steps of the batch, summed: per slot, and the bias and u.
+    unsigned linear_bits_ = 0;  // 0: none yet
+    std::vector<float> linear_delta_;
+    std::vector<bool> linear_dirty_;  // by page
+    double linear_bias_ = 0.0, linear_nb_weight_ = 0.0;
 };
 
 }  // namespace mailsift::store

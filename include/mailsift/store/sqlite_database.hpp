@@ -37,6 +37,7 @@ public:
                              const std::function<void(model::FeatureId, model::ClassCounts)>& feature) override;
     std::uint64_t model_sequence() override;
     ModelChanges model_changes_since(std::uint64_t sequence, model::TermFrequency tf, std::size_t max_features) override;
+    LinearWeights linear_weights_since(std::uint64_t sequence) override;
     ContactSet load_contacts() override;
     Statistics statistics() override;
     std::string feature_text(model::FeatureId id) override;

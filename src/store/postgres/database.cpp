@@ -19,7 +19,7 @@ using pg::Param;
 namespace {
 
 // The version of the PostgreSQL schema (its own numbering, kept in mailsift_schema).
-constexpr int pg_schema_version = 1;
+constexpr int pg_schema_version = 2;
 
 // pg_advisory_xact_lock(key, what): migrations and commits.
 constexpr const char* lock_migration = "SELECT pg_advisory_xact_lock(1835100524, 1)";
@@ -94,6 +94,22 @@ const char* const migrations[] = {
         features bytea
     );
     INSERT INTO model_changes VALUES (1, extract(epoch FROM now())::bigint, NULL);
+    )sql",
+    // 1 -> 2: the linear scorer's weights, as SQLite's schema 7
+    R"sql(
+    CREATE TABLE linear_state (
+        id smallint PRIMARY KEY CHECK (id = 0),
+        hash_bits integer NOT NULL,
+        bias double precision NOT NULL,
+        nb_weight double precision NOT NULL
+    );
+    INSERT INTO linear_state VALUES (0, 0, 0.0, 1.0);
+    CREATE TABLE linear_pages (
+        page integer PRIMARY KEY,
+        seq bigint NOT NULL,
+        weights bytea NOT NULL
+    );
+    CREATE INDEX linear_pages_seq ON linear_pages (seq);
     )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);

@@ -40,6 +40,7 @@ public:
                              const std::function<void(model::FeatureId, model::ClassCounts)>& feature) override;
     std::uint64_t model_sequence() override;
     ModelChanges model_changes_since(std::uint64_t sequence, model::TermFrequency tf, std::size_t max_features) override;
+    LinearWeights linear_weights_since(std::uint64_t sequence) override;
     ContactSet load_contacts() override;
     Statistics statistics() override;
     std::string feature_text(model::FeatureId id) override;
@@ -67,6 +68,8 @@ public:
     void log_model_change(const std::vector<model::FeatureId>* ids);
     // Takes the lock every committing writer takes, until this transaction ends.
     void lock_commits();
+    // WriteTransaction::add_linear, in the caller's transaction under the commit lock.
+    void add_linear(const WriteTransaction::LinearChange& change);
 
 private:
     std::unique_ptr<WriteTransaction> begin_write() override;

@@ -125,6 +125,11 @@ public:
         }
     }
 
+    void add_linear(const LinearChange& change) override {
+        lock();
+        db_.add_linear(change);
+    }
+
     void log_model_change(const std::vector<model::FeatureId>* ids) override {
         lock();
         db_.log_model_change(ids);

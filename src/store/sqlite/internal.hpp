@@ -123,6 +123,7 @@ public:
     std::vector<std::optional<Row>> read_features(const std::vector<model::FeatureId>& ids) override;
     void write_features(const std::vector<FeatureWrite>& upserts, const std::vector<model::FeatureId>& deletes) override;
     void add_to_classes(const ClassChange& spam, const ClassChange& ham) override;
+    void add_linear(const LinearChange& change) override;
     void log_model_change(const std::vector<model::FeatureId>* ids) override { db_.log_model_change(ids); }
     void add_contact(std::string_view address, std::string_view source, std::int64_t now) override {
         db_.add_contact(address, source, now);

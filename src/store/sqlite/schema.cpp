@@ -128,6 +128,24 @@ constexpr Migration migrations[] = {
     );
     INSERT INTO model_changes (seq, committed_at, features) VALUES (1, CAST(strftime('%s', 'now') AS INTEGER), NULL);
     )sql"},
+    // 6 -> 7: the error-driven linear scorer's weights (model::LinearModel)
+    {R"sql(
+    CREATE TABLE linear_state (
+        id INTEGER PRIMARY KEY CHECK (id = 0),
+        hash_bits INTEGER NOT NULL,            -- 2^hash_bits weights; 0: none learned yet
+        bias REAL NOT NULL,
+        nb_weight REAL NOT NULL                -- u, the weight of the naive-Bayes input
+    );
+    INSERT INTO linear_state (id, hash_bits, bias, nb_weight) VALUES (0, 0, 0.0, 1.0);
+    -- The weights, 1,024 to a page (little-endian binary32); a missing page is zeros.
+    -- `seq` is the model_changes row of the write that last changed the page.
+    CREATE TABLE linear_pages (
+        page INTEGER PRIMARY KEY,
+        seq INTEGER NOT NULL,
+        weights BLOB NOT NULL
+    );
+    CREATE INDEX linear_pages_seq ON linear_pages (seq);
+    )sql"},
 };
 static_assert(std::size(migrations) == schema_version);
 
