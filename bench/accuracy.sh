@@ -197,12 +197,6 @@ ms_split() {
     if [[ $2 == index ]]; then d=$tmp/r/$1/ms-split; else d=$tmp/r/$1/ms-class; fi
     local cpuf=$d/cpu
     mkdir -p "$d"; : >"$cpuf"
-    if grep -Eq '^[[:space:]]*model[[:space:]]*=[[:space:]]*linear' "$config"; then
-        # The linear scorer's weights are not stored yet (learn and classify refuse
-        # it): the same split, trained and scored in memory by evaluate.
-        ms_split_in_memory "$@"
-        return
-    fi
     if [[ $2 == index ]]; then  # the training half in its order, each message with its label
         cpu "$mailsift" --config "$config" --db "$d/m.db" learn --index "$t/train" >>"$d/log" 2>&1 || rc=$?
         exit_note "$d" "mailsift learn --index" "$rc"
@@ -238,23 +232,6 @@ evaluate_report() {
     put "$d" cpu_total "$(cpu_total)"
     put "$d" learned "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trained"])' "$d/json")"
     put "$d" db "in memory"
-}
-
-# ms_split_in_memory LIST MODE: ms_split for model = linear: the training half,
-# then the test half, in one index; evaluate --split head:F tests exactly the
-# test half (F = (n_train - 1/2) / n), --class-sorted for MODE class.
-ms_split_in_memory() {
-    local t=$tmp/c/$1 d rc=0 order=
-    if [[ $2 == index ]]; then d=$tmp/r/$1/ms-split; else d=$tmp/r/$1/ms-class; order=--class-sorted; fi
-    local cpuf=$d/cpu n_train n
-    mkdir -p "$d"; : >"$cpuf"
-    cat "$t/train" "$t/test" >"$d/index"
-    n_train=$(wc -l <"$t/train"); n=$(wc -l <"$d/index")
-    cpu "$mailsift" --config "$config" evaluate --index "$d/index" \
-        --split "head:$(awk -v a="$n_train" -v b="$n" 'BEGIN { printf "%.9f", (a - 0.5) / b }')" ${order:+"$order"} \
-        --json --scores "$d/raw" >"$d/json" 2>>"$d/log" || rc=$?
-    exit_note "$d" "mailsift evaluate --split ${order:-(arrival order)}" "$rc"
-    evaluate_report "$d"
 }
 
 # ms_online LIST: evaluate --online on the list's index.
@@ -430,9 +407,6 @@ echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs, $(awk -F
 echo "- mailsift: $("$mailsift" --version 2>/dev/null | head -n 1) ($(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$repo_root" diff --quiet HEAD -- src include 2>/dev/null || echo '+changes')), config: $([[ $config != "$tmp/empty.conf" ]] && echo "$config" || echo 'built-in defaults')"
 echo "- bogofilter: $(bogofilter -V 2>&1 | head -n 1) (Debian $(dpkg-query -W -f '${Version}' bogofilter 2>/dev/null || echo '?')), defaults (-C), cutoffs 0.99 / 0.45"
 echo "- command: \`$command_line\`; protocols: ${protocols[*]}; $max_jobs jobs at a time"
-if grep -Eq '^[[:space:]]*model[[:space:]]*=[[:space:]]*linear' "$config"; then
-    echo "- model = linear: its weights are not stored yet, so mailsift's split rows are \`evaluate --split\` in memory (the same halves, the same order), not learn and classify"
-fi
 echo "- corpora: $corpora$( ((strip_collection)) && echo ', copies without the Received, Delivered-To, Date and Message-ID fields')"
 echo
 echo "Rows: online = TREC online protocol (mailsift \`evaluate --online\`, bogofilter \`-TT\` then \`-s\`/\`-n\`"

@@ -46,8 +46,9 @@ order, each classified and then learned with its label (with
 configured regime (train_margin, as mailsift learn does it) in every mode;
 --train-margin overrides it (0 learns every message). With a split,
 --class-sorted learns all training spam, then all training ham, as
-learn --spam then learn --ham would. With model = linear every mode trains
-and scores in memory. Reports n, AUC, 1-ROCA%, false positive and
+learn --spam then learn --ham would; splits and folds train in a temporary
+database as learn does (and refit the linear scorer as learn ends), --online
+learns in memory. Reports n, AUC, 1-ROCA%, false positive and
 negative rates at the configured thresholds, unsure share, FNR at FPR <= 0.1%
 and <= 1%, lam%, a confusion table, a reliability table (predicted P(spam) vs
 observed spam share) with its expected calibration error and worst bin of at

@@ -1,4 +1,6 @@
 // classify, explain and tokens: what the model makes of messages, changing nothing.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -9,6 +11,7 @@
 
 #include "command.hpp"
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/features/slots.hpp"
 #include "message_source.hpp"
 #include "pipeline.hpp"
 
@@ -25,7 +28,11 @@ object per line with the same fields and the top reasons.
 const char* const explain_help = R"(usage: mailsift explain PATH
 
 Show the verdict of one message and the features that pushed it most toward
-spam and toward ham, with their counts in the model.
+spam and toward ham, with their counts in the model. With model = linear,
+also every term of the linear score: the bias, the weighted naive-Bayes input
+and the weight of each of the message's slots (byte 4-grams, printed in
+quotes, and features), the largest listed and the rest summed; they add up to
+the log-odds that classify prints.
 )";
 
 const char* const tokens_help = R"(usage: mailsift tokens PATH
@@ -137,6 +144,55 @@ std::optional<InputMessage> one_message(const std::string& command, const std::v
     return first;
 }
 
+// The linear scorer's part of explain: every term of its sum, which is the
+// log-odds classify prints.
+void explain_linear(const engine::Filter& filter, const engine::Settings& settings, std::string_view raw) {
+    const auto m = filter.model();
+    const auto bag = filter.features_of(raw);
+    std::vector<model::Slot> slots;
+    features::message_slots(raw, bag, settings.slots, slots);
+    const double nb = model::score(engine::scoring_terms(bag), m->snapshot).log_odds;
+    const model::LinearScore z = m->linear->score(slots, engine::linear_nb_input(nb, settings));
+    std::printf("\nlinear scorer: log-odds = bias + u x naive-Bayes input + the weights of the message's slots\n");
+    std::printf("  %+12.6f  bias\n", z.bias);
+    std::printf("  %+12.6f  naive Bayes: u %.6f x input %+.6f (log-odds %s / calibration_temperature %s%s)\n",
+                z.nb_weight * z.nb_input, z.nb_weight, z.nb_input, number(nb, 6).c_str(),
+                number(settings.model.calibration_temperature).c_str(),
+                std::abs(engine::linear_nb_input(nb, settings)) > settings.linear.nb_clip ? ", clipped" : "");
+    std::printf("  %+12.6f  weights of %zu slots (below)\n", z.features, slots.size());
+    std::printf("  %+12.6f  = log-odds\n", z.z());
+    const auto sources = features::slot_sources(raw, bag, settings.slots);
+    std::vector<std::pair<float, model::Slot>> by_weight;
+    for (const auto j : slots) by_weight.emplace_back(m->linear->weight(j), j);
+    std::sort(by_weight.begin(), by_weight.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    constexpr std::size_t shown = 15;
+    std::vector<bool> listed(by_weight.size(), false);
+    auto list = [&](const char* title, bool spam) {
+        std::printf("\n%s\n  %12s  %s\n", title, "weight", "slot: its 4-grams and features");
+        std::size_t n = 0;
+        for (std::size_t k = 0; k < by_weight.size() && n < shown; ++k) {
+            const std::size_t i = spam ? k : by_weight.size() - 1 - k;
+            if (listed[i] || (spam ? by_weight[i].first <= 0 : by_weight[i].first >= 0)) break;
+            listed[i] = true;
+            ++n;
+            const auto it = sources.find(by_weight[i].second);
+            std::printf("  %+12.6f  %u: %s\n", by_weight[i].first, by_weight[i].second,
+                        it == sources.end() ? "?" : it->second.c_str());
+        }
+        if (n == 0) std::printf("  (none)\n");
+    };
+    list("slots toward spam:", true);
+    list("slots toward ham:", false);
+    double rest = 0.0;
+    std::size_t others = 0;
+    for (std::size_t i = 0; i < by_weight.size(); ++i) {
+        if (listed[i]) continue;
+        rest += by_weight[i].first;
+        ++others;
+    }
+    std::printf("  %+12.6f  the other %zu slots together\n", rest, others);
+}
+
 int explain(const Context& ctx, const std::vector<std::string>& paths) {
     auto m = one_message("explain", paths);
     if (!m) usage_error("explain: no message");
@@ -165,8 +221,10 @@ int explain(const Context& ctx, const std::vector<std::string>& paths) {
         }
         if (reasons.empty()) std::printf("  (none)\n");
     };
-    table("toward spam:", c.toward_spam);
-    table("toward ham:", c.toward_ham);
+    const bool linear = settings.scorer == engine::Scorer::linear;
+    table(linear ? "naive-Bayes input, toward spam:" : "toward spam:", c.toward_spam);
+    table(linear ? "naive-Bayes input, toward ham:" : "toward ham:", c.toward_ham);
+    if (linear) explain_linear(filter, settings, m->raw);
     if (c.prefix_only) std::printf("\nnote: a parsing limit was hit; scored on what was read\n");
     return exit_ok;
 }

@@ -134,7 +134,6 @@ int main(int argc, char** argv) {
         if (db_given->count() > 0) db_path = db;
         engine::Resolved r = engine::resolve(config_path, db_path);
         const std::string& name = command->app->get_name();
-        if (name == "explain") engine::require_naive_bayes(r.settings, "mailsift " + name);
         const Context ctx{std::move(r.settings), std::move(r.database), std::move(r.database_source)};
         return command->run(ctx);
     } catch (const store::FormatError& e) {

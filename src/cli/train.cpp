@@ -192,6 +192,7 @@ int train(const Context& ctx, const std::string& command, const TrainOptions& op
         });
     }
     trainer.commit();
+    if (learning) trainer.refit_linear();  // model = linear: refit on both classes' samples
     } catch (const store::Error& e) {
         // Say what is kept: every batch committed before the error; the open one rolled back.
         const auto& done = trainer.committed();

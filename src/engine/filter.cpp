@@ -181,7 +181,13 @@ std::vector<std::pair<std::string, std::uint32_t>> parse_feature_lines(std::stri
 std::shared_ptr<const model::LinearModel> load_linear(store::Database& db, const Settings& settings,
                                                       const model::LinearModel* current, std::uint64_t since,
                                                       std::uint64_t& sequence) {
-    store::LinearWeights w = db.linear_weights_since(current != nullptr ? since : 0);
+    const store::LinearWeights w = db.linear_weights_since(current != nullptr ? since : 0);
+    sequence = w.sequence;
+    return linear_from(w, settings, current);
+}
+
+std::shared_ptr<const model::LinearModel> linear_from(const store::LinearWeights& w, const Settings& settings,
+                                                      const model::LinearModel* current) {
     if (w.hash_bits != 0 && w.hash_bits != settings.linear.hash_bits) {
         throw std::runtime_error("the linear weights in the database have 2^" + std::to_string(w.hash_bits) +
                                  " slots, but linear_hash_bits is " + std::to_string(settings.linear.hash_bits) +
@@ -196,7 +202,6 @@ std::shared_ptr<const model::LinearModel> load_linear(store::Database& db, const
         if (from + page.size() > weights.size()) continue;  // checked by the store against its hash_bits
         std::copy(page.begin(), page.end(), weights.begin() + static_cast<std::ptrdiff_t>(from));
     }
-    sequence = w.sequence;
     return m;
 }
 

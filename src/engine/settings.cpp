@@ -296,12 +296,6 @@ const std::map<std::string, Setter, std::less<>>& setters() {
 
 }  // namespace
 
-void require_naive_bayes(const Settings& settings, const std::string& who) {
-    if (settings.scorer == Scorer::naive_bayes) return;
-    throw ConfigError(who + ": does not break a 'model = linear' score down yet; classify prints its "
-                            "verdict, probability and log-odds");
-}
-
 Settings parse_settings(std::string_view text, const std::string& source) {
     Settings s;
     std::size_t line_no = 0;

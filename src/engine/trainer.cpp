@@ -85,7 +85,10 @@ void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& pa
     p.digest = signature ? *signature : message_digest(raw);
     const auto* from = parsed.find("From");
     if (from != nullptr) p.from_address = features::address_in(from->value);
-    if (settings_.scorer == Scorer::linear) features::message_slots(raw, p.bag, settings_.slots, p.slots);
+    if (settings_.scorer == Scorer::linear) {
+        features::message_slots(raw, p.bag, settings_.slots, p.slots);
+        if (settings_.linear.rehearsal > 0) p.prefix.assign(raw.substr(0, settings_.slots.ngram_bytes));
+    }
 }
 
 model::Snapshot& Trainer::selection_model() {
@@ -109,10 +112,104 @@ void Trainer::load_linear_models() {
 model::LinearModel& Trainer::linear_model() {
     if (!linear_) {
         commit();  // read in a transaction of its own
-        std::uint64_t sequence = 0;
-        linear_.emplace(*load_linear(db_, settings_, nullptr, 0, sequence));
+        const store::LinearWeights w = db_.linear_weights_since(0);
+        linear_.emplace(*linear_from(w, settings_, nullptr));
+        linear_seen_[0] = w.seen_ham;
+        linear_seen_[1] = w.seen_spam;
     }
     return *linear_;
+}
+
+namespace {
+
+// A deterministic draw for a message: its digest mixed with `salt` (splitmix64).
+std::uint64_t draw(const store::Digest& d, std::uint64_t salt) {
+    std::uint64_t z = salt * 0x9e3779b97f4a7c15ULL;
+    for (std::size_t i = 0; i < d.size(); ++i) z ^= std::uint64_t{d[i]} << (8 * (i % 8));
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+std::vector<model::Term> sample_terms(const store::LinearSample& s) {
+    // Header flags matter only to header_length_norm_features, and a sample does not keep them.
+    std::vector<model::Term> terms;
+    terms.reserve(s.terms.size());
+    for (const auto& [id, n] : s.terms) terms.push_back({id, n, false});
+    return terms;
+}
+
+}  // namespace
+
+void Trainer::rehearse(const store::Digest& digest, std::string_view prefix, store::Class c) {
+    const auto& lp = settings_.linear;
+    const int mine = c == store::Class::spam ? 1 : 0;
+    const std::uint64_t n = ++linear_seen_[mine];
+    open_batch();  // learn_terms may have committed a full batch
+    std::optional<std::uint64_t> position;
+    if (n <= lp.rehearsal) {
+        position = n - 1;
+    } else if (const std::uint64_t j = draw(digest, n) % n; j < lp.rehearsal) {
+        position = j;  // Vitter's algorithm R: every message offered is kept with the same chance
+    }
+    batch_->offer_linear_sample(c, position, digest, prefix);
+    const store::Class other = c == store::Class::spam ? store::Class::ham : store::Class::spam;
+    const std::uint64_t others = std::min<std::uint64_t>(linear_seen_[1 - mine], lp.rehearsal);
+    if (others == 0) return;
+    model::LinearModel& m = linear_model();
+    thread_local std::vector<model::Slot> slots;
+    for (std::size_t r = 0; r < lp.replays; ++r) {
+        const auto sample = batch_->linear_sample(other, draw(digest, 0x5eed + r) % others);
+        if (!sample) continue;  // never kept there, or its message unlearned or moved since
+        features::message_slots(sample->prefix, sample->terms, settings_.slots, slots);
+        const double nb = linear_nb_input(model::score(sample_terms(*sample), selection_model()).log_odds, settings_);
+        const model::LinearScore s = m.score(slots, nb);
+        const bool spam = other == store::Class::spam;
+        if ((spam ? s.z() : -s.z()) >= lp.replay_margin) continue;  // known well enough
+        store::TrainingBatch::LinearStep step;
+        step.hash_bits = lp.hash_bits;
+        step.step = m.step(s, spam);
+        step.slots = slots;
+        batch_->add_linear(step);
+        m.apply(step.slots, step.step);
+    }
+}
+
+std::size_t Trainer::refit_linear() {
+    const auto& lp = settings_.linear;
+    if (settings_.scorer != Scorer::linear || lp.epochs == 0 || linear_learned_ < refit_after) return 0;
+    commit();
+    const std::vector<store::LinearSample> samples = db_.linear_samples();
+    const bool both = std::any_of(samples.begin(), samples.end(), [](const auto& s) { return s.c == store::Class::spam; }) &&
+                      std::any_of(samples.begin(), samples.end(), [](const auto& s) { return s.c == store::Class::ham; });
+    if (!both) return 0;
+    model::LinearModel& m = linear_model();
+    // The naive-Bayes input of each sample: the counts do not change while refitting.
+    std::vector<double> nb;
+    nb.reserve(samples.size());
+    for (const auto& s : samples) nb.push_back(linear_nb_input(model::score(sample_terms(s), selection_model()).log_odds, settings_));
+    const std::vector<float> before(m.weights().begin(), m.weights().end());
+    const double bias = m.bias(), nb_weight = m.nb_weight();
+    std::vector<std::size_t> order(samples.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    store::Digest seed{};
+    std::uint64_t salt = linear_seen_[0] * 0x100000001b3ULL + linear_seen_[1];
+    std::vector<model::Slot> slots;
+    for (std::size_t e = 0; e < lp.epochs; ++e) {
+        for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[draw(seed, ++salt) % i]);
+        for (const std::size_t i : order) {
+            features::message_slots(samples[i].prefix, samples[i].terms, settings_.slots, slots);
+            m.learn(slots, nb[i], samples[i].c == store::Class::spam);
+        }
+    }
+    std::vector<float> delta(before.size());
+    const auto after = m.weights();
+    for (std::size_t j = 0; j < delta.size(); ++j) delta[j] = after[j] - before[j];
+    open_batch();
+    batch_->add_linear_weights(lp.hash_bits, std::move(delta), m.bias() - bias, m.nb_weight() - nb_weight);
+    commit();
+    linear_learned_ = 0;
+    return samples.size();
 }
 
 store::TrainingBatch::LinearStep Trainer::linear_step(const std::vector<model::Term>& terms,
@@ -158,6 +255,10 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
     std::optional<store::TrainingBatch::LinearStep> step;
     if (linear) step = linear_step(model_terms, p.slots, c == store::Class::spam);
     const store::LearnResult r = learn_terms(p.digest, terms, p.from_address, c, now, step ? &*step : nullptr);
+    if (linear && r != store::LearnResult::already_learned) {
+        ++linear_learned_;
+        if (settings_.linear.rehearsal > 0) rehearse(p.digest, p.prefix, c);
+    }
     if (selection_ && r != store::LearnResult::already_learned) {
         // Keep the selection model in step (a move takes the message out of the other class).
         if (r == store::LearnResult::moved) selection_->unlearn(model_terms, c != store::Class::spam);

@@ -47,6 +47,7 @@ void train_and_score(const std::vector<const LabelledMessage*>& train, const std
             if (!o.confident) ++out.trained;  // train_margin: what the model knew was not learned
         }
         trainer.commit();
+        trainer.refit_linear();  // as mailsift learn ends
     }
     out.train_seconds += seconds_since(t0);
     t0 = Clock::now();
@@ -118,8 +119,9 @@ public:
     bool learn(bool spam, bool train_on_error) {
         const model::Verdict gold = spam ? model::Verdict::spam : model::Verdict::ham;
         if (settings_.scorer == engine::Scorer::linear) linear_.learn(slots_, calibrated(nb_log_odds_), spam);
-        // settings.train_margin: the thick threshold of Trainer::learn_prepared.
-        const bool known = engine::known_beyond_margin(snapshot_, nb_log_odds_, spam, settings_.train_margin);
+        // settings.train_margin: the thick threshold of Trainer::learn_prepared (not with the linear scorer).
+        const bool known = settings_.scorer != engine::Scorer::linear &&
+                           engine::known_beyond_margin(snapshot_, nb_log_odds_, spam, settings_.train_margin);
         if ((train_on_error && verdict_ == gold) || known) return false;
         snapshot_.learn(terms_, spam);
         if (settings_.scorer == engine::Scorer::linear && settings_.linear.rehearsal > 0) rehearse(spam);
@@ -129,20 +131,6 @@ public:
             }
         }
         return true;
-    }
-
-    // After a batch: `epochs` passes over both classes' samples, shuffled
-    // together, so that what was learned one class at a time is refitted as
-    // one mixed set (linear_epochs).
-    void consolidate(std::size_t epochs) {
-        std::vector<std::pair<const Kept*, bool>> all;
-        for (int c = 0; c < 2; ++c) {
-            for (const auto& k : kept_[c]) all.emplace_back(&k, c == 1);
-        }
-        for (std::size_t e = 0; e < epochs; ++e) {
-            for (std::size_t i = all.size(); i > 1; --i) std::swap(all[i - 1], all[next() % i]);
-            for (const auto& [k, spam] : all) linear_.learn(k->slots, nb_input(k->terms), spam);
-        }
     }
 
 private:
@@ -217,32 +205,6 @@ void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const 
     }
 }
 
-// Train, then test, in memory: the linear scorer's weights are not in the store yet.
-void train_and_score_in_memory(const std::vector<const LabelledMessage*>& train,
-                               const std::vector<const LabelledMessage*>& test, const engine::Settings& settings,
-                               const Loader& load, Run& out, const std::function<void()>& tick) {
-    InMemoryModel model(settings);
-    auto t0 = Clock::now();
-    for (const auto* m : train) {
-        tick();
-        const auto raw = load_usable(load, m->path, settings, out);
-        if (!raw) continue;
-        model.score(*raw, m->spam);
-        if (model.learn(m->spam, false)) ++out.trained;
-    }
-    model.consolidate(settings.linear.epochs);
-    out.train_seconds += seconds_since(t0);
-    t0 = Clock::now();
-    for (const auto* m : test) {
-        tick();
-        const auto raw = load_usable(load, m->path, settings, out);
-        if (!raw) continue;
-        out.scored.push_back(model.score(*raw, m->spam));
-        out.scored_paths.push_back(m->path);
-    }
-    out.score_seconds += seconds_since(t0);
-}
-
 }  // namespace
 
 Run run(const std::vector<LabelledMessage>& corpus, const Plan& plan, const engine::Settings& settings,
@@ -287,11 +249,7 @@ Run run(const std::vector<LabelledMessage>& corpus, const Plan& plan, const engi
         // All spam first, then all ham, as `learn --spam A` then `learn --ham B`.
         std::stable_partition(train.begin(), train.end(), [](const LabelledMessage* m) { return m->spam; });
     }
-    if (settings.scorer == engine::Scorer::linear) {
-        train_and_score_in_memory(train, test, settings, load, out, tick);
-    } else {
-        train_and_score(train, test, settings, db_path, load, out, tick);
-    }
+    train_and_score(train, test, settings, db_path, load, out, tick);
     return out;
 }
 

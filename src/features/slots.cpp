@@ -16,9 +16,14 @@ std::uint32_t feature_slot(std::uint64_t id, unsigned bits) {
     return static_cast<std::uint32_t>(((id ^ 0xc2b2ae3d27d4eb4fULL) * 0xff51afd7ed558ccdULL) >> (64 - bits));
 }
 
-void message_slots(std::string_view raw, const FeatureBag& bag, const SlotOptions& options, std::vector<std::uint32_t>& out) {
+namespace {
+
+// `for_each_id(f)` calls f with each feature id of the message.
+template <class Ids>
+void slots_of(std::string_view raw, std::size_t id_count, const Ids& for_each_id, const SlotOptions& options,
+              std::vector<std::uint32_t>& out) {
     const std::size_t n = std::min(raw.size(), options.ngram_bytes);
-    const std::size_t most = (n > 3 ? n - 3 : 0) + (options.bag ? bag.size() : 0);
+    const std::size_t most = (n > 3 ? n - 3 : 0) + (options.bag ? id_count : 0);
     if (out.size() < most) out.resize(most);
     // Each slot once: a bitmap of 2^bits bits per thread (32 KiB at 18 bits),
     // set as slots are met and cleared again from `out` at the end. Sorting the
@@ -42,11 +47,65 @@ void message_slots(std::string_view raw, const FeatureBag& bag, const SlotOption
         window = (window << 8) | static_cast<unsigned char>(raw[i]);
         if (i >= 3) keep(ngram_slot(window, options.bits));
     }
-    if (options.bag) {
-        for (const auto& e : bag.entries()) keep(feature_slot(e.id, options.bits));
-    }
+    if (options.bag) for_each_id([&](std::uint64_t id) { keep(feature_slot(id, options.bits)); });
     out.resize(kept);
     for (std::uint32_t slot : out) seen[slot >> 6] = 0;
+}
+
+}  // namespace
+
+void message_slots(std::string_view raw, const FeatureBag& bag, const SlotOptions& options, std::vector<std::uint32_t>& out) {
+    slots_of(
+        raw, bag.size(),
+        [&](const auto& f) {
+            for (const auto& e : bag.entries()) f(e.id);
+        },
+        options, out);
+}
+
+void message_slots(std::string_view raw, const std::vector<std::pair<std::uint64_t, std::uint32_t>>& terms,
+                   const SlotOptions& options, std::vector<std::uint32_t>& out) {
+    slots_of(
+        raw, terms.size(),
+        [&](const auto& f) {
+            for (const auto& t : terms) f(t.first);
+        },
+        options, out);
+}
+
+std::unordered_map<std::uint32_t, std::string> slot_sources(std::string_view raw, const FeatureBag& bag,
+                                                            const SlotOptions& options) {
+    std::unordered_map<std::uint32_t, std::string> out;
+    auto add = [&](std::uint32_t slot, const std::string& what) {
+        std::string& s = out[slot];
+        if (!s.empty()) s += ", ";
+        s += what;
+    };
+    const std::size_t n = std::min(raw.size(), options.ngram_bytes);
+    std::uint32_t window = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        window = (window << 8) | static_cast<unsigned char>(raw[i]);
+        if (i < 3) continue;
+        std::string gram = "\"";
+        for (std::size_t k = i - 3; k <= i; ++k) {
+            const auto c = static_cast<unsigned char>(raw[k]);
+            if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+                gram.push_back(static_cast<char>(c));
+            } else {
+                static constexpr char hex[] = "0123456789abcdef";
+                gram += "\\x";
+                gram.push_back(hex[c >> 4]);
+                gram.push_back(hex[c & 15]);
+            }
+        }
+        gram.push_back('"');
+        const std::uint32_t slot = ngram_slot(window, options.bits);
+        if (auto it = out.find(slot); it == out.end() || it->second.find(gram) == std::string::npos) add(slot, gram);
+    }
+    if (options.bag) {
+        for (const auto& e : bag.entries()) add(feature_slot(e.id, options.bits), std::string(bag.text(e)));
+    }
+    return out;
 }
 
 }  // namespace mailsift::features

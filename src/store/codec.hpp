@@ -32,6 +32,14 @@ bool decode_linear_page(std::string_view bytes, std::vector<float>& out);
 // encoded; nullopt when `stored` is not a page (damaged: left as it is).
 std::optional<std::string> add_to_linear_page(std::string_view stored, const float* delta);
 
+// ---- a rehearsal sample's stored form: the message's prefix, zstd-compressed ----
+
+std::string encode_linear_sample(std::string_view prefix);
+// nullopt when damaged.
+std::optional<std::string> decode_linear_sample(std::string_view blob);
+// A learned message's feature list (encode_terms() form) back; nullopt when damaged.
+std::optional<std::vector<std::pair<model::FeatureId, std::uint32_t>>> decode_terms(std::string_view blob);
+
 // ---- the change log readers refresh by (model_changes) ----
 
 // Changes kept in model_changes: a reader further behind reloads everything.

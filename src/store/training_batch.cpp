@@ -6,7 +6,10 @@
 #include <cassert>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <thread>
+
+#include <zstd.h>
 
 #include "codec.hpp"
 #include "mailsift/store/database.hpp"
@@ -73,6 +76,38 @@ std::optional<std::string> add_to_linear_page(std::string_view stored, const flo
     if (!stored.empty() && !decode_linear_page(stored, page)) return std::nullopt;
     for (std::size_t i = 0; i < linear_page_slots; ++i) page[i] += delta[i];
     return encode_linear_page(page.data());
+}
+
+// ---- rehearsal samples ----
+
+std::string encode_linear_sample(std::string_view prefix) {
+    std::string out(ZSTD_compressBound(prefix.size()), '\0');
+    const std::size_t n = ZSTD_compress(out.data(), out.size(), prefix.data(), prefix.size(), 3);
+    if (ZSTD_isError(n)) throw std::runtime_error("cannot compress a rehearsal sample");
+    out.resize(n);
+    return out;
+}
+
+std::optional<std::string> decode_linear_sample(std::string_view blob) {
+    const unsigned long long size = ZSTD_getFrameContentSize(blob.data(), blob.size());
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1u << 20)) return std::nullopt;
+    std::string out(static_cast<std::size_t>(size), '\0');
+    const std::size_t n = ZSTD_decompress(out.data(), out.size(), blob.data(), blob.size());
+    if (ZSTD_isError(n) || n != out.size()) return std::nullopt;
+    return out;
+}
+
+std::optional<std::vector<std::pair<model::FeatureId, std::uint32_t>>> decode_terms(std::string_view blob) {
+    std::vector<std::pair<model::FeatureId, std::uint32_t>> out;
+    std::size_t i = 0;
+    model::FeatureId id = 0;
+    while (i < blob.size()) {
+        std::uint64_t delta = 0, n = 0;
+        if (!get_varint(blob, i, delta) || !get_varint(blob, i, n)) return std::nullopt;
+        id += delta;
+        out.emplace_back(id, static_cast<std::uint32_t>(n));
+    }
+    return out;
 }
 
 // ---- the change log ----
@@ -161,6 +196,7 @@ void TrainingBatch::restart() {
     linear_delta_.clear();
     linear_dirty_.clear();
     linear_bias_ = linear_nb_weight_ = 0.0;
+    linear_seen_spam_ = linear_seen_ham_ = 0;
     tx_ = db_.begin_write();
     for (const auto& op : done_) op(*this);
     restart_needed_ = false;
@@ -195,15 +231,54 @@ void TrainingBatch::add_linear(const LinearStep& step) {
     remember([step](TrainingBatch& b) { b.add_linear_now(step); });
 }
 
-void TrainingBatch::add_linear_now(const LinearStep& step) {
+void TrainingBatch::start_linear(unsigned hash_bits) {
     if (linear_bits_ == 0) {
-        linear_bits_ = step.hash_bits;
+        linear_bits_ = hash_bits;
         const std::size_t n = std::size_t{1} << linear_bits_;
         linear_delta_.assign(n, 0.0f);
         linear_dirty_.assign((n + linear_page_slots - 1) / linear_page_slots, false);
-    } else if (step.hash_bits != linear_bits_) {
+    } else if (hash_bits != linear_bits_) {
         tx_->fail("linear steps of different sizes in one batch");
     }
+}
+
+void TrainingBatch::add_linear_weights(unsigned hash_bits, std::vector<float> delta, double bias, double nb_weight) {
+    assert(tx_ && "add_linear_weights after commit");
+    auto op = [hash_bits, delta = std::move(delta), bias, nb_weight](TrainingBatch& b) {
+        b.start_linear(hash_bits);
+        if (delta.size() != b.linear_delta_.size()) b.tx_->fail("linear weights of another size than the batch's");
+        for (std::size_t j = 0; j < delta.size(); ++j) {
+            if (delta[j] == 0.0f) continue;
+            b.linear_delta_[j] += delta[j];
+            b.linear_dirty_[j / linear_page_slots] = true;
+        }
+        b.linear_bias_ += bias;
+        b.linear_nb_weight_ += nb_weight;
+    };
+    op(*this);
+    if (replayable_) remember(std::move(op));
+}
+
+void TrainingBatch::offer_linear_sample(Class c, std::optional<std::uint64_t> position, const Digest& digest,
+                                        std::string_view prefix) {
+    assert(tx_ && "offer_linear_sample after commit");
+    std::optional<std::string> blob;
+    if (position) blob = encode_linear_sample(prefix);
+    auto op = [c, position, digest, blob](TrainingBatch& b) {
+        (c == Class::spam ? b.linear_seen_spam_ : b.linear_seen_ham_) += 1;
+        if (position) b.tx_->keep_linear_sample(c, *position, digest, *blob);
+    };
+    retrying([&] { op(*this); });
+    remember(op);
+}
+
+std::optional<LinearSample> TrainingBatch::linear_sample(Class c, std::uint64_t position) {
+    assert(tx_ && "linear_sample after commit");
+    return retrying([&] { return tx_->linear_sample(c, position); });
+}
+
+void TrainingBatch::add_linear_now(const LinearStep& step) {
+    start_linear(step.hash_bits);
     const std::size_t mask = linear_delta_.size() - 1;
     for (const model::Slot j : step.slots) {
         linear_delta_[j & mask] += step.step.feature;
@@ -438,6 +513,8 @@ void TrainingBatch::commit_now() {
         lc.hash_bits = linear_bits_;
         lc.bias = linear_bias_;
         lc.nb_weight = linear_nb_weight_;
+        lc.seen_spam = linear_seen_spam_;
+        lc.seen_ham = linear_seen_ham_;
         for (std::size_t p = 0; p < linear_dirty_.size(); ++p) {
             if (linear_dirty_[p]) lc.pages.emplace_back(static_cast<std::uint32_t>(p), linear_delta_.data() + p * linear_page_slots);
         }

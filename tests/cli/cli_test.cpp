@@ -987,7 +987,7 @@ TEST_CASE("evaluate --online classifies each message before learning it", "[cli]
     REQUIRE(sb.mailsift("evaluate --index " + index + " --online --train-margin -1").status == 2);
 }
 
-TEST_CASE("model = linear is evaluated in memory, learned into the store and scored from it", "[cli]") {
+TEST_CASE("model = linear is evaluated, learned into the store and scored from it", "[cli]") {
     Sandbox sb;
     const std::string index = std::string(MAILSIFT_TEST_DATA) + "/corpus/index";
     const auto conf = sb.dir / "linear.conf";
@@ -1029,10 +1029,37 @@ TEST_CASE("model = linear is evaluated in memory, learned into the store and sco
     REQUIRE(moved < linear);
     REQUIRE(sb.mailsift(with + "learn --ham " + spam).status == 0);
     REQUIRE(log_odds(with) == moved);
-    // explain does not break a linear score down yet, and says so.
+    // explain lists every term of the linear score, and they add up to the log-odds classify prints.
     const auto explained = sb.mailsift(with + "explain " + spam);
-    REQUIRE(explained.status == 3);
-    REQUIRE(explained.err.find("'model = linear'") != std::string::npos);
+    REQUIRE(explained.status == 0);
+    const auto& e = explained.out;
+    const auto section = e.find("linear scorer: log-odds = ");
+    REQUIRE(section != std::string::npos);
+    auto term = [&](const std::string& label) {  // "  +1.234567  LABEL..." in the linear section
+        const auto at = e.find("  " + label, section);
+        REQUIRE(at != std::string::npos);
+        const auto line = e.rfind('\n', at);
+        return std::stod(e.substr(line + 1, at - line - 1));
+    };
+    const double z = term("= log-odds");
+    REQUIRE(z == Approx(moved).margin(1e-5));
+    REQUIRE(term("bias") + term("naive Bayes: u") + term("weights of ") == Approx(z).margin(1e-5));
+    // The slots: each listed one and the rest add up to the weights' part.
+    double slots = 0.0;
+    std::size_t listed = 0;
+    std::istringstream lines(e.substr(e.find("slots toward spam:")));
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty() || line.find("  weight  ") != std::string::npos || line.find("slots toward") == 0 ||
+            line.find("(none)") != std::string::npos) {
+            continue;
+        }
+        slots += std::stod(line);
+        if (line.find("the other ") != std::string::npos) break;
+        ++listed;
+    }
+    REQUIRE(listed > 0);
+    REQUIRE(slots == Approx(term("weights of ")).margin(1e-4));
+    REQUIRE(e.find("\"") != std::string::npos);  // 4-grams are printed in quotes
     const auto daemon_err = sb.dir / "mailsiftd.err";
     const int rc = std::system((std::string(MAILSIFTD) + " --check-config --config " + conf.string() + " --db " + sb.db() +
                                 " >/dev/null 2>" + daemon_err.string())

@@ -725,3 +725,41 @@ TEST_CASE("With model = linear, learning steps the stored weights and a refreshe
     engine::Settings other = engine::parse_settings("model = linear\nlinear_hash_bits = 16\n", "x.conf");
     REQUIRE_THROWS_WITH(engine::Filter(db, other), Catch::Contains("linear_hash_bits"));
 }
+
+TEST_CASE("With model = linear, learn keeps rehearsal samples and a long enough command refits on both classes", "[engine]") {
+    TempDir dir;
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
+    const engine::Settings s = engine::parse_settings("model = linear\nlinear_rehearsal = 20\n", "x.conf");
+    auto message = [](bool spam, int i) {
+        return std::string("From: ") + (spam ? "deals" : "colleague") + std::to_string(i) + "@example.org\nSubject: " +
+               (spam ? "CHEAP pills, FREE offer " : "minutes of the meeting ") + std::to_string(i) + "\n\n" +
+               (spam ? "Buy now and save $99, click here, limited offer number " : "The patch review is attached, item ") +
+               std::to_string(i) + "\n";
+    };
+    engine::Trainer t(db, s);
+    // The README's recipe: all the spam, then all the ham.
+    for (int i = 0; i < 60; ++i) t.learn(message(true, i), message(true, i).size(), store::Class::spam, 1);
+    for (int i = 0; i < 60; ++i) t.learn(message(false, i), message(false, i).size(), store::Class::ham, 1);
+    t.commit();
+    const auto before = db.linear_weights_since(0);
+    REQUIRE(before.seen_spam == 60);
+    REQUIRE(before.seen_ham == 60);
+    const auto samples = db.linear_samples();
+    REQUIRE(samples.size() == 40);  // 20 of each class
+    REQUIRE(samples.front().prefix.rfind("From: ", 0) == 0);
+
+    REQUIRE(t.refit_linear() == 40);
+    const auto after = db.linear_weights_since(0);
+    REQUIRE(after.sequence > before.sequence);
+    REQUIRE(after.bias != before.bias);
+    // The refit is in the store: a filter reading it scores as the trainer's model does.
+    const engine::Filter f(db, s);
+    REQUIRE(f.model()->linear->bias() == Approx(after.bias));
+    REQUIRE(f.classify(new_spam).score.log_odds > f.classify(new_ham).score.log_odds);
+    // Not due again until refit_after more messages are learned; learning the same ones again learns none.
+    REQUIRE(t.refit_linear() == 0);
+    for (int i = 0; i < 60; ++i) t.learn(message(true, i), message(true, i).size(), store::Class::spam, 2);
+    t.commit();
+    REQUIRE(t.refit_linear() == 0);
+    REQUIRE(db.linear_weights_since(0).bias == after.bias);
+}

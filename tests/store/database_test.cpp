@@ -375,3 +375,52 @@ TEST_CASE("The linear scorer's steps add up in the store, once per learned messa
     }
     REQUIRE(reader.statistics().messages.spam == 2);
 }
+
+TEST_CASE("Rehearsal samples are kept by class and position, and only while their message is learned as that class",
+          "[store]") {
+    FOR_EACH_BACKEND(store_);
+    const auto opened = store_.open();
+    store::Database& db = *opened;
+    store::TrainingBatch::LinearStep step;
+    step.hash_bits = 12;
+    step.slots = {1};
+    step.step = {0.1f, 0.0};
+    const std::string prefix_a = "From: a@example.org\nSubject: offer\n\nBuy now", prefix_b(3000, 'b');
+    {
+        store::TrainingBatch b(db);
+        b.learn(digest(1), Class::spam, terms({{10, 2}, {11, 1}}), 1, &step);
+        b.offer_linear_sample(Class::spam, 0, digest(1), prefix_a);
+        b.learn(digest(2), Class::ham, terms({{12, 1}}), 1, &step);
+        b.offer_linear_sample(Class::ham, 0, digest(2), prefix_b);
+        b.learn(digest(3), Class::ham, terms({{13, 1}}), 1, &step);
+        b.offer_linear_sample(Class::ham, std::nullopt, digest(3), "not kept");
+        // Read back in the same transaction, with the message's features.
+        const auto a = b.linear_sample(Class::spam, 0);
+        REQUIRE(a);
+        REQUIRE(a->prefix == prefix_a);
+        REQUIRE(a->terms == std::vector<std::pair<model::FeatureId, std::uint32_t>>{{10, 2}, {11, 1}});
+        REQUIRE_FALSE(b.linear_sample(Class::spam, 1));
+        b.commit();
+    }
+    const auto w = db.linear_weights_since(0);
+    REQUIRE(w.seen_spam == 1);
+    REQUIRE(w.seen_ham == 2);
+    auto all = db.linear_samples();
+    REQUIRE(all.size() == 2);
+    REQUIRE(all[0].c == Class::ham);
+    REQUIRE(all[0].prefix == prefix_b);
+    REQUIRE(all[1].c == Class::spam);
+    // A moved message's sample is no longer its old class's; a new one takes the position.
+    {
+        store::TrainingBatch b(db);
+        REQUIRE(b.learn(digest(1), Class::ham, terms({{10, 2}, {11, 1}}), 2, &step) == store::LearnResult::moved);
+        REQUIRE_FALSE(b.linear_sample(Class::spam, 0));
+        b.learn(digest(4), Class::ham, terms({{14, 1}}), 2, &step);
+        b.offer_linear_sample(Class::ham, 0, digest(4), "replaced");
+        b.commit();
+    }
+    all = db.linear_samples();
+    REQUIRE(all.size() == 1);
+    REQUIRE(all[0].prefix == "replaced");
+    REQUIRE(db.linear_weights_since(0).seen_ham == 3);
+}

@@ -106,6 +106,9 @@ struct Classification {
 std::shared_ptr<const model::LinearModel> load_linear(store::Database& db, const Settings& settings,
                                                       const model::LinearModel* current, std::uint64_t since,
                                                       std::uint64_t& sequence);
+// The same from weights already read.
+std::shared_ptr<const model::LinearModel> linear_from(const store::LinearWeights& w, const Settings& settings,
+                                                      const model::LinearModel* current);
 
 // The linear scorer's input from the naive-Bayes log-odds: over the calibration temperature.
 inline double linear_nb_input(double nb_log_odds, const Settings& s) {
@@ -190,6 +193,7 @@ public:
         std::vector<std::uint32_t> order;  // bag entries in id order: the store keeps lists sorted
         std::string from_address;
         std::vector<model::Slot> slots;  // settings.scorer == linear: the linear scorer's slots
+        std::string prefix;              // and the start of the message, for its rehearsal sample
     };
     Prepared prepare(std::string_view raw, std::size_t size_bytes) const;
     // `selective`: apply settings.train_margin (learn; a correction is always trained).
@@ -219,6 +223,14 @@ public:
     // Trains the deferred corrections whose scans are written now, and commits;
     // returns how many. mailsiftd's recorder calls it after each write.
     std::size_t apply_deferred_corrections(std::int64_t now);
+    // settings.scorer == linear, after a learn command: when this trainer has
+    // learned at least refit_after messages since the last refit, linear_epochs
+    // passes over both classes' rehearsal samples, shuffled together, so that
+    // what was learned one class at a time (a Junk folder, then an inbox) is
+    // refitted as one mixed set; committed in a batch of its own. Returns the
+    // number of samples refitted (0: not due, or a class has none yet).
+    static constexpr std::size_t refit_after = 100;
+    std::size_t refit_linear();
     // Commits the open batch, if any.
     void commit();
     const TrainCounts& counts() const { return counts_; }
@@ -257,7 +269,13 @@ private:
     TrainCounts counts_;
     TrainCounts committed_;
     std::optional<model::Snapshot> selection_;
+    // Keeps a learned message in its class's rehearsal sample (a uniform
+    // reservoir, linear_rehearsal a class) and replays linear_replays messages
+    // of the other class that the model scores within linear_replay_margin.
+    void rehearse(const store::Digest& digest, std::string_view prefix, store::Class c);
     std::optional<model::LinearModel> linear_;
+    std::uint64_t linear_seen_[2] = {0, 0};  // ham, spam: offered to the samples, as the store counts them
+    std::size_t linear_learned_ = 0;         // learned since the last refit
 };
 
 }  // namespace mailsift::engine

@@ -79,10 +79,6 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// Throws ConfigError unless `settings` name the naive-Bayes scorer: for what
-// does not handle `model = linear` yet (`who` names it: explain).
-void require_naive_bayes(const Settings& settings, const std::string& who);
-
 // `source` names the text in errors ("/etc/mailsift/mailsift.conf:12: ...").
 Settings parse_settings(std::string_view text, const std::string& source);
 Settings load_settings(const std::filesystem::path& path);

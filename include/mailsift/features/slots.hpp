@@ -12,7 +12,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "mailsift/features/feature_bag.hpp"
@@ -32,5 +35,13 @@ std::uint32_t feature_slot(std::uint64_t id, unsigned bits);
 
 // Fills `out` with the message's distinct slots, in the order first met.
 void message_slots(std::string_view raw, const FeatureBag& bag, const SlotOptions& options, std::vector<std::uint32_t>& out);
+// What each of the message's slots stands for, readably (for explanations):
+// the 4-grams (their bytes in quotes, a byte outside printable ASCII as \xHH)
+// and features that fell in it, comma-separated, in the order met.
+std::unordered_map<std::uint32_t, std::string> slot_sources(std::string_view raw, const FeatureBag& bag,
+                                                            const SlotOptions& options);
+// The same from the start of the message and its features as learned (id, count).
+void message_slots(std::string_view raw, const std::vector<std::pair<std::uint64_t, std::uint32_t>>& terms,
+                   const SlotOptions& options, std::vector<std::uint32_t>& out);
 
 }  // namespace mailsift::features

@@ -202,8 +202,19 @@ struct LinearWeights {
     double bias = 0.0;
     double nb_weight = 1.0;
     std::uint64_t sequence = 0;  // model_sequence() of the same read
+    // Messages offered to each class's rehearsal sample so far (spam, ham).
+    std::uint64_t seen_spam = 0, seen_ham = 0;
     // The pages asked for: number, linear_page_slots floats.
     std::vector<std::pair<std::uint32_t, std::vector<float>>> pages;
+};
+
+// A learned message kept for the linear scorer's rehearsal (a uniform sample
+// of each class): the start of the message, whose 4-grams it replays, and the
+// features it is learned with (the messages table's), for the naive-Bayes input.
+struct LinearSample {
+    Class c = Class::ham;
+    std::string prefix;
+    std::vector<std::pair<model::FeatureId, std::uint32_t>> terms;
 };
 
 class TrainingBatch;
@@ -258,6 +269,8 @@ public:
     // The linear scorer's state and the pages written after the change numbered
     // `sequence` (0: every page there is), in one read transaction.
     virtual LinearWeights linear_weights_since(std::uint64_t sequence) = 0;
+    // Every rehearsal sample whose message is still learned as its class, in one read.
+    virtual std::vector<LinearSample> linear_samples() = 0;
     virtual ContactSet load_contacts() = 0;
     virtual Statistics statistics() = 0;
     // Text of a feature id, or "" when unknown.
@@ -369,9 +382,15 @@ public:
     struct LinearChange {
         unsigned hash_bits = 0;
         double bias = 0.0, nb_weight = 0.0;
+        std::int64_t seen_spam = 0, seen_ham = 0;  // added to LinearWeights' counts
         std::vector<std::pair<std::uint32_t, const float*>> pages;  // page number, linear_page_slots floats to add
     };
     virtual void add_linear(const LinearChange& change) = 0;
+    // The rehearsal sample of class `c` at `position`: `blob` is
+    // encode_linear_sample() of the message's prefix, `digest` its learned message.
+    virtual void keep_linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob) = 0;
+    // The sample there, with its message's features, when its message is still learned as `c`.
+    virtual std::optional<LinearSample> linear_sample(Class c, std::uint64_t position) = 0;
     // Numbers this transaction's change of the model: `ids` the features it
     // wrote or deleted (ascending), nullptr for "reload all".
     virtual void log_model_change(const std::vector<model::FeatureId>* ids) = 0;
@@ -410,6 +429,13 @@ public:
                       const LinearStep* linear = nullptr);
     // A step not tied to one message's learning (rehearsal), added whatever happens.
     void add_linear(const LinearStep& step);
+    // Weights to add as they are (2^hash_bits of them), with the bias and u: a refit.
+    void add_linear_weights(unsigned hash_bits, std::vector<float> delta, double bias, double nb_weight);
+    // Counts a message offered to class `c`'s rehearsal sample, and keeps it at
+    // `position` (nullopt: offered, not kept). `prefix` is the start of the message.
+    void offer_linear_sample(Class c, std::optional<std::uint64_t> position, const Digest& digest, std::string_view prefix);
+    // The rehearsal sample there, this batch's writes included (linear_sample()).
+    std::optional<LinearSample> linear_sample(Class c, std::uint64_t position);
     UnlearnResult unlearn(const Digest& digest, Class c);
     // The class a message is learned as (this batch included), or nothing.
     std::optional<Class> learned_class(const Digest& digest);
@@ -449,6 +475,7 @@ private:
     LearnResult learn_now(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now,
                           const LinearStep* linear);
     void add_linear_now(const LinearStep& step);
+    void start_linear(unsigned hash_bits);
     UnlearnResult unlearn_now(const Digest& digest, Class c);
     void commit_now();
     // Runs `op`; after a RetryableError starts the transaction again, replays
@@ -480,6 +507,7 @@ private:
     std::vector<float> linear_delta_;
     std::vector<bool> linear_dirty_;  // by page
     double linear_bias_ = 0.0, linear_nb_weight_ = 0.0;
+    std::int64_t linear_seen_spam_ = 0, linear_seen_ham_ = 0;
 };
 
 }  // namespace mailsift::store

@@ -38,6 +38,7 @@ public:
     std::uint64_t model_sequence() override;
     ModelChanges model_changes_since(std::uint64_t sequence, model::TermFrequency tf, std::size_t max_features) override;
     LinearWeights linear_weights_since(std::uint64_t sequence) override;
+    std::vector<LinearSample> linear_samples() override;
     ContactSet load_contacts() override;
     Statistics statistics() override;
     std::string feature_text(model::FeatureId id) override;

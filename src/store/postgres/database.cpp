@@ -101,15 +101,24 @@ const char* const migrations[] = {
         id smallint PRIMARY KEY CHECK (id = 0),
         hash_bits integer NOT NULL,
         bias double precision NOT NULL,
-        nb_weight double precision NOT NULL
+        nb_weight double precision NOT NULL,
+        seen_spam bigint NOT NULL,
+        seen_ham bigint NOT NULL
     );
-    INSERT INTO linear_state VALUES (0, 0, 0.0, 1.0);
+    INSERT INTO linear_state VALUES (0, 0, 0.0, 1.0, 0, 0);
     CREATE TABLE linear_pages (
         page integer PRIMARY KEY,
         seq bigint NOT NULL,
         weights bytea NOT NULL
     );
     CREATE INDEX linear_pages_seq ON linear_pages (seq);
+    CREATE TABLE linear_samples (
+        class smallint NOT NULL CHECK (class IN (0, 1)),
+        position bigint NOT NULL,
+        digest bytea NOT NULL,
+        prefix bytea NOT NULL,
+        PRIMARY KEY (class, position)
+    );
     )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);

@@ -27,11 +27,13 @@ LinearWeights PgDatabase::linear_weights_since(std::uint64_t sequence) {
     LinearWeights out;
     conn_.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");  // the state, the pages and the sequence of one moment
     try {
-        auto state = conn_.exec("SELECT hash_bits, bias::text, nb_weight::text FROM linear_state WHERE id = 0");
+        auto state = conn_.exec("SELECT hash_bits, bias::text, nb_weight::text, seen_spam, seen_ham FROM linear_state WHERE id = 0");
         if (state.rows() != 1) conn_.fail("the linear scorer's state is missing");
         out.hash_bits = static_cast<unsigned>(state.integer(0, 0));
         out.bias = text_double(state.bytes(0, 1));
         out.nb_weight = text_double(state.bytes(0, 2));
+        out.seen_spam = static_cast<std::uint64_t>(state.integer(0, 3));
+        out.seen_ham = static_cast<std::uint64_t>(state.integer(0, 4));
         out.sequence = model_sequence();
         auto r = conn_.exec("SELECT page, weights FROM linear_pages WHERE seq > $1",
                             {Param(static_cast<std::int64_t>(sequence))});
@@ -62,10 +64,10 @@ void PgDatabase::add_linear(const WriteTransaction::LinearChange& change) {
         conn_.fail("the linear weights here have 2^" + std::to_string(bits) + " slots, not 2^" +
                    std::to_string(change.hash_bits) + " (linear_hash_bits): keep the setting a database was trained with");
     }
-    conn_.exec("UPDATE linear_state SET hash_bits = $1, bias = bias + $2::float8, nb_weight = nb_weight + $3::float8"
-               " WHERE id = 0",
+    conn_.exec("UPDATE linear_state SET hash_bits = $1, bias = bias + $2::float8, nb_weight = nb_weight + $3::float8,"
+               " seen_spam = seen_spam + $4, seen_ham = seen_ham + $5 WHERE id = 0",
                {Param(static_cast<int>(change.hash_bits)), Param::text(double_text(change.bias)),
-                Param::text(double_text(change.nb_weight))});
+                Param::text(double_text(change.nb_weight)), Param(change.seen_spam), Param(change.seen_ham)});
     if (change.pages.empty()) return;
     std::string numbers = "{";
     for (const auto& [number, delta] : change.pages) numbers += (numbers.size() > 1 ? "," : "") + std::to_string(number);
@@ -89,6 +91,49 @@ void PgDatabase::add_linear(const WriteTransaction::LinearChange& change) {
                " FROM unnest($1::integer[], $2::text[]) AS u(p, w)"
                " ON CONFLICT (page) DO UPDATE SET seq = excluded.seq, weights = excluded.weights",
                {Param::text(numbers), Param::text(pages)});
+}
+
+std::optional<LinearSample> PgDatabase::sample_of(const pg::Result& r, int row) {
+    LinearSample out;
+    out.c = r.integer(row, 0) == 1 ? Class::spam : Class::ham;
+    auto prefix = decode_linear_sample(r.bytes(row, 2));
+    auto terms = decode_terms(r.bytes(row, 3));
+    if (!prefix || !terms) return std::nullopt;
+    out.prefix = std::move(*prefix);
+    out.terms = std::move(*terms);
+    return out;
+}
+
+std::vector<LinearSample> PgDatabase::linear_samples() {
+    std::vector<LinearSample> out;
+    auto r = conn_.exec(
+        "SELECT s.class, s.position, s.prefix, m.features FROM linear_samples s"
+        " JOIN messages m ON m.digest = s.digest AND m.class = s.class ORDER BY s.class, s.position");
+    for (int i = 0; i < r.rows(); ++i) {
+        auto sample = sample_of(r, i);
+        if (!sample) conn_.fail("damaged rehearsal sample: class " + std::to_string(r.integer(i, 0)) + ", position " +
+                                std::to_string(r.integer(i, 1)));
+        out.push_back(std::move(*sample));
+    }
+    return out;
+}
+
+void PgDatabase::keep_linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob) {
+    conn_.exec("INSERT INTO linear_samples (class, position, digest, prefix) VALUES ($1, $2, $3, $4)"
+               " ON CONFLICT (class, position) DO UPDATE SET digest = excluded.digest, prefix = excluded.prefix",
+               {Param(c == Class::spam ? 1 : 0), Param(static_cast<std::int64_t>(position)), Param::digest(digest),
+                Param::bytes(blob)});
+}
+
+std::optional<LinearSample> PgDatabase::linear_sample(Class c, std::uint64_t position) {
+    auto r = conn_.exec(
+        "SELECT s.class, s.position, s.prefix, m.features FROM linear_samples s"
+        " JOIN messages m ON m.digest = s.digest AND m.class = s.class WHERE s.class = $1 AND s.position = $2",
+        {Param(c == Class::spam ? 1 : 0), Param(static_cast<std::int64_t>(position))});
+    if (r.rows() == 0) return std::nullopt;
+    auto sample = sample_of(r, 0);
+    if (!sample) conn_.fail("damaged rehearsal sample: position " + std::to_string(position));
+    return sample;
 }
 
 }  // namespace mailsift::store

@@ -41,6 +41,7 @@ public:
     std::uint64_t model_sequence() override;
     ModelChanges model_changes_since(std::uint64_t sequence, model::TermFrequency tf, std::size_t max_features) override;
     LinearWeights linear_weights_since(std::uint64_t sequence) override;
+    std::vector<LinearSample> linear_samples() override;
     ContactSet load_contacts() override;
     Statistics statistics() override;
     std::string feature_text(model::FeatureId id) override;
@@ -70,8 +71,13 @@ public:
     void lock_commits();
     // WriteTransaction::add_linear, in the caller's transaction under the commit lock.
     void add_linear(const WriteTransaction::LinearChange& change);
+    // WriteTransaction's rehearsal samples, in the caller's transaction.
+    void keep_linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob);
+    std::optional<LinearSample> linear_sample(Class c, std::uint64_t position);
 
 private:
+    // A row of class, position, prefix and the message's features; nullopt when damaged.
+    static std::optional<LinearSample> sample_of(const pg::Result& r, int row);
     std::unique_ptr<WriteTransaction> begin_write() override;
     bool concurrent_writers() const override { return true; }
     void migrate(Create create);

@@ -130,6 +130,14 @@ public:
         db_.add_linear(change);
     }
 
+    void keep_linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob) override {
+        db_.keep_linear_sample(c, position, digest, blob);
+    }
+
+    std::optional<LinearSample> linear_sample(Class c, std::uint64_t position) override {
+        return db_.linear_sample(c, position);
+    }
+
     void log_model_change(const std::vector<model::FeatureId>* ids) override {
         lock();
         db_.log_model_change(ids);

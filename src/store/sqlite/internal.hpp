@@ -124,6 +124,8 @@ public:
     void write_features(const std::vector<FeatureWrite>& upserts, const std::vector<model::FeatureId>& deletes) override;
     void add_to_classes(const ClassChange& spam, const ClassChange& ham) override;
     void add_linear(const LinearChange& change) override;
+    void keep_linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob) override;
+    std::optional<LinearSample> linear_sample(Class c, std::uint64_t position) override;
     void log_model_change(const std::vector<model::FeatureId>* ids) override { db_.log_model_change(ids); }
     void add_contact(std::string_view address, std::string_view source, std::int64_t now) override {
         db_.add_contact(address, source, now);

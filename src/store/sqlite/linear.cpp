@@ -1,4 +1,5 @@
 // The linear scorer's weights on SQLite: linear_state and linear_pages.
+#include <optional>
 #include <string>
 
 #include "internal.hpp"
@@ -10,11 +11,13 @@ LinearWeights SqliteDatabase::linear_weights_since(std::uint64_t sequence) {
     exec("BEGIN");  // the state, the pages and the sequence of one moment
     try {
         {
-            Statement q(db_, "SELECT hash_bits, bias, nb_weight FROM linear_state WHERE id = 0", path_);
+            Statement q(db_, "SELECT hash_bits, bias, nb_weight, seen_spam, seen_ham FROM linear_state WHERE id = 0", path_);
             if (sqlite3_step(q.get()) == SQLITE_ROW) {
                 out.hash_bits = static_cast<unsigned>(sqlite3_column_int(q.get(), 0));
                 out.bias = sqlite3_column_double(q.get(), 1);
                 out.nb_weight = sqlite3_column_double(q.get(), 2);
+                out.seen_spam = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 3));
+                out.seen_ham = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 4));
             } else {
                 fail(std::string("cannot read the linear scorer's state: ") + error_text());
             }
@@ -54,11 +57,15 @@ void SqliteTransaction::add_linear(const LinearChange& change) {
         }
     }
     {
-        Statement u(db_.db_, "UPDATE linear_state SET hash_bits = ?1, bias = bias + ?2, nb_weight = nb_weight + ?3 WHERE id = 0",
+        Statement u(db_.db_,
+                    "UPDATE linear_state SET hash_bits = ?1, bias = bias + ?2, nb_weight = nb_weight + ?3,"
+                    " seen_spam = seen_spam + ?4, seen_ham = seen_ham + ?5 WHERE id = 0",
                     db_.path_);
         sqlite3_bind_int(u.get(), 1, static_cast<int>(change.hash_bits));
         sqlite3_bind_double(u.get(), 2, change.bias);
         sqlite3_bind_double(u.get(), 3, change.nb_weight);
+        sqlite3_bind_int64(u.get(), 4, change.seen_spam);
+        sqlite3_bind_int64(u.get(), 5, change.seen_ham);
         if (sqlite3_step(u.get()) != SQLITE_DONE) db_.fail(std::string("cannot update the linear scorer's state: ") + db_.error_text());
     }
     Statement read(db_.db_, "SELECT weights FROM linear_pages WHERE page = ?1", db_.path_);
@@ -86,6 +93,68 @@ void SqliteTransaction::add_linear(const LinearChange& change) {
         sqlite3_bind_blob(write.get(), 2, sum->data(), static_cast<int>(sum->size()), SQLITE_STATIC);
         if (sqlite3_step(write.get()) != SQLITE_DONE) db_.fail(std::string("cannot write the linear weights: ") + db_.error_text());
     }
+}
+
+namespace {
+
+// A samples row joined with its message: the sample, or nullopt when damaged.
+std::optional<LinearSample> sample_of(sqlite3_stmt* row, int class_column, int prefix_column, int features_column) {
+    LinearSample out;
+    out.c = sqlite3_column_int(row, class_column) == 1 ? Class::spam : Class::ham;
+    auto prefix = decode_linear_sample(std::string_view(static_cast<const char*>(sqlite3_column_blob(row, prefix_column)),
+                                                        static_cast<std::size_t>(sqlite3_column_bytes(row, prefix_column))));
+    auto terms = decode_terms(std::string_view(static_cast<const char*>(sqlite3_column_blob(row, features_column)),
+                                               static_cast<std::size_t>(sqlite3_column_bytes(row, features_column))));
+    if (!prefix || !terms) return std::nullopt;
+    out.prefix = std::move(*prefix);
+    out.terms = std::move(*terms);
+    return out;
+}
+
+}  // namespace
+
+std::vector<LinearSample> SqliteDatabase::linear_samples() {
+    std::vector<LinearSample> out;
+    Statement q(db_,
+                "SELECT s.class, s.position, s.prefix, m.features FROM linear_samples s"
+                " JOIN messages m ON m.digest = s.digest AND m.class = s.class ORDER BY s.class, s.position",
+                path_);
+    int rc;
+    while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+        auto sample = sample_of(q.get(), 0, 2, 3);
+        if (!sample) fail("damaged rehearsal sample: class " + std::to_string(sqlite3_column_int(q.get(), 0)) +
+                          ", position " + std::to_string(sqlite3_column_int64(q.get(), 1)));
+        out.push_back(std::move(*sample));
+    }
+    if (rc != SQLITE_DONE) fail(std::string("cannot read the rehearsal samples: ") + error_text());
+    return out;
+}
+
+void SqliteTransaction::keep_linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob) {
+    Statement q(db_.db_,
+                "INSERT INTO linear_samples (class, position, digest, prefix) VALUES (?1, ?2, ?3, ?4)"
+                " ON CONFLICT (class, position) DO UPDATE SET digest = excluded.digest, prefix = excluded.prefix",
+                db_.path_);
+    sqlite3_bind_int(q.get(), 1, c == Class::spam ? 1 : 0);
+    sqlite3_bind_int64(q.get(), 2, static_cast<sqlite3_int64>(position));
+    bind_digest(q.get(), 3, digest);
+    sqlite3_bind_blob(q.get(), 4, blob.data(), static_cast<int>(blob.size()), SQLITE_STATIC);
+    if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot keep a rehearsal sample: ") + db_.error_text());
+}
+
+std::optional<LinearSample> SqliteTransaction::linear_sample(Class c, std::uint64_t position) {
+    Statement q(db_.db_,
+                "SELECT s.class, s.prefix, m.features FROM linear_samples s"
+                " JOIN messages m ON m.digest = s.digest AND m.class = s.class WHERE s.class = ?1 AND s.position = ?2",
+                db_.path_);
+    sqlite3_bind_int(q.get(), 1, c == Class::spam ? 1 : 0);
+    sqlite3_bind_int64(q.get(), 2, static_cast<sqlite3_int64>(position));
+    const int rc = sqlite3_step(q.get());
+    if (rc == SQLITE_DONE) return std::nullopt;
+    if (rc != SQLITE_ROW) db_.fail(std::string("cannot read a rehearsal sample: ") + db_.error_text());
+    auto sample = sample_of(q.get(), 0, 1, 2);
+    if (!sample) db_.fail("damaged rehearsal sample: position " + std::to_string(position));
+    return sample;
 }
 
 }  // namespace mailsift::store

@@ -134,9 +134,11 @@ constexpr Migration migrations[] = {
         id INTEGER PRIMARY KEY CHECK (id = 0),
         hash_bits INTEGER NOT NULL,            -- 2^hash_bits weights; 0: none learned yet
         bias REAL NOT NULL,
-        nb_weight REAL NOT NULL                -- u, the weight of the naive-Bayes input
+        nb_weight REAL NOT NULL,               -- u, the weight of the naive-Bayes input
+        seen_spam INTEGER NOT NULL,            -- messages offered to each class's rehearsal sample
+        seen_ham INTEGER NOT NULL
     );
-    INSERT INTO linear_state (id, hash_bits, bias, nb_weight) VALUES (0, 0, 0.0, 1.0);
+    INSERT INTO linear_state (id, hash_bits, bias, nb_weight, seen_spam, seen_ham) VALUES (0, 0, 0.0, 1.0, 0, 0);
     -- The weights, 1,024 to a page (little-endian binary32); a missing page is zeros.
     -- `seq` is the model_changes row of the write that last changed the page.
     CREATE TABLE linear_pages (
@@ -145,6 +147,16 @@ constexpr Migration migrations[] = {
         weights BLOB NOT NULL
     );
     CREATE INDEX linear_pages_seq ON linear_pages (seq);
+    -- The rehearsal sample: up to linear_rehearsal learned messages of each
+    -- class, by position; `prefix` is the start of the message, zstd-compressed.
+    -- A sample whose message is unlearned or moved is not used (joined with messages).
+    CREATE TABLE linear_samples (
+        class INTEGER NOT NULL CHECK (class IN (0, 1)),
+        position INTEGER NOT NULL,
+        digest BLOB NOT NULL,
+        prefix BLOB NOT NULL,
+        PRIMARY KEY (class, position)
+    );
     )sql"},
 };
 static_assert(std::size(migrations) == schema_version);
