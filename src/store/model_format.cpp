@@ -2,6 +2,9 @@
 // back with every check, for any backend (model_format.hpp).
 #include "model_format.hpp"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <istream>
 #include <ostream>
@@ -14,7 +17,7 @@ namespace mailsift::store {
 namespace {
 
 constexpr const char* export_magic = "mailsift-model";
-constexpr int export_version = 1;
+constexpr int export_version = 2;  // the newest; 1 when the linear scorer has learned nothing
 constexpr char hex_digits[] = "0123456789abcdef";
 
 void put_escaped(std::string& out, std::string_view s) {
@@ -139,7 +142,44 @@ void format_error(const std::string& name, std::uint64_t line, const std::string
 
 // ---- writing ----
 
-ModelWriter::ModelWriter(std::ostream& out) : out_(out) { out_ << export_magic << '\t' << export_version << '\n'; }
+ModelWriter::ModelWriter(std::ostream& out, bool linear) : out_(out) {
+    out_ << export_magic << '\t' << (linear ? 2 : 1) << '\n';
+}
+
+void ModelWriter::linear_state(const LinearWeights& w) {
+    char bias[40], nb[40];
+    std::snprintf(bias, sizeof bias, "%.17g", w.bias);
+    std::snprintf(nb, sizeof nb, "%.17g", w.nb_weight);
+    out_ << "linear\t" << w.hash_bits << '\t' << bias << '\t' << nb << '\t' << w.seen_spam << '\t' << w.seen_ham << '\n';
+}
+
+void ModelWriter::linear_page(std::uint32_t number, std::string_view page) {
+    line_.assign("linear-page\t");
+    line_ += std::to_string(number);
+    line_ += '\t';
+    for (const char ch : page) {
+        const auto b = static_cast<unsigned char>(ch);
+        line_ += hex_digits[b >> 4];
+        line_ += hex_digits[b & 0xF];
+    }
+    line_ += '\n';
+    out_ << line_;
+}
+
+void ModelWriter::linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view prefix) {
+    line_.assign("linear-sample\t");
+    line_ += c == Class::spam ? "spam\t" : "ham\t";
+    line_ += std::to_string(position);
+    line_ += '\t';
+    for (const std::uint8_t b : digest) {
+        line_ += hex_digits[b >> 4];
+        line_ += hex_digits[b & 0xF];
+    }
+    line_ += '\t';
+    put_escaped(line_, prefix);
+    line_ += '\n';
+    out_ << line_;
+}
 
 void ModelWriter::class_totals(Class c, std::int64_t messages, std::int64_t occurrences, std::int64_t presences) {
     out_ << "class\t" << to_string(c) << '\t' << messages << '\t' << occurrences << '\t' << presences << '\n';
@@ -219,6 +259,8 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
     __int128 occurrences[2] = {0, 0}, presences[2] = {0, 0};
     std::int64_t messages[2] = {0, 0};
     bool ended = false;
+    int version = 1;
+    unsigned linear_bits = 0;  // 0: no 'linear' record yet
     std::vector<std::pair<model::FeatureId, std::uint32_t>> list;
     const auto max_count = static_cast<std::uint64_t>(INT64_MAX);
     while (std::getline(in, line)) {
@@ -232,10 +274,11 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
                 format_error(name, lineno, std::string("not a mailsift model export (the first line must be '") +
                                                export_magic + "<TAB>" + std::to_string(export_version) + "')");
             }
-            if (f[1] != std::to_string(export_version)) {
+            if (f[1] != "1" && f[1] != "2") {
                 format_error(name, lineno, "format version '" + std::string(f[1]) + "' is not supported (this mailsift reads " +
-                                               std::to_string(export_version) + ")");
+                                               "1 and " + std::to_string(export_version) + ")");
             }
+            version = f[1] == "2" ? 2 : 1;
             continue;
         }
         if (ended) format_error(name, lineno, "text after the 'end' line");
@@ -329,6 +372,65 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
                 format_error(name, lineno, "contact " + text + " appears twice");
             }
             ++sum.contacts;
+        } else if (version >= 2 && kind == "linear") {
+            want_fields(6);
+            if (linear_bits != 0) format_error(name, lineno, "a second 'linear' record");
+            LinearWeights w;
+            const std::int64_t bits = count_field(1, "hash bits");
+            if (bits < 10 || bits > 24) format_error(name, lineno, "hash bits " + std::string(f[1]) + " is not from 10 to 24");
+            w.hash_bits = static_cast<unsigned>(bits);
+            auto real = [&](std::size_t i) {
+                const std::string v(f[i]);
+                char* end = nullptr;
+                const double d = std::strtod(v.c_str(), &end);
+                if (v.empty() || end != v.c_str() + v.size() || !std::isfinite(d)) {
+                    format_error(name, lineno, "'" + v + "' is not a finite number");
+                }
+                return d;
+            };
+            w.bias = real(2);
+            w.nb_weight = real(3);
+            w.seen_spam = static_cast<std::uint64_t>(count_field(4, "count"));
+            w.seen_ham = static_cast<std::uint64_t>(count_field(5, "count"));
+            linear_bits = w.hash_bits;
+            sink.linear_state(w);
+        } else if (version >= 2 && kind == "linear-page") {
+            want_fields(3);
+            if (linear_bits == 0) format_error(name, lineno, "a 'linear-page' record before the 'linear' record");
+            const std::int64_t number = count_field(1, "page");
+            if (static_cast<std::uint64_t>(number) >= (std::uint64_t{1} << linear_bits) / linear_page_slots) {
+                format_error(name, lineno, "page " + std::string(f[1]) + " is beyond 2^" + std::to_string(linear_bits) + " weights");
+            }
+            const std::string_view hex = f[2];
+            if (hex.size() != linear_page_slots * 8) {
+                format_error(name, lineno, "a page is " + std::to_string(linear_page_slots * 8) + " hex digits, this one " +
+                                               std::to_string(hex.size()));
+            }
+            text.clear();
+            for (std::size_t i = 0; i < hex.size(); i += 2) {
+                const int hi = hex_value(hex[i]), lo = hex_value(hex[i + 1]);
+                if (hi < 0 || lo < 0) format_error(name, lineno, "a page holds lower-case hex digits only");
+                text.push_back(static_cast<char>(hi * 16 + lo));
+            }
+            std::vector<float> weights;
+            decode_linear_page(text, weights);
+            for (const float x : weights) {
+                if (!std::isfinite(x)) format_error(name, lineno, "a weight that is not a finite number");
+            }
+            if (!sink.linear_page(static_cast<std::uint32_t>(number), text, lineno)) {
+                format_error(name, lineno, "page " + std::string(f[1]) + " appears twice");
+            }
+        } else if (version >= 2 && kind == "linear-sample") {
+            want_fields(5);
+            const int cls = class_field(1);
+            const std::int64_t position = count_field(2, "position");
+            Digest digest{};
+            if (!parse_digest(f[3], digest)) format_error(name, lineno, "digest '" + std::string(f[3]) + "' is not 32 hex digits");
+            text_field(4, "sample", text);
+            if (!sink.linear_sample(cls == 1 ? Class::spam : Class::ham, static_cast<std::uint64_t>(position), digest,
+                                    encode_linear_sample(text), lineno)) {
+                format_error(name, lineno, "sample " + std::string(f[1]) + " " + std::string(f[2]) + " appears twice");
+            }
         } else if (kind == "end") {
             want_fields(4);
             const ModelSummary said{static_cast<std::uint64_t>(count_field(1, "count")),
@@ -347,7 +449,8 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
             ended = true;
         } else {
             format_error(name, lineno, "unknown record '" + std::string(kind) +
-                                           "' (expected class, feature, message, contact or end)");
+                                           "' (expected class, feature, message, contact" +
+                                           (version >= 2 ? ", linear, linear-page, linear-sample" : "") + " or end)");
         }
     }
     if (in.bad()) format_error(name, lineno, "read error");

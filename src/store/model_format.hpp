@@ -8,8 +8,13 @@
 //   feature<TAB>ID<TAB>SPAM_OCC<TAB>HAM_OCC<TAB>SPAM_PRES<TAB>HAM_PRES<TAB>LAST_SEEN<TAB>TEXT
 //   message<TAB>DIGEST<TAB>spam|ham<TAB>LEARNED_AT<TAB>ID:COUNT,ID:COUNT,...
 //   contact<TAB>ADDRESS<TAB>SOURCE<TAB>ADDED_AT
+//   linear<TAB>HASH_BITS<TAB>BIAS<TAB>NB_WEIGHT<TAB>SEEN_SPAM<TAB>SEEN_HAM       (version 2)
+//   linear-page<TAB>N<TAB>HEX of the page's 4,096 bytes                      (version 2)
+//   linear-sample<TAB>spam|ham<TAB>POSITION<TAB>DIGEST<TAB>PREFIX            (version 2)
 //   end<TAB>FEATURES<TAB>MESSAGES<TAB>CONTACTS
 //
+// Version 1 is written when the linear scorer has learned nothing (a
+// naive-Bayes model exports as it always did), version 2 otherwise; both are read.
 // IDs are 16 lower-case hex digits, digests 32; texts escape \\ \t \n \r and
 // other control bytes (\xHH). Written in a fixed order (classes spam then ham,
 // features by id, messages by digest, contacts by address), so exporting an
@@ -35,7 +40,8 @@ struct FeatureRecord {
 
 class ModelWriter {
 public:
-    explicit ModelWriter(std::ostream& out);  // writes the first line
+    // Writes the first line: version 2 when `linear` (the scorer has learned), else 1.
+    explicit ModelWriter(std::ostream& out, bool linear = false);
     // Spam first, then ham.
     void class_totals(Class c, std::int64_t messages, std::int64_t occurrences, std::int64_t presences);
     // By id (as the store orders them).
@@ -43,6 +49,12 @@ public:
     // `features` in encode_terms() form; false when it cannot be decoded.
     bool message(const Digest& digest, Class c, std::int64_t learned_at, std::string_view features);
     void contact(std::string_view address, std::string_view source, std::int64_t added_at);
+    // The linear scorer: its state, then its pages by number, then its samples
+    // by class (spam first) and position; `page` is a page's stored bytes,
+    // `prefix` a sample's message prefix (decoded).
+    void linear_state(const LinearWeights& w);
+    void linear_page(std::uint32_t number, std::string_view page);
+    void linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view prefix);
     ModelSummary end();
 
 private:
@@ -63,6 +75,12 @@ public:
     virtual bool message(const Digest& digest, Class c, std::int64_t learned_at, std::string_view features,
                          std::uint64_t line) = 0;
     virtual bool contact(std::string_view address, std::string_view source, std::int64_t added_at, std::uint64_t line) = 0;
+    // The linear scorer (version 2): `w` without pages; `page` in its stored
+    // bytes; `blob` a sample in encode_linear_sample() form. false: a duplicate.
+    virtual void linear_state(const LinearWeights& w) = 0;
+    virtual bool linear_page(std::uint32_t number, std::string_view page, std::uint64_t line) = 0;
+    virtual bool linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob,
+                               std::uint64_t line) = 0;
     // Called once after the last record: rows a sink buffers are written now.
     virtual void flush() {}
 };

@@ -10,6 +10,7 @@
 #include "store_support.hpp"
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "mailsift/store/sqlite_database.hpp"
@@ -309,6 +310,65 @@ TEST_CASE("An export imported into a new database exports the same bytes and unl
     REQUIRE(b.load_counts(model::TermFrequency::raw).features.size() == 1);
 }
 
+TEST_CASE("The linear scorer's weights and samples are exported and imported exactly", "[store]") {
+    FOR_EACH_BACKEND(store_a);
+    mailsift::testing::TestStore store_b(store_a.kind());
+    const auto opened_a = store_a.open(), opened_b = store_b.open();
+    store::Database &a = *opened_a, &b = *opened_b;
+    {
+        store::TrainingBatch t(a);
+        store::TrainingBatch::LinearStep step;
+        step.hash_bits = 12;
+        step.slots = {3, 1500, 4095};
+        step.step = {0.1f / 3, 0.012345678901234};
+        t.learn(digest(1), Class::spam, {{1, 1, "w:cheap"}}, 100, &step);
+        t.offer_linear_sample(Class::spam, 0, digest(1), "From: a@example.org\n\nCheap\tpills\x01\n");
+        step.step.feature = -0.25f;
+        t.learn(digest(2), Class::ham, {{2, 1, "w:meeting"}}, 100, &step);
+        t.offer_linear_sample(Class::ham, 0, digest(2), "From: b@example.org\n\nThe meeting\n");
+        t.commit();
+    }
+    const std::string exported = export_of(a);
+    REQUIRE(exported.rfind("mailsift-model\t2\n", 0) == 0);
+    REQUIRE(exported.find("\nlinear\t12\t") != std::string::npos);
+    REQUIRE(exported.find("\nlinear-page\t1\t") != std::string::npos);
+    REQUIRE(exported.find("\nlinear-sample\tspam\t0\t") != std::string::npos);
+    REQUIRE(exported.find("Cheap\\tpills\\x01\\n\n") != std::string::npos);
+    std::istringstream in(exported);
+    b.import_model(in, "model.txt");
+    REQUIRE(export_of(b) == exported);
+    const auto wa = a.linear_weights_since(0), wb = b.linear_weights_since(0);
+    REQUIRE(wb.hash_bits == 12);
+    REQUIRE(wb.bias == wa.bias);
+    REQUIRE(wb.nb_weight == wa.nb_weight);
+    REQUIRE(wb.seen_spam == 1);
+    REQUIRE(wb.seen_ham == 1);
+    auto by_page = [](const store::LinearWeights& w) {
+        return std::map<std::uint32_t, std::vector<float>>(w.pages.begin(), w.pages.end());
+    };
+    REQUIRE(by_page(wa) == by_page(wb));
+    const auto sa = a.linear_samples(), sb = b.linear_samples();
+    REQUIRE(sb.size() == 2);
+    for (std::size_t i = 0; i < sa.size(); ++i) {
+        REQUIRE(sa[i].c == sb[i].c);
+        REQUIRE(sa[i].prefix == sb[i].prefix);
+        REQUIRE(sa[i].terms == sb[i].terms);
+    }
+    // A page before the state, or beyond the weights, is refused.
+    mailsift::testing::TestStore store_c(store_a.kind());
+    const auto opened_c = store_c.open();
+    auto refused = [&](const std::string& text) {
+        std::istringstream bad(text);
+        REQUIRE_THROWS_AS(opened_c->import_model(bad, "m.txt"), store::FormatError);
+    };
+    const std::string page_line = exported.substr(exported.find("linear-page\t"));
+    refused("mailsift-model\t2\n" + page_line);
+    std::string beyond = exported;
+    beyond.replace(beyond.find("linear-page\t1\t"), 14, "linear-page\t4\t");
+    refused(beyond);
+    REQUIRE(opened_c->linear_weights_since(0).hash_bits == 0);
+}
+
 TEST_CASE("Import refuses a database that already holds a model", "[store]") {
     FOR_EACH_BACKEND(store_a);
     const auto opened_a = store_a.open();
@@ -375,7 +435,8 @@ TEST_CASE("A malformed export is refused naming its line, and changes nothing", 
     const Case cases[] = {
         {"an empty file", "", "m.txt:1: empty file"},
         {"another file", "From: someone\n", "m.txt:1: not a mailsift model export"},
-        {"a newer version", with_line(1, "mailsift-model\t2"), "m.txt:1: format version '2' is not supported"},
+        {"a newer version", with_line(1, "mailsift-model\t3"), "m.txt:1: format version '3' is not supported"},
+        {"linear records in version 1", with_line(6, "linear\t18\t0\t1\t0\t0"), "m.txt:6: unknown record 'linear'"},
         {"an unknown record", with_line(6, "mesage\tx"), "m.txt:6: unknown record 'mesage'"},
         {"a missing field", with_line(4, f1), "m.txt:4: a 'feature' record has 8 tab-separated fields, this line 7"},
         {"a bad id", with_line(4, "feature\t12\t1\t0\t1\t0\t100\tw:x"), "m.txt:4: feature id '12' is not 16 hex digits"},

@@ -3,9 +3,12 @@
 // transaction; written in batches of rows (one statement each) in one
 // transaction under the commit lock.
 #include <cstdio>
+#include <cstdlib>
+#include <set>
 #include <istream>
 #include <ostream>
 
+#include "../codec.hpp"
 #include "../model_format.hpp"
 #include "pg_database.hpp"
 
@@ -53,6 +56,29 @@ public:
                              line,
                              "contact " + std::string(address)});
         if (contacts_.size() >= batch) write(contacts_, contact_sql, 3);
+        return true;
+    }
+    void linear_state(const LinearWeights& w) override {
+        char bias[40], nb[40];
+        std::snprintf(bias, sizeof bias, "%.17g", w.bias);
+        std::snprintf(nb, sizeof nb, "%.17g", w.nb_weight);
+        c_.exec("UPDATE linear_state SET hash_bits = $1, bias = $2::float8, nb_weight = $3::float8, seen_spam = $4,"
+                " seen_ham = $5 WHERE id = 0",
+                {Param(static_cast<int>(w.hash_bits)), Param::text(bias), Param::text(nb),
+                 Param(static_cast<std::int64_t>(w.seen_spam)), Param(static_cast<std::int64_t>(w.seen_ham))});
+    }
+    bool linear_page(std::uint32_t number, std::string_view page, std::uint64_t) override {
+        if (!pages_.insert(number).second) return false;
+        c_.exec("INSERT INTO linear_pages (page, seq, weights)"
+                " VALUES ($1, (SELECT coalesce(max(seq), 0) + 1 FROM model_changes), $2)",
+                {Param(static_cast<std::int64_t>(number)), Param::bytes(page)});
+        return true;
+    }
+    bool linear_sample(Class cl, std::uint64_t position, const Digest& digest, std::string_view blob, std::uint64_t) override {
+        if (!samples_.insert({cl == Class::spam ? 1 : 0, position}).second) return false;
+        c_.exec("INSERT INTO linear_samples (class, position, digest, prefix) VALUES ($1, $2, $3, $4)",
+                {Param(cl == Class::spam ? 1 : 0), Param(static_cast<std::int64_t>(position)), Param::digest(digest),
+                 Param::bytes(blob)});
         return true;
     }
     void flush() override {
@@ -119,6 +145,8 @@ private:
     pg::Connection& c_;
     std::string name_;
     std::vector<Row> features_, messages_, contacts_;
+    std::set<std::uint32_t> pages_;                      // written: a second one is a duplicate
+    std::set<std::pair<int, std::uint64_t>> samples_;
 };
 
 }  // namespace
@@ -126,7 +154,17 @@ private:
 ModelSummary PgDatabase::export_model(std::ostream& out) {
     conn_.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");  // one consistent snapshot
     try {
-        ModelWriter w(out);
+        LinearWeights state;
+        {
+            auto r = conn_.exec("SELECT hash_bits, bias::text, nb_weight::text, seen_spam, seen_ham FROM linear_state WHERE id = 0");
+            if (r.rows() != 1) conn_.fail("the linear scorer's state is missing");
+            state.hash_bits = static_cast<unsigned>(r.integer(0, 0));
+            state.bias = std::strtod(std::string(r.bytes(0, 1)).c_str(), nullptr);
+            state.nb_weight = std::strtod(std::string(r.bytes(0, 2)).c_str(), nullptr);
+            state.seen_spam = static_cast<std::uint64_t>(r.integer(0, 3));
+            state.seen_ham = static_cast<std::uint64_t>(r.integer(0, 4));
+        }
+        ModelWriter w(out, state.hash_bits != 0);
         {
             auto r = conn_.exec("SELECT class, messages, occurrences, presences FROM classes ORDER BY class DESC");
             for (int i = 0; i < r.rows(); ++i) {
@@ -165,6 +203,21 @@ ModelSummary PgDatabase::export_model(std::ostream& out) {
         {
             auto r = conn_.exec("SELECT address, source, added_at FROM contacts ORDER BY address");
             for (int i = 0; i < r.rows(); ++i) w.contact(r.bytes(i, 0), r.bytes(i, 1), r.integer(i, 2));
+        }
+        if (state.hash_bits != 0) {
+            w.linear_state(state);
+            auto pages = conn_.exec("SELECT page, weights FROM linear_pages ORDER BY page");
+            for (int i = 0; i < pages.rows(); ++i) w.linear_page(static_cast<std::uint32_t>(pages.integer(i, 0)), pages.bytes(i, 1));
+            auto samples = conn_.exec("SELECT class, position, digest, prefix FROM linear_samples ORDER BY class DESC, position");
+            for (int i = 0; i < samples.rows(); ++i) {
+                Digest digest{};
+                const auto d = samples.bytes(i, 2);
+                std::copy_n(d.begin(), std::min(d.size(), digest.size()), digest.begin());
+                const auto prefix = decode_linear_sample(samples.bytes(i, 3));
+                if (!prefix) conn_.fail("damaged rehearsal sample; cannot export it");
+                w.linear_sample(samples.integer(i, 0) == 1 ? Class::spam : Class::ham,
+                                static_cast<std::uint64_t>(samples.integer(i, 1)), digest, *prefix);
+            }
         }
         const ModelSummary sum = w.end();
         conn_.run("COMMIT");

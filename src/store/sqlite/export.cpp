@@ -32,7 +32,17 @@ ModelSummary SqliteDatabase::export_model(std::ostream& out) {
     ModelSummary sum;
     exec("BEGIN");  // one consistent snapshot
     try {
-        ModelWriter w(out);
+        LinearWeights state;
+        {
+            Statement q(db_, "SELECT hash_bits, bias, nb_weight, seen_spam, seen_ham FROM linear_state WHERE id = 0", path_);
+            if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot read the linear scorer's state: ") + error_text());
+            state.hash_bits = static_cast<unsigned>(sqlite3_column_int(q.get(), 0));
+            state.bias = sqlite3_column_double(q.get(), 1);
+            state.nb_weight = sqlite3_column_double(q.get(), 2);
+            state.seen_spam = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 3));
+            state.seen_ham = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 4));
+        }
+        ModelWriter w(out, state.hash_bits != 0);
         int rc;
         {
             Statement q(db_, "SELECT class, messages, occurrences, presences FROM classes ORDER BY class DESC", path_);
@@ -77,6 +87,26 @@ ModelSummary SqliteDatabase::export_model(std::ostream& out) {
             }
             if (rc != SQLITE_DONE) fail(std::string("cannot read contacts: ") + error_text());
         }
+        if (state.hash_bits != 0) {
+            w.linear_state(state);
+            Statement pages(db_, "SELECT page, weights FROM linear_pages ORDER BY page", path_);
+            while ((rc = sqlite3_step(pages.get())) == SQLITE_ROW) {
+                w.linear_page(static_cast<std::uint32_t>(sqlite3_column_int64(pages.get(), 0)), column_blob(pages.get(), 1));
+            }
+            if (rc != SQLITE_DONE) fail(std::string("cannot read the linear weights: ") + error_text());
+            Statement samples(db_, "SELECT class, position, digest, prefix FROM linear_samples ORDER BY class DESC, position",
+                              path_);
+            while ((rc = sqlite3_step(samples.get())) == SQLITE_ROW) {
+                Digest digest{};
+                const auto d = column_blob(samples.get(), 2);
+                std::copy_n(d.begin(), std::min(d.size(), digest.size()), digest.begin());
+                const auto prefix = decode_linear_sample(column_blob(samples.get(), 3));
+                if (!prefix) fail("damaged rehearsal sample; cannot export it");
+                w.linear_sample(sqlite3_column_int(samples.get(), 0) == 1 ? Class::spam : Class::ham,
+                                static_cast<std::uint64_t>(sqlite3_column_int64(samples.get(), 1)), digest, *prefix);
+            }
+            if (rc != SQLITE_DONE) fail(std::string("cannot read the rehearsal samples: ") + error_text());
+        }
         sum = w.end();
         exec("COMMIT");
     } catch (...) {
@@ -99,7 +129,40 @@ public:
                           path),
           insert_message_(db, "INSERT INTO messages (digest, class, learned_at, features) VALUES (?1, ?2, ?3, ?4)", path),
           insert_contact_(db, "INSERT INTO contacts (address, source, added_at) VALUES (?1, ?2, ?3)", path),
+          set_linear_(db,
+                      "UPDATE linear_state SET hash_bits = ?1, bias = ?2, nb_weight = ?3, seen_spam = ?4, seen_ham = ?5"
+                      " WHERE id = 0",
+                      path),
+          insert_page_(db,
+                       "INSERT INTO linear_pages (page, seq, weights)"
+                       " VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM model_changes), ?2)",
+                       path),
+          insert_sample_(db, "INSERT INTO linear_samples (class, position, digest, prefix) VALUES (?1, ?2, ?3, ?4)", path),
           fail_(std::move(fail)) {}
+
+    void linear_state(const LinearWeights& w) override {
+        Use s(set_linear_);
+        sqlite3_bind_int(*s, 1, static_cast<int>(w.hash_bits));
+        sqlite3_bind_double(*s, 2, w.bias);
+        sqlite3_bind_double(*s, 3, w.nb_weight);
+        sqlite3_bind_int64(*s, 4, static_cast<sqlite3_int64>(w.seen_spam));
+        sqlite3_bind_int64(*s, 5, static_cast<sqlite3_int64>(w.seen_ham));
+        step(*s);
+    }
+    bool linear_page(std::uint32_t number, std::string_view page, std::uint64_t) override {
+        Use s(insert_page_);
+        sqlite3_bind_int64(*s, 1, number);
+        sqlite3_bind_blob(*s, 2, page.data(), static_cast<int>(page.size()), SQLITE_STATIC);
+        return step(*s);
+    }
+    bool linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob, std::uint64_t) override {
+        Use s(insert_sample_);
+        sqlite3_bind_int(*s, 1, c == Class::spam ? 1 : 0);
+        sqlite3_bind_int64(*s, 2, static_cast<sqlite3_int64>(position));
+        bind_digest(*s, 3, digest);
+        sqlite3_bind_blob(*s, 4, blob.data(), static_cast<int>(blob.size()), SQLITE_STATIC);
+        return step(*s);
+    }
 
     void class_totals(Class c, std::int64_t messages, std::int64_t occurrences, std::int64_t presences) override {
         Use s(set_class_);
@@ -141,7 +204,7 @@ private:
         if (rc != SQLITE_DONE) fail_("cannot import: ");
         return true;
     }
-    Statement set_class_, insert_feature_, insert_message_, insert_contact_;
+    Statement set_class_, insert_feature_, insert_message_, insert_contact_, set_linear_, insert_page_, insert_sample_;
     std::function<void(const std::string&)> fail_;
 };
 
