@@ -201,3 +201,35 @@ TEST_CASE("An unknown user stops the start with a clear error", "[mailsiftd]") {
     REQUIRE(WEXITSTATUS(rc) != 0);
     REQUIRE(d.log().find("no-such-user-mailsift: no such user") != std::string::npos);
 }
+
+TEST_CASE("With model = linear the daemon scores with the stored weights, as classify does", "[mailsiftd]") {
+    Daemon d("model = linear\n");
+    const std::string with = cli + " --config " + (d.dir / "mailsift.conf").string();
+    REQUIRE(std::system((with + " learn --spam " + data + "/spam_money_offer.eml " + data + "/spam_cheap_pills.eml " +
+                         data + "/spam_investment.eml >/dev/null")
+                            .c_str()) == 0);
+    REQUIRE(std::system((with + " learn --ham " + data + "/ham_meeting_notes.eml " + data + "/ham_patch_review.eml " +
+                         data + "/ham_build_report.eml >/dev/null")
+                            .c_str()) == 0);
+    d.start();
+    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+    Client c(d.socket);
+    c.negotiate();
+    const std::string status = header_value(c.message(spam), "X-Mailsift-Status");
+    INFO(status << "\n" << d.log());
+    // classify, same configuration, same message: "PATH<TAB>VERDICT<TAB>P<TAB>LOG_ODDS".
+    std::ofstream(d.dir / "m.eml") << spam;
+    const std::string line = run(with + " classify " + (d.dir / "m.eml").string());
+    std::istringstream fields(line);
+    std::string path, verdict, p;
+    std::getline(fields, path, '\t');
+    std::getline(fields, verdict, '\t');
+    std::getline(fields, p, '\t');
+    const auto at = status.find("score=");
+    REQUIRE(at != std::string::npos);
+    REQUIRE(std::stod(status.substr(at + 6)) == Approx(std::stod(p)).margin(0.00005 + 1e-9));
+    REQUIRE(status.rfind(verdict == "spam" ? "Yes" : verdict == "ham" ? "No" : "Unsure", 0) == 0);
+    // The naive-Bayes score of the same counts is another number: the daemon did not fall back to it.
+    const std::string nb = run(cli + " --config /dev/null --db " + d.database + " classify " + (d.dir / "m.eml").string());
+    REQUIRE(nb != line);
+}
