@@ -80,19 +80,33 @@ std::optional<std::string> add_to_linear_page(std::string_view stored, const flo
 
 // ---- rehearsal samples ----
 
+// One compression and one decompression context per thread, made once: a
+// context allocated per call (ZSTD_compress) costs more than the compression.
 std::string encode_linear_sample(std::string_view prefix) {
+    struct Context {
+        ZSTD_CCtx* c = ZSTD_createCCtx();
+        ~Context() { ZSTD_freeCCtx(c); }
+    };
+    thread_local Context context;
+    if (context.c == nullptr) throw std::runtime_error("cannot compress a rehearsal sample: out of memory");
     std::string out(ZSTD_compressBound(prefix.size()), '\0');
-    const std::size_t n = ZSTD_compress(out.data(), out.size(), prefix.data(), prefix.size(), 3);
+    const std::size_t n = ZSTD_compressCCtx(context.c, out.data(), out.size(), prefix.data(), prefix.size(), 3);
     if (ZSTD_isError(n)) throw std::runtime_error("cannot compress a rehearsal sample");
     out.resize(n);
     return out;
 }
 
 std::optional<std::string> decode_linear_sample(std::string_view blob) {
+    struct Context {
+        ZSTD_DCtx* d = ZSTD_createDCtx();
+        ~Context() { ZSTD_freeDCtx(d); }
+    };
+    thread_local Context context;
+    if (context.d == nullptr) return std::nullopt;
     const unsigned long long size = ZSTD_getFrameContentSize(blob.data(), blob.size());
     if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1u << 20)) return std::nullopt;
     std::string out(static_cast<std::size_t>(size), '\0');
-    const std::size_t n = ZSTD_decompress(out.data(), out.size(), blob.data(), blob.size());
+    const std::size_t n = ZSTD_decompressDCtx(context.d, out.data(), out.size(), blob.data(), blob.size());
     if (ZSTD_isError(n) || n != out.size()) return std::nullopt;
     return out;
 }

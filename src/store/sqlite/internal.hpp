@@ -96,11 +96,21 @@ struct SqliteDatabase::Statements {
           add_counter(db,
                       "INSERT INTO counters (name, value) VALUES (?1, ?2)"
                       " ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
-                      p) {}
+                      p),
+          keep_linear_sample(db,
+                             "INSERT INTO linear_samples (class, position, digest, prefix) VALUES (?1, ?2, ?3, ?4)"
+                             " ON CONFLICT (class, position) DO UPDATE SET digest = excluded.digest,"
+                             " prefix = excluded.prefix",
+                             p),
+          find_linear_sample(db,
+                             "SELECT s.class, s.prefix, m.features FROM linear_samples s JOIN messages m"
+                             " ON m.digest = s.digest AND m.class = s.class WHERE s.class = ?1 AND s.position = ?2",
+                             p) {}
 
     Statement find_message, insert_message, delete_message, upsert_feature, find_feature, delete_feature, update_class,
         insert_contact, delete_contact, feature_text, data_version, find_signature, upsert_signature,
-        insert_correction, model_sequence, insert_model_change, trim_model_changes, add_counter;
+        insert_correction, model_sequence, insert_model_change, trim_model_changes, add_counter, keep_linear_sample,
+        find_linear_sample;
 };
 
 

@@ -131,28 +131,22 @@ std::vector<LinearSample> SqliteDatabase::linear_samples() {
 }
 
 void SqliteTransaction::keep_linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob) {
-    Statement q(db_.db_,
-                "INSERT INTO linear_samples (class, position, digest, prefix) VALUES (?1, ?2, ?3, ?4)"
-                " ON CONFLICT (class, position) DO UPDATE SET digest = excluded.digest, prefix = excluded.prefix",
-                db_.path_);
-    sqlite3_bind_int(q.get(), 1, c == Class::spam ? 1 : 0);
-    sqlite3_bind_int64(q.get(), 2, static_cast<sqlite3_int64>(position));
-    bind_digest(q.get(), 3, digest);
-    sqlite3_bind_blob(q.get(), 4, blob.data(), static_cast<int>(blob.size()), SQLITE_STATIC);
-    if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot keep a rehearsal sample: ") + db_.error_text());
+    Use q(db_.st_->keep_linear_sample);
+    sqlite3_bind_int(*q, 1, c == Class::spam ? 1 : 0);
+    sqlite3_bind_int64(*q, 2, static_cast<sqlite3_int64>(position));
+    bind_digest(*q, 3, digest);
+    sqlite3_bind_blob(*q, 4, blob.data(), static_cast<int>(blob.size()), SQLITE_STATIC);
+    if (sqlite3_step(*q) != SQLITE_DONE) db_.fail(std::string("cannot keep a rehearsal sample: ") + db_.error_text());
 }
 
 std::optional<LinearSample> SqliteTransaction::linear_sample(Class c, std::uint64_t position) {
-    Statement q(db_.db_,
-                "SELECT s.class, s.prefix, m.features FROM linear_samples s"
-                " JOIN messages m ON m.digest = s.digest AND m.class = s.class WHERE s.class = ?1 AND s.position = ?2",
-                db_.path_);
-    sqlite3_bind_int(q.get(), 1, c == Class::spam ? 1 : 0);
-    sqlite3_bind_int64(q.get(), 2, static_cast<sqlite3_int64>(position));
-    const int rc = sqlite3_step(q.get());
+    Use q(db_.st_->find_linear_sample);
+    sqlite3_bind_int(*q, 1, c == Class::spam ? 1 : 0);
+    sqlite3_bind_int64(*q, 2, static_cast<sqlite3_int64>(position));
+    const int rc = sqlite3_step(*q);
     if (rc == SQLITE_DONE) return std::nullopt;
     if (rc != SQLITE_ROW) db_.fail(std::string("cannot read a rehearsal sample: ") + db_.error_text());
-    auto sample = sample_of(q.get(), 0, 1, 2);
+    auto sample = sample_of(*q, 0, 1, 2);
     if (!sample) db_.fail("damaged rehearsal sample: position " + std::to_string(position));
     return sample;
 }
