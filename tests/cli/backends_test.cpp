@@ -361,3 +361,38 @@ TEST_CASE("Four processes learning with model = linear at once keep exact counts
     REQUIRE(again.out.find(", 240 already learned") != std::string::npos);
     REQUIRE(run(dir, "--db '" + store_.location() + "' export -").out == four.out);
 }
+
+TEST_CASE("With model = linear, learn, classify, explain, correct and export agree on SQLite and on PostgreSQL",
+          "[cli][postgresql]") {
+    TestStore lite("sqlite"), pg("postgresql");
+    const fs::path dir = lite.dir().path;
+    write_corpus(dir / "corpus", 150);
+    {
+        std::ofstream spam(dir / "corpus" / "spam.list"), ham(dir / "corpus" / "ham.list");
+        for (int i = 0; i < 150; ++i) (i % 3 == 0 ? spam : ham) << (dir / "corpus" / ("m" + std::to_string(i) + ".eml")).string() << "\n";
+    }
+    std::ofstream(dir / "linear.conf") << "model = linear\nlinear_rehearsal = 40\n";
+    const std::string conf = "--config " + (dir / "linear.conf").string() + " ";
+    auto same = [&](const std::string& args, int status = 0) {
+        INFO("mailsift " << args);
+        const Result a = run(dir, conf + "--db " + lite.location() + " " + args);
+        const Result b = run(dir, conf + "--db '" + pg.location() + "' " + args);
+        INFO("sqlite: " << a.status << "\n" << a.out << a.err << "\npostgresql: " << b.status << "\n" << b.out << b.err);
+        REQUIRE(a.status == status);
+        REQUIRE(b.status == status);
+        REQUIRE(without_times(a.out) == without_times(b.out));
+        return a;
+    };
+    // The README's recipe: a Junk folder, then an inbox (the second refits: 100 messages).
+    same("learn --spam --files-from " + (dir / "corpus" / "spam.list").string());
+    same("learn --ham --files-from " + (dir / "corpus" / "ham.list").string());
+    same("classify " + data);
+    const std::string explained = same("explain " + data + "/spam_investment.eml").out;
+    REQUIRE(explained.find("linear scorer: log-odds = ") != std::string::npos);
+    same("correct --spam " + data + "/ham_patch_review.eml");
+    same("unlearn --spam " + data + "/ham_patch_review.eml");
+    same("classify " + data);
+    const std::string exported = same("export -").out;
+    REQUIRE(exported.rfind("mailsift-model\t2\n", 0) == 0);
+    REQUIRE(exported.find("\nlinear-sample\tham\t39\t") != std::string::npos);  // the ham sample is full
+}
