@@ -228,11 +228,9 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
     if (p.problem != MessageProblem::none) return {p.problem, {}};
     load_linear_models();
     const auto& entries = p.bag.entries();
-    // The linear scorer learns every message (its gradient is small where it is
-    // already right), so the counts beside it do too: no thick threshold.
     const bool linear = settings_.scorer == Scorer::linear;
     // What scoring sees, when there is a selection model to score with or to keep in step.
-    const bool selecting = selective && settings_.train_margin > 0 && !linear;
+    const bool selecting = selective && settings_.train_margin > 0;
     const std::vector<model::Term> model_terms =
         selecting || selection_ || linear ? scoring_terms(p.bag) : std::vector<model::Term>{};
     if (selecting) {
@@ -245,6 +243,14 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
             const double log_odds = model::score(model_terms, m).log_odds;
             if (known_beyond_margin(m, log_odds, c == store::Class::spam, settings_.train_margin)) {
                 ++counts_.confident;
+                if (linear) {
+                    // The counts know it; the linear scorer still takes its (small) step, once.
+                    const auto step = linear_step(model_terms, p.slots, c == store::Class::spam);
+                    if (batch_->learn_uncounted(p.digest, c, step) != store::LearnResult::already_learned) {
+                        linear_->apply(step.slots, step.step);
+                        ++linear_learned_;
+                    }
+                }
                 return {MessageProblem::none, store::LearnResult::already_learned, true};
             }
         }

@@ -119,9 +119,8 @@ public:
     bool learn(bool spam, bool train_on_error) {
         const model::Verdict gold = spam ? model::Verdict::spam : model::Verdict::ham;
         if (settings_.scorer == engine::Scorer::linear) linear_.learn(slots_, calibrated(nb_log_odds_), spam);
-        // settings.train_margin: the thick threshold of Trainer::learn_prepared (not with the linear scorer).
-        const bool known = settings_.scorer != engine::Scorer::linear &&
-                           engine::known_beyond_margin(snapshot_, nb_log_odds_, spam, settings_.train_margin);
+        // settings.train_margin: the thick threshold of Trainer::learn_prepared.
+        const bool known = engine::known_beyond_margin(snapshot_, nb_log_odds_, spam, settings_.train_margin);
         if ((train_on_error && verdict_ == gold) || known) return false;
         snapshot_.learn(terms_, spam);
         if (settings_.scorer == engine::Scorer::linear && settings_.linear.rehearsal > 0) rehearse(spam);

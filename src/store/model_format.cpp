@@ -166,6 +166,16 @@ void ModelWriter::linear_page(std::uint32_t number, std::string_view page) {
     out_ << line_;
 }
 
+void ModelWriter::linear_message(const Digest& digest, Class c) {
+    line_.assign("linear-message\t");
+    for (const std::uint8_t b : digest) {
+        line_ += hex_digits[b >> 4];
+        line_ += hex_digits[b & 0xF];
+    }
+    line_ += c == Class::spam ? "\tspam\n" : "\tham\n";
+    out_ << line_;
+}
+
 void ModelWriter::linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view prefix) {
     line_.assign("linear-sample\t");
     line_ += c == Class::spam ? "spam\t" : "ham\t";
@@ -431,6 +441,14 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
                                     encode_linear_sample(text), lineno)) {
                 format_error(name, lineno, "sample " + std::string(f[1]) + " " + std::string(f[2]) + " appears twice");
             }
+        } else if (version >= 2 && kind == "linear-message") {
+            want_fields(3);
+            Digest digest{};
+            if (!parse_digest(f[1], digest)) format_error(name, lineno, "digest '" + std::string(f[1]) + "' is not 32 hex digits");
+            const int cls = class_field(2);
+            if (!sink.linear_message(digest, cls == 1 ? Class::spam : Class::ham, lineno)) {
+                format_error(name, lineno, "linear message " + std::string(f[1]) + " appears twice");
+            }
         } else if (kind == "end") {
             want_fields(4);
             const ModelSummary said{static_cast<std::uint64_t>(count_field(1, "count")),
@@ -450,7 +468,7 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
         } else {
             format_error(name, lineno, "unknown record '" + std::string(kind) +
                                            "' (expected class, feature, message, contact" +
-                                           (version >= 2 ? ", linear, linear-page, linear-sample" : "") + " or end)");
+                                           (version >= 2 ? ", linear, linear-page, linear-sample, linear-message" : "") + " or end)");
         }
     }
     if (in.bad()) format_error(name, lineno, "read error");

@@ -11,6 +11,7 @@
 //   linear<TAB>HASH_BITS<TAB>BIAS<TAB>NB_WEIGHT<TAB>SEEN_SPAM<TAB>SEEN_HAM       (version 2)
 //   linear-page<TAB>N<TAB>HEX of the page's 4,096 bytes                      (version 2)
 //   linear-sample<TAB>spam|ham<TAB>POSITION<TAB>DIGEST<TAB>PREFIX            (version 2)
+//   linear-message<TAB>DIGEST<TAB>spam|ham                                   (version 2)
 //   end<TAB>FEATURES<TAB>MESSAGES<TAB>CONTACTS
 //
 // Version 1 is written when the linear scorer has learned nothing (a
@@ -55,6 +56,8 @@ public:
     void linear_state(const LinearWeights& w);
     void linear_page(std::uint32_t number, std::string_view page);
     void linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view prefix);
+    // A message learned by the linear scorer alone (by digest).
+    void linear_message(const Digest& digest, Class c);
     ModelSummary end();
 
 private:
@@ -81,6 +84,7 @@ public:
     virtual bool linear_page(std::uint32_t number, std::string_view page, std::uint64_t line) = 0;
     virtual bool linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob,
                                std::uint64_t line) = 0;
+    virtual bool linear_message(const Digest& digest, Class c, std::uint64_t line) = 0;
     // Called once after the last record: rows a sink buffers are written now.
     virtual void flush() {}
 };

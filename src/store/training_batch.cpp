@@ -313,8 +313,27 @@ std::optional<Class> TrainingBatch::learned_class(const Digest& digest) {
     assert(tx_ && "lookup after commit");
     return retrying([&]() -> std::optional<Class> {
         if (auto stored = tx_->find_message(digest)) return stored->c;
-        return std::nullopt;
+        return tx_->find_uncounted(digest);
     });
+}
+
+LearnResult TrainingBatch::learn_uncounted(const Digest& digest, Class c, const LinearStep& linear) {
+    assert(tx_ && "learn after commit");
+    const LearnResult r = retrying([&] { return learn_uncounted_now(digest, c, linear); });
+    remember([digest, c, linear](TrainingBatch& b) { b.learn_uncounted_now(digest, c, linear); });
+    return r;
+}
+
+LearnResult TrainingBatch::learn_uncounted_now(const Digest& digest, Class c, const LinearStep& linear) {
+    if (auto stored = tx_->find_message(digest)) {
+        if (stored->c == c) return LearnResult::already_learned;
+        tx_->fail("learn_uncounted of a message learned with its counts as the other class");  // the Trainer never asks
+    }
+    const auto uncounted = tx_->find_uncounted(digest);
+    if (uncounted == c) return LearnResult::already_learned;
+    tx_->put_uncounted(digest, c, uncounted);
+    add_linear_now(linear);
+    return uncounted ? LearnResult::moved : LearnResult::learned;
 }
 
 void TrainingBatch::add_contact(std::string_view address, std::string_view source, std::int64_t now) {
@@ -427,6 +446,11 @@ LearnResult TrainingBatch::learn_now(const Digest& digest, Class c, const std::v
         if (stored->c == c) return LearnResult::already_learned;
         remove_stored(digest, stored->c, stored->features);
         result = LearnResult::moved;
+    } else if (const auto uncounted = tx_->find_uncounted(digest)) {
+        // Learned by the linear scorer alone: the same class is known; the
+        // other is learned with its counts now (`learned`: no counts move).
+        if (*uncounted == c) return LearnResult::already_learned;
+        tx_->delete_uncounted(digest);
     }
     std::vector<std::pair<model::FeatureId, std::uint32_t>> list;
     list.reserve(terms.size());
@@ -445,7 +469,13 @@ LearnResult TrainingBatch::learn_now(const Digest& digest, Class c, const std::v
 
 UnlearnResult TrainingBatch::unlearn_now(const Digest& digest, Class c) {
     auto stored = tx_->find_message(digest);
-    if (!stored) return UnlearnResult::not_learned;
+    if (!stored) {
+        const auto uncounted = tx_->find_uncounted(digest);
+        if (!uncounted) return UnlearnResult::not_learned;
+        if (*uncounted != c) return UnlearnResult::learned_as_other_class;
+        tx_->delete_uncounted(digest);  // no counts to take off; the weights keep what they learned
+        return UnlearnResult::unlearned;
+    }
     if (stored->c != c) return UnlearnResult::learned_as_other_class;
     remove_stored(digest, stored->c, stored->features);
     return UnlearnResult::unlearned;

@@ -729,7 +729,7 @@ TEST_CASE("With model = linear, learning steps the stored weights and a refreshe
 TEST_CASE("With model = linear, learn keeps rehearsal samples and a long enough command refits on both classes", "[engine]") {
     TempDir dir;
     store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
-    const engine::Settings s = engine::parse_settings("model = linear\nlinear_rehearsal = 20\n", "x.conf");
+    const engine::Settings s = engine::parse_settings("model = linear\nlinear_rehearsal = 20\ntrain_margin = 0\n", "x.conf");
     auto message = [](bool spam, int i) {
         return std::string("From: ") + (spam ? "deals" : "colleague") + std::to_string(i) + "@example.org\nSubject: " +
                (spam ? "CHEAP pills, FREE offer " : "minutes of the meeting ") + std::to_string(i) + "\n\n" +

@@ -326,6 +326,7 @@ TEST_CASE("The linear scorer's weights and samples are exported and imported exa
         step.step.feature = -0.25f;
         t.learn(digest(2), Class::ham, {{2, 1, "w:meeting"}}, 100, &step);
         t.offer_linear_sample(Class::ham, 0, digest(2), "From: b@example.org\n\nThe meeting\n");
+        t.learn_uncounted(digest(9), Class::ham, step);
         t.commit();
     }
     const std::string exported = export_of(a);
@@ -334,6 +335,7 @@ TEST_CASE("The linear scorer's weights and samples are exported and imported exa
     REQUIRE(exported.find("\nlinear-page\t1\t") != std::string::npos);
     REQUIRE(exported.find("\nlinear-sample\tspam\t0\t") != std::string::npos);
     REQUIRE(exported.find("Cheap\\tpills\\x01\\n\n") != std::string::npos);
+    REQUIRE(exported.find("\nlinear-message\t") != std::string::npos);
     std::istringstream in(exported);
     b.import_model(in, "model.txt");
     REQUIRE(export_of(b) == exported);
@@ -347,6 +349,10 @@ TEST_CASE("The linear scorer's weights and samples are exported and imported exa
         return std::map<std::uint32_t, std::vector<float>>(w.pages.begin(), w.pages.end());
     };
     REQUIRE(by_page(wa) == by_page(wb));
+    {
+        store::TrainingBatch t(b);
+        REQUIRE(t.learned_class(digest(9)) == Class::ham);  // learned once, known after the import
+    }
     const auto sa = a.linear_samples(), sb = b.linear_samples();
     REQUIRE(sb.size() == 2);
     for (std::size_t i = 0; i < sa.size(); ++i) {

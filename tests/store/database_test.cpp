@@ -424,3 +424,50 @@ TEST_CASE("Rehearsal samples are kept by class and position, and only while thei
     REQUIRE(all[0].prefix == "replaced");
     REQUIRE(db.linear_weights_since(0).seen_ham == 3);
 }
+
+TEST_CASE("A message the counts already know is learned by the linear scorer alone, once", "[store]") {
+    FOR_EACH_BACKEND(store_);
+    const auto opened = store_.open();
+    store::Database& db = *opened;
+    store::TrainingBatch::LinearStep step;
+    step.hash_bits = 12;
+    step.slots = {7};
+    step.step = {0.5f, 0.0};
+    {
+        store::TrainingBatch b(db);
+        REQUIRE(b.learn_uncounted(digest(1), Class::spam, step) == store::LearnResult::learned);
+        REQUIRE(b.learn_uncounted(digest(1), Class::spam, step) == store::LearnResult::already_learned);
+        REQUIRE(b.learned_class(digest(1)) == Class::spam);
+        REQUIRE(b.learn(digest(1), Class::spam, terms({{10, 1}}), 1, &step) == store::LearnResult::already_learned);
+        REQUIRE(b.learn_uncounted(digest(2), Class::ham, step) == store::LearnResult::learned);
+        REQUIRE(b.learn_uncounted(digest(2), Class::spam, step) == store::LearnResult::moved);
+        b.commit();
+    }
+    // Three steps: digest 1 once, digest 2 twice; no counts.
+    auto w = db.linear_weights_since(0);
+    REQUIRE(w.bias == Approx(1.5));
+    REQUIRE(db.statistics().messages.spam == 0);
+    {
+        store::TrainingBatch b(db);
+        // The other class with its counts: learned (the counts never had it), its step taken.
+        REQUIRE(b.learn(digest(1), Class::ham, terms({{10, 1}}), 2, &step) == store::LearnResult::learned);
+        REQUIRE(b.unlearn(digest(2), Class::ham) == store::UnlearnResult::learned_as_other_class);
+        REQUIRE(b.unlearn(digest(2), Class::spam) == store::UnlearnResult::unlearned);
+        REQUIRE_FALSE(b.learned_class(digest(2)));
+        b.commit();
+    }
+    REQUIRE(db.statistics().messages.ham == 1);
+    REQUIRE(db.linear_weights_since(0).bias == Approx(2.0));
+    std::ostringstream out;
+    {
+        store::TrainingBatch b(db);
+        b.learn_uncounted(digest(3), Class::spam, step);
+        b.commit();
+    }
+    db.export_model(out);
+    const std::string e = out.str();
+    const auto at = e.find("\nlinear-message\t");
+    REQUIRE(at != std::string::npos);
+    REQUIRE(e.find("\nlinear-message\t", at + 1) == std::string::npos);  // digest 3 only
+    REQUIRE(e.compare(e.find('\n', at + 1) - 5, 5, "\tspam") == 0);
+}

@@ -386,6 +386,13 @@ public:
         std::vector<std::pair<std::uint32_t, const float*>> pages;  // page number, linear_page_slots floats to add
     };
     virtual void add_linear(const LinearChange& change) = 0;
+    // Messages the linear scorer learned without their counts (known beyond
+    // train_margin): recorded so that learning them again is recognised.
+    virtual std::optional<Class> find_uncounted(const Digest& digest) = 0;
+    // Inserts it (`was` none) or changes its class from `was`; when another
+    // writer got there first, RetryableError (as insert_message).
+    virtual void put_uncounted(const Digest& digest, Class c, std::optional<Class> was) = 0;
+    virtual void delete_uncounted(const Digest& digest) = 0;
     // The rehearsal sample of class `c` at `position`: `blob` is
     // encode_linear_sample() of the message's prefix, `digest` its learned message.
     virtual void keep_linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob) = 0;
@@ -427,6 +434,12 @@ public:
     // never when it was already learned: learning again moves nothing.
     LearnResult learn(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now,
                       const LinearStep* linear = nullptr);
+    // A message the naive-Bayes counts already know beyond train_margin, learned
+    // by the linear scorer alone: its step is added, its counts are not, and it
+    // is recorded so that learning it again moves nothing (already_learned),
+    // the other way moves it (moved), and unlearning forgets it. A message
+    // learned with its counts is left to learn() (the same result as there).
+    LearnResult learn_uncounted(const Digest& digest, Class c, const LinearStep& linear);
     // A step not tied to one message's learning (rehearsal), added whatever happens.
     void add_linear(const LinearStep& step);
     // Weights to add as they are (2^hash_bits of them), with the bias and u: a refit.
@@ -437,7 +450,7 @@ public:
     // The rehearsal sample there, this batch's writes included (linear_sample()).
     std::optional<LinearSample> linear_sample(Class c, std::uint64_t position);
     UnlearnResult unlearn(const Digest& digest, Class c);
-    // The class a message is learned as (this batch included), or nothing.
+    // The class a message is learned as (this batch included, uncounted ones too), or nothing.
     std::optional<Class> learned_class(const Digest& digest);
     // Adds a contact inside this transaction (e.g. the sender of a ham message).
     void add_contact(std::string_view address, std::string_view source, std::int64_t now);
@@ -475,6 +488,7 @@ private:
     LearnResult learn_now(const Digest& digest, Class c, const std::vector<TrainTerm>& terms, std::int64_t now,
                           const LinearStep* linear);
     void add_linear_now(const LinearStep& step);
+    LearnResult learn_uncounted_now(const Digest& digest, Class c, const LinearStep& linear);
     void start_linear(unsigned hash_bits);
     UnlearnResult unlearn_now(const Digest& digest, Class c);
     void commit_now();

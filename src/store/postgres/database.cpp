@@ -119,6 +119,10 @@ const char* const migrations[] = {
         prefix bytea NOT NULL,
         PRIMARY KEY (class, position)
     );
+    CREATE TABLE linear_messages (
+        digest bytea PRIMARY KEY,
+        class smallint NOT NULL CHECK (class IN (0, 1))
+    );
     )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);

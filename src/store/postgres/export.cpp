@@ -74,6 +74,14 @@ public:
                 {Param(static_cast<std::int64_t>(number)), Param::bytes(page)});
         return true;
     }
+    bool linear_message(const Digest& digest, Class cl, std::uint64_t line) override {
+        uncounted_.push_back({{Param::text(pg::hex({reinterpret_cast<const char*>(digest.data()), digest.size()})),
+                               Param(cl == Class::spam ? 1 : 0)},
+                              line,
+                              "linear message " + pg::hex({reinterpret_cast<const char*>(digest.data()), digest.size()})});
+        if (uncounted_.size() >= batch) write(uncounted_, uncounted_sql, 2);
+        return true;
+    }
     bool linear_sample(Class cl, std::uint64_t position, const Digest& digest, std::string_view blob, std::uint64_t) override {
         if (!samples_.insert({cl == Class::spam ? 1 : 0, position}).second) return false;
         c_.exec("INSERT INTO linear_samples (class, position, digest, prefix) VALUES ($1, $2, $3, $4)",
@@ -85,6 +93,7 @@ public:
         write(features_, feature_sql, 7);
         write(messages_, message_sql, 4);
         write(contacts_, contact_sql, 3);
+        write(uncounted_, uncounted_sql, 2);
     }
 
 private:
@@ -102,6 +111,8 @@ private:
     static constexpr const char* message_sql =
         "INSERT INTO messages (digest, class, learned_at, features) SELECT decode(a, 'hex'), b, c, decode(d, 'hex')"
         " FROM unnest($1::text[], $2::smallint[], $3::bigint[], $4::text[]) AS u(a, b, c, d)";
+    static constexpr const char* uncounted_sql =
+        "INSERT INTO linear_messages (digest, class) SELECT decode(a, 'hex'), b FROM unnest($1::text[], $2::smallint[]) AS u(a, b)";
     static constexpr const char* contact_sql =
         "INSERT INTO contacts (address, source, added_at) SELECT decode(a, 'hex'), decode(b, 'hex'), c"
         " FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u(a, b, c)";
@@ -144,7 +155,7 @@ private:
 
     pg::Connection& c_;
     std::string name_;
-    std::vector<Row> features_, messages_, contacts_;
+    std::vector<Row> features_, messages_, contacts_, uncounted_;
     std::set<std::uint32_t> pages_;                      // written: a second one is a duplicate
     std::set<std::pair<int, std::uint64_t>> samples_;
 };
@@ -217,6 +228,17 @@ ModelSummary PgDatabase::export_model(std::ostream& out) {
                 if (!prefix) conn_.fail("damaged rehearsal sample; cannot export it");
                 w.linear_sample(samples.integer(i, 0) == 1 ? Class::spam : Class::ham,
                                 static_cast<std::uint64_t>(samples.integer(i, 1)), digest, *prefix);
+            }
+            conn_.run("DECLARE mailsift_uncounted NO SCROLL CURSOR FOR SELECT digest, class FROM linear_messages ORDER BY digest");
+            for (;;) {
+                auto r = conn_.exec("FETCH 20000 FROM mailsift_uncounted");
+                if (r.rows() == 0) break;
+                for (int i = 0; i < r.rows(); ++i) {
+                    Digest digest{};
+                    const auto d = r.bytes(i, 0);
+                    std::copy_n(d.begin(), std::min(d.size(), digest.size()), digest.begin());
+                    w.linear_message(digest, r.integer(i, 1) == 1 ? Class::spam : Class::ham);
+                }
             }
         }
         const ModelSummary sum = w.end();

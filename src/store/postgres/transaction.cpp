@@ -130,6 +130,28 @@ public:
         db_.add_linear(change);
     }
 
+    std::optional<Class> find_uncounted(const Digest& digest) override {
+        auto r = c_.exec("SELECT class FROM linear_messages WHERE digest = $1", {Param::digest(digest)});
+        if (r.rows() == 0) return std::nullopt;
+        return r.integer(0, 0) == 1 ? Class::spam : Class::ham;
+    }
+
+    void put_uncounted(const Digest& digest, Class c, std::optional<Class> was) override {
+        // Another writer may have learned it since find_uncounted: then this batch starts again and sees it.
+        const auto n = was ? c_.exec("UPDATE linear_messages SET class = $2 WHERE digest = $1 AND class = $3",
+                                     {Param::digest(digest), Param(c == Class::spam ? 1 : 0),
+                                      Param(*was == Class::spam ? 1 : 0)})
+                                 .affected()
+                           : c_.exec("INSERT INTO linear_messages (digest, class) VALUES ($1, $2) ON CONFLICT (digest) DO NOTHING",
+                                     {Param::digest(digest), Param(c == Class::spam ? 1 : 0)})
+                                 .affected();
+        if (n == 0) throw RetryableError(c_.location(), "another process learned the same message at the same time");
+    }
+
+    void delete_uncounted(const Digest& digest) override {
+        c_.exec("DELETE FROM linear_messages WHERE digest = $1", {Param::digest(digest)});
+    }
+
     void keep_linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob) override {
         db_.keep_linear_sample(c, position, digest, blob);
     }

@@ -106,6 +106,14 @@ ModelSummary SqliteDatabase::export_model(std::ostream& out) {
                                 static_cast<std::uint64_t>(sqlite3_column_int64(samples.get(), 1)), digest, *prefix);
             }
             if (rc != SQLITE_DONE) fail(std::string("cannot read the rehearsal samples: ") + error_text());
+            Statement uncounted(db_, "SELECT digest, class FROM linear_messages ORDER BY digest", path_);
+            while ((rc = sqlite3_step(uncounted.get())) == SQLITE_ROW) {
+                Digest digest{};
+                const auto d = column_blob(uncounted.get(), 0);
+                std::copy_n(d.begin(), std::min(d.size(), digest.size()), digest.begin());
+                w.linear_message(digest, sqlite3_column_int(uncounted.get(), 1) == 1 ? Class::spam : Class::ham);
+            }
+            if (rc != SQLITE_DONE) fail(std::string("cannot read learned messages: ") + error_text());
         }
         sum = w.end();
         exec("COMMIT");
@@ -138,6 +146,7 @@ public:
                        " VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM model_changes), ?2)",
                        path),
           insert_sample_(db, "INSERT INTO linear_samples (class, position, digest, prefix) VALUES (?1, ?2, ?3, ?4)", path),
+          insert_uncounted_(db, "INSERT INTO linear_messages (digest, class) VALUES (?1, ?2)", path),
           fail_(std::move(fail)) {}
 
     void linear_state(const LinearWeights& w) override {
@@ -153,6 +162,12 @@ public:
         Use s(insert_page_);
         sqlite3_bind_int64(*s, 1, number);
         sqlite3_bind_blob(*s, 2, page.data(), static_cast<int>(page.size()), SQLITE_STATIC);
+        return step(*s);
+    }
+    bool linear_message(const Digest& digest, Class c, std::uint64_t) override {
+        Use s(insert_uncounted_);
+        bind_digest(*s, 1, digest);
+        sqlite3_bind_int(*s, 2, c == Class::spam ? 1 : 0);
         return step(*s);
     }
     bool linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob, std::uint64_t) override {
@@ -204,7 +219,8 @@ private:
         if (rc != SQLITE_DONE) fail_("cannot import: ");
         return true;
     }
-    Statement set_class_, insert_feature_, insert_message_, insert_contact_, set_linear_, insert_page_, insert_sample_;
+    Statement set_class_, insert_feature_, insert_message_, insert_contact_, set_linear_, insert_page_, insert_sample_,
+        insert_uncounted_;
     std::function<void(const std::string&)> fail_;
 };
 

@@ -102,6 +102,12 @@ struct SqliteDatabase::Statements {
                              " ON CONFLICT (class, position) DO UPDATE SET digest = excluded.digest,"
                              " prefix = excluded.prefix",
                              p),
+          find_uncounted(db, "SELECT class FROM linear_messages WHERE digest = ?1", p),
+          put_uncounted(db,
+                        "INSERT INTO linear_messages (digest, class) VALUES (?1, ?2)"
+                        " ON CONFLICT (digest) DO UPDATE SET class = excluded.class",
+                        p),
+          delete_uncounted(db, "DELETE FROM linear_messages WHERE digest = ?1", p),
           find_linear_sample(db,
                              "SELECT s.class, s.prefix, m.features FROM linear_samples s JOIN messages m"
                              " ON m.digest = s.digest AND m.class = s.class WHERE s.class = ?1 AND s.position = ?2",
@@ -110,7 +116,7 @@ struct SqliteDatabase::Statements {
     Statement find_message, insert_message, delete_message, upsert_feature, find_feature, delete_feature, update_class,
         insert_contact, delete_contact, feature_text, data_version, find_signature, upsert_signature,
         insert_correction, model_sequence, insert_model_change, trim_model_changes, add_counter, keep_linear_sample,
-        find_linear_sample;
+        find_uncounted, put_uncounted, delete_uncounted, find_linear_sample;
 };
 
 
@@ -134,6 +140,9 @@ public:
     void write_features(const std::vector<FeatureWrite>& upserts, const std::vector<model::FeatureId>& deletes) override;
     void add_to_classes(const ClassChange& spam, const ClassChange& ham) override;
     void add_linear(const LinearChange& change) override;
+    std::optional<Class> find_uncounted(const Digest& digest) override;
+    void put_uncounted(const Digest& digest, Class c, std::optional<Class> was) override;
+    void delete_uncounted(const Digest& digest) override;
     void keep_linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob) override;
     std::optional<LinearSample> linear_sample(Class c, std::uint64_t position) override;
     void log_model_change(const std::vector<model::FeatureId>* ids) override { db_.log_model_change(ids); }

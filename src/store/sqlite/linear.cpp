@@ -130,6 +130,28 @@ std::vector<LinearSample> SqliteDatabase::linear_samples() {
     return out;
 }
 
+std::optional<Class> SqliteTransaction::find_uncounted(const Digest& digest) {
+    Use q(db_.st_->find_uncounted);
+    bind_digest(*q, 1, digest);
+    const int rc = sqlite3_step(*q);
+    if (rc == SQLITE_DONE) return std::nullopt;
+    if (rc != SQLITE_ROW) db_.fail(std::string("cannot look up message: ") + db_.error_text());
+    return sqlite3_column_int(*q, 0) == 1 ? Class::spam : Class::ham;
+}
+
+void SqliteTransaction::put_uncounted(const Digest& digest, Class c, std::optional<Class>) {  // one writer at a time
+    Use q(db_.st_->put_uncounted);
+    bind_digest(*q, 1, digest);
+    sqlite3_bind_int(*q, 2, c == Class::spam ? 1 : 0);
+    if (sqlite3_step(*q) != SQLITE_DONE) db_.fail(std::string("cannot record message: ") + db_.error_text());
+}
+
+void SqliteTransaction::delete_uncounted(const Digest& digest) {
+    Use q(db_.st_->delete_uncounted);
+    bind_digest(*q, 1, digest);
+    if (sqlite3_step(*q) != SQLITE_DONE) db_.fail(std::string("cannot delete message: ") + db_.error_text());
+}
+
 void SqliteTransaction::keep_linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob) {
     Use q(db_.st_->keep_linear_sample);
     sqlite3_bind_int(*q, 1, c == Class::spam ? 1 : 0);

@@ -157,6 +157,12 @@ constexpr Migration migrations[] = {
         prefix BLOB NOT NULL,
         PRIMARY KEY (class, position)
     );
+    -- Messages the linear scorer learned whose counts were not (the counts knew
+    -- them beyond train_margin), so that learning them again is recognised.
+    CREATE TABLE linear_messages (
+        digest BLOB PRIMARY KEY,
+        class INTEGER NOT NULL CHECK (class IN (0, 1))
+    ) WITHOUT ROWID;
     )sql"},
 };
 static_assert(std::size(migrations) == schema_version);
