@@ -221,6 +221,34 @@ void write_corpus(const fs::path& dir, int n) {
     }
 }
 
+// Splits an index of `n` corpus messages (every third spam) into `dir`/corpus/index and
+// four interleaved parts, part0..part3 (the parts touch the same features all the time).
+void write_parts(const fs::path& dir, int n) {
+    std::ofstream whole(dir / "corpus" / "index");
+    std::ofstream part[4];
+    for (int p = 0; p < 4; ++p) part[p].open(dir / "corpus" / ("part" + std::to_string(p)));
+    for (int i = 0; i < n; ++i) {
+        const std::string line = std::string(i % 3 == 0 ? "spam" : "ham") + " m" + std::to_string(i) + ".eml\n";
+        whole << line;
+        part[i % 4] << line;
+    }
+}
+
+// Runs four `mailsift learn --index corpus/partN` at once on `location`, and requires each to succeed.
+void learn_parts_at_once(const fs::path& dir, const std::string& location, const std::string& conf) {
+    std::string parallel = "cd " + dir.string() + " && env -u MAILSIFT_DB HOME=" + dir.string() + " sh -c '";
+    for (int p = 0; p < 4; ++p) {
+        parallel += "(" + cli + " --db \"" + location + "\" " + conf + " learn --index corpus/part" +
+                    std::to_string(p) + " >out" + std::to_string(p) + " 2>&1; echo $? >rc" + std::to_string(p) + ") & ";
+    }
+    parallel += "wait'";
+    REQUIRE(std::system(parallel.c_str()) == 0);
+    for (int p = 0; p < 4; ++p) {
+        INFO("learner " << p << ": " << slurp(dir / ("out" + std::to_string(p))));
+        REQUIRE(slurp(dir / ("rc" + std::to_string(p))) == "0\n");
+    }
+}
+
 }  // namespace
 
 TEST_CASE("Four processes learning parts of a corpus at once end with the model of one learning it all",
@@ -231,29 +259,9 @@ TEST_CASE("Four processes learning parts of a corpus at once end with the model 
     // train_margin = 0: every message is learned, whatever the model knew when it came
     // (with a margin, what is learned depends on the order, on any store).
     std::ofstream(dir / "all.conf") << "train_margin = 0\nbatch_messages = 25\n";
-    std::ofstream whole(dir / "corpus" / "index");
-    std::ofstream part[4];
-    for (int p = 0; p < 4; ++p) part[p].open(dir / "corpus" / ("part" + std::to_string(p)));
-    for (int i = 0; i < 400; ++i) {
-        const std::string line = std::string(i % 3 == 0 ? "spam" : "ham") + " m" + std::to_string(i) + ".eml\n";
-        whole << line;
-        part[i % 4] << line;  // interleaved: the parts touch the same features all the time
-    }
-    whole.close();
-    for (auto& p : part) p.close();
-
+    write_parts(dir, 400);
     const std::string conf = "--config " + (dir / "all.conf").string();
-    std::string parallel = "cd " + dir.string() + " && env -u MAILSIFT_DB HOME=" + dir.string() + " sh -c '";
-    for (int p = 0; p < 4; ++p) {
-        parallel += "(" + cli + " --db \"" + store_.location() + "\" " + conf + " learn --index corpus/part" +
-                    std::to_string(p) + " >out" + std::to_string(p) + " 2>&1; echo $? >rc" + std::to_string(p) + ") & ";
-    }
-    parallel += "wait'";
-    REQUIRE(std::system(parallel.c_str()) == 0);
-    for (int p = 0; p < 4; ++p) {
-        INFO("learner " << p << ": " << slurp(dir / ("out" + std::to_string(p))));
-        REQUIRE(slurp(dir / ("rc" + std::to_string(p))) == "0\n");
-    }
+    learn_parts_at_once(dir, store_.location(), conf);
 
     TestStore one(store_.kind());
     REQUIRE(run(dir, "--db '" + one.location() + "' " + conf + " learn --index corpus/index").status == 0);
@@ -308,28 +316,9 @@ TEST_CASE("Four processes learning with model = linear at once keep exact counts
     const fs::path dir = store_.dir().path;
     write_corpus(dir / "corpus", 240);
     std::ofstream(dir / "linear.conf") << "model = linear\nlinear_rehearsal = 30\nbatch_messages = 20\n";
-    std::ofstream whole(dir / "corpus" / "index");
-    std::ofstream part[4];
-    for (int p = 0; p < 4; ++p) part[p].open(dir / "corpus" / ("part" + std::to_string(p)));
-    for (int i = 0; i < 240; ++i) {
-        const std::string line = std::string(i % 3 == 0 ? "spam" : "ham") + " m" + std::to_string(i) + ".eml\n";
-        whole << line;
-        part[i % 4] << line;
-    }
-    whole.close();
-    for (auto& p : part) p.close();
+    write_parts(dir, 240);
     const std::string conf = "--config " + (dir / "linear.conf").string();
-    std::string parallel = "cd " + dir.string() + " && env -u MAILSIFT_DB HOME=" + dir.string() + " sh -c '";
-    for (int p = 0; p < 4; ++p) {
-        parallel += "(" + cli + " --db \"" + store_.location() + "\" " + conf + " learn --index corpus/part" +
-                    std::to_string(p) + " >out" + std::to_string(p) + " 2>&1; echo $? >rc" + std::to_string(p) + ") & ";
-    }
-    parallel += "wait'";
-    REQUIRE(std::system(parallel.c_str()) == 0);
-    for (int p = 0; p < 4; ++p) {
-        INFO("learner " << p << ": " << slurp(dir / ("out" + std::to_string(p))));
-        REQUIRE(slurp(dir / ("rc" + std::to_string(p))) == "0\n");
-    }
+    learn_parts_at_once(dir, store_.location(), conf);
     TestStore one(store_.kind());
     REQUIRE(run(dir, "--db '" + one.location() + "' " + conf + " learn --index corpus/index").status == 0);
     const Result four = run(dir, "--db '" + store_.location() + "' export -");
