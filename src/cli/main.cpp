@@ -133,7 +133,6 @@ int main(int argc, char** argv) {
         if (config_given->count() > 0) config_path = config;
         if (db_given->count() > 0) db_path = db;
         engine::Resolved r = engine::resolve(config_path, db_path);
-        const std::string& name = command->app->get_name();
         const Context ctx{std::move(r.settings), std::move(r.database), std::move(r.database_source)};
         return command->run(ctx);
     } catch (const store::FormatError& e) {

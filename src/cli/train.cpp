@@ -23,14 +23,14 @@ Learn each message as spam or ham. A message already learned with the same
 label is left as it is (success); one learned with the other label is moved.
 Senders of messages learned as ham become contacts. Messages are committed in
 batches (batch_messages, default 5000): an error rolls back only its batch.
-With train_margin > 0 (thick-threshold training), a message the model already
-scores on the right side by at least that many log-odds is not learned
-("already known"); errors and messages within the margin are.
+With train_margin > 0 (thick-threshold training), a message the model as it
+was when the command started already scores on the right side by at least
+that many log-odds is not learned ("already known"); errors and messages
+within the margin are. So the order of the messages does not matter: on an
+empty model, learn --spam JUNK then learn --ham INBOX learns every message.
 --index FILE learns a labelled corpus in its order, each message with its own
 label: TREC lines "spam PATH" or "ham PATH", PATH relative to FILE (a file,
-an mbox or a folder, all of it with that label). Learning
-mail in the order it arrived, rather than all of one class first, is what
-train_margin is made for.
+an mbox or a folder, all of it with that label).
 )";
 
 const char* const unlearn_help = R"(usage: mailsift unlearn (--spam|--ham) [--files-from LIST] [PATH...]

@@ -91,20 +91,32 @@ void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& pa
     }
 }
 
+model::Snapshot Trainer::load_counts() {
+    commit();  // the model is read in a transaction of its own
+    std::optional<model::Snapshot::Builder> builder;
+    const auto totals = db_.visit_counts(
+        settings_.model.term_frequency, [&](std::size_t n) { builder.emplace(settings_.model, n); },
+        [&](model::FeatureId id, model::ClassCounts counts) { builder->add(id, counts); });
+    return std::move(*builder).finish(totals.messages, totals.feature_totals);
+}
+
 model::Snapshot& Trainer::selection_model() {
-    if (!selection_) {
-        commit();  // the model is read in a transaction of its own
-        std::optional<model::Snapshot::Builder> builder;
-        const auto totals = db_.visit_counts(
-            settings_.model.term_frequency, [&](std::size_t n) { builder.emplace(settings_.model, n); },
-            [&](model::FeatureId id, model::ClassCounts counts) { builder->add(id, counts); });
-        selection_ = std::move(*builder).finish(totals.messages, totals.feature_totals);
-    }
+    if (!selection_) selection_ = load_counts();
     return *selection_;
 }
 
-void Trainer::load_linear_models() {
+const model::Snapshot& Trainer::known_model() {
+    if (!known_) {
+        // Before anything is learned: the linear scorer keeps selection_ in step, so take a copy.
+        if (selection_) known_ = *selection_;
+        else known_ = load_counts();
+    }
+    return *known_;
+}
+
+void Trainer::load_linear_models(bool selective) {
     if (settings_.scorer != Scorer::linear) return;
+    if (selective && settings_.train_margin > 0) known_model();
     selection_model();
     linear_model();
 }
@@ -226,7 +238,7 @@ store::TrainingBatch::LinearStep Trainer::linear_step(const std::vector<model::T
 
 Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c, std::int64_t now, bool selective) {
     if (p.problem != MessageProblem::none) return {p.problem, {}};
-    load_linear_models();
+    load_linear_models(selective);
     const auto& entries = p.bag.entries();
     const bool linear = settings_.scorer == Scorer::linear;
     // What scoring sees, when there is a selection model to score with or to keep in step.
@@ -235,9 +247,12 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
         selecting || selection_ || linear ? scoring_terms(p.bag) : std::vector<model::Term>{};
     if (selecting) {
         // Thick threshold (TONE): learn errors and what scored within the margin,
-        // not what the model already knows. A message learned before is left to
-        // the store, which says "already learned" or moves it.
-        model::Snapshot& m = selection_model();
+        // not what the model already knew when this command started. Not the
+        // model as this command changes it: a batch is given at once, and the
+        // order of its messages (a Junk folder first, then an inbox) must not
+        // decide what is learned. A message learned before is left to the
+        // store, which says "already learned" or moves it.
+        const model::Snapshot& m = known_model();
         open_batch();
         if (!batch_->learned_class(p.digest)) {
             const double log_odds = model::score(model_terms, m).log_odds;

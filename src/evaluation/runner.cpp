@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <span>
 #include <unordered_set>
 
 #include "mailsift/engine/filter.hpp"
@@ -21,18 +22,20 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// Trains on `train` and scores `test` in a fresh database at `db_path`.
+// Trains on `train` and scores `test` in a fresh database at `db_path`. The
+// training is one learn command, or two when `second` > 0: train[0, second)
+// and then train[second, end), as `learn --spam A` and then `learn --ham B`.
 void train_and_score(const std::vector<const LabelledMessage*>& train, const std::vector<const LabelledMessage*>& test,
                      const engine::Settings& settings, const std::filesystem::path& db_path, const Loader& load,
-                     Run& out, const std::function<void()>& tick) {
+                     Run& out, const std::function<void()>& tick, std::size_t second = 0) {
     std::filesystem::remove(db_path);
     std::filesystem::remove(db_path.string() + "-wal");
     std::filesystem::remove(db_path.string() + "-shm");
     store::SqliteDatabase db(db_path, store::Database::Mode::read_write);  // evaluation keeps its own temporary file
     auto t0 = Clock::now();
-    {
+    const auto learn_command = [&](std::span<const LabelledMessage* const> messages) {
         engine::Trainer trainer(db, settings);
-        for (const auto* m : train) {
+        for (const auto* m : messages) {
             tick();
             const auto raw = load(m->path);
             if (!raw) {
@@ -48,6 +51,13 @@ void train_and_score(const std::vector<const LabelledMessage*>& train, const std
         }
         trainer.commit();
         trainer.refit_linear();  // as mailsift learn ends
+    };
+    const std::span<const LabelledMessage* const> all(train);
+    if (second > 0 && second < train.size()) {
+        learn_command(all.first(second));
+        learn_command(all.subspan(second));
+    } else {
+        learn_command(all);
     }
     out.train_seconds += seconds_since(t0);
     t0 = Clock::now();
@@ -244,11 +254,13 @@ Run run(const std::vector<LabelledMessage>& corpus, const Plan& plan, const engi
         }
         (is_test ? test : train).push_back(&corpus[i]);
     }
+    std::size_t second = 0;
     if (plan.class_sorted) {
-        // All spam first, then all ham, as `learn --spam A` then `learn --ham B`.
-        std::stable_partition(train.begin(), train.end(), [](const LabelledMessage* m) { return m->spam; });
+        // All spam first, then all ham, in two commands: `learn --spam A` then `learn --ham B`.
+        const auto ham = std::stable_partition(train.begin(), train.end(), [](const LabelledMessage* m) { return m->spam; });
+        second = static_cast<std::size_t>(ham - train.begin());
     }
-    train_and_score(train, test, settings, db_path, load, out, tick);
+    train_and_score(train, test, settings, db_path, load, out, tick, second);
     return out;
 }
 

@@ -230,6 +230,8 @@ TEST_CASE("With model = linear the daemon scores with the stored weights, as cla
     REQUIRE(std::stod(status.substr(at + 6)) == Approx(std::stod(p)).margin(0.00005 + 1e-9));
     REQUIRE(status.rfind(verdict == "spam" ? "Yes" : verdict == "ham" ? "No" : "Unsure", 0) == 0);
     // The naive-Bayes score of the same counts is another number: the daemon did not fall back to it.
-    const std::string nb = run(cli + " --config /dev/null --db " + d.database + " classify " + (d.dir / "m.eml").string());
+    std::ofstream(d.dir / "nb.conf") << "model = naive_bayes\n";
+    const std::string nb = run(cli + " --config " + (d.dir / "nb.conf").string() + " --db " + d.database + " classify " +
+                               (d.dir / "m.eml").string());
     REQUIRE(nb != line);
 }

@@ -83,6 +83,7 @@ TEST_CASE("With train_margin, learn skips what the model already knows and learn
     TempDir dir;
     store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
     engine::Settings s;
+    s.scorer = engine::Scorer::naive_bayes;  // the margin is on the counts' log-odds, which classify shows alone
     train_fixtures(db, s);
     double log_odds = 0;
     {
@@ -133,6 +134,26 @@ TEST_CASE("With train_margin, learn skips what the model already knows and learn
         REQUIRE(counts_now().messages.ham == before.messages.ham + 1);
         REQUIRE(counts_now().messages.spam == before.messages.spam + 1);
     }
+}
+
+TEST_CASE("The thick threshold judges a learn against the model as it was when the trainer started", "[engine]") {
+    TempDir dir;
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
+    engine::Settings s;
+    s.train_margin = 0.5;
+    engine::Trainer t(db, s);
+    // Spam, then ham, then spam again that the growing model would know by now: the
+    // trainer started on an empty model, so all of it is learned, in any order.
+    for (auto f : spam_fixtures) REQUIRE_FALSE(t.learn(fixture(f), fixture(f).size(), store::Class::spam, 1).confident);
+    for (auto f : ham_fixtures) REQUIRE_FALSE(t.learn(fixture(f), fixture(f).size(), store::Class::ham, 1).confident);
+    REQUIRE_FALSE(t.learn(new_spam, new_spam.size(), store::Class::spam, 1).confident);
+    t.commit();
+    REQUIRE(t.counts().confident == 0);
+    REQUIRE(db.statistics().messages.spam == 4);
+    // The next command starts from that model and leaves out what it knows.
+    engine::Trainer next(db, s);
+    const std::string copy = new_spam + "one more line\n";
+    REQUIRE(next.learn(copy, copy.size(), store::Class::spam, 2).confident);
 }
 
 TEST_CASE("Until both classes are learned, the thick threshold learns everything", "[engine]") {

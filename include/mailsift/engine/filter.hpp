@@ -248,15 +248,22 @@ private:
                                    std::string_view from_address, store::Class c, std::int64_t now,
                                    const store::TrainingBatch::LinearStep* linear = nullptr);
     CorrectOutcome learn_scan(const store::Scan& scan, store::Class c, std::int64_t now);
-    // The model thick-threshold training scores against: loaded from the
-    // database at first use, then kept in step with what this trainer learns.
+    // The counts as the store holds them now (commits the open batch first).
+    model::Snapshot load_counts();
+    // The model thick-threshold training scores against: the counts as they
+    // were at this trainer's first selective learn, never changed after.
+    const model::Snapshot& known_model();
+    // settings.scorer == linear: the counts the linear scorer's naive-Bayes
+    // input is taken from: loaded at first use, then kept in step with what
+    // this trainer learns.
     model::Snapshot& selection_model();
     // settings.scorer == linear: the weights as the store held them at first
     // use, then kept in step with the steps this trainer takes.
     model::LinearModel& linear_model();
     // settings.scorer == linear: both of the above, loaded before a batch opens
-    // (loading commits the open batch; a correction must not be split by it).
-    void load_linear_models();
+    // (loading commits the open batch; a correction must not be split by it),
+    // and known_model() for a selective learn.
+    void load_linear_models(bool selective = false);
     // The linear scorer's step for a message (naive-Bayes input from the selection model).
     store::TrainingBatch::LinearStep linear_step(const std::vector<model::Term>& terms, std::vector<model::Slot> slots,
                                                  bool spam);
@@ -269,6 +276,7 @@ private:
     TrainCounts counts_;
     TrainCounts committed_;
     std::optional<model::Snapshot> selection_;
+    std::optional<model::Snapshot> known_;
     // Keeps a learned message in its class's rehearsal sample (a uniform
     // reservoir, linear_rehearsal a class) and replays linear_replays messages
     // of the other class that the model scores within linear_replay_margin.

@@ -56,7 +56,7 @@ enum class Scorer : std::uint8_t { naive_bayes, linear };
 
 struct Settings {
     std::filesystem::path database;  // empty: not set in the file
-    Scorer scorer = Scorer::naive_bayes;
+    Scorer scorer = Scorer::linear;
     model::Parameters model;
     model::LinearParameters linear;
     features::SlotOptions slots;

@@ -64,7 +64,7 @@ struct Parameters {
     // P(spam|x) = 1/(1 + e^(−log-odds/T)). T = 6 maximised the held-out
     // likelihood in cross-validation on training data (docs/accuracy.md); 1 = none.
     double calibration_temperature = 6.0;
-    double spam_threshold = 0.90;       // calibrated P(spam|x) at or above: spam
+    double spam_threshold = 0.995;      // calibrated P(spam|x) at or above: spam
     double ham_threshold = 0.25;        // calibrated P(spam|x) at or below: ham; between: unsure
     // The same thresholds on the log-odds, when set; they take precedence.
     // Naive-Bayes log-odds run to the hundreds, where P(spam|x) rounds to 0 or
