@@ -136,11 +136,9 @@ namespace {
 
 // A deterministic draw for a message: its digest mixed with `salt` (splitmix64).
 std::uint64_t draw(const store::Digest& d, std::uint64_t salt) {
-    std::uint64_t z = salt * 0x9e3779b97f4a7c15ULL;
+    std::uint64_t z = salt * features::golden_gamma;
     for (std::size_t i = 0; i < d.size(); ++i) z ^= std::uint64_t{d[i]} << (8 * (i % 8));
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return features::mix64(z);
 }
 
 std::vector<model::Term> sample_terms(const store::LinearSample& s) {
@@ -181,9 +179,10 @@ void Trainer::rehearse(const store::Digest& digest, std::string_view prefix, sto
         store::TrainingBatch::LinearStep step;
         step.hash_bits = lp.hash_bits;
         step.step = m.step(s, spam);
-        step.slots = slots;
+        step.slots = std::move(slots);  // lent to the step, and taken back for the next replay
         batch_->add_linear(step);
         m.apply(step.slots, step.step);
+        slots = std::move(step.slots);
     }
 }
 

@@ -174,12 +174,7 @@ private:
             if ((spam ? -z : z) < p.replay_margin) linear_.learn(k.slots, nb, !spam);
         }
     }
-    std::uint64_t next() {  // splitmix64: deterministic
-        std::uint64_t z = (rng_ += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
+    std::uint64_t next() { return features::mix64(rng_ += features::golden_gamma); }  // splitmix64
     std::vector<Kept> kept_[2];
     std::uint64_t seen_[2] = {0, 0};
     std::uint64_t rng_ = 1;
