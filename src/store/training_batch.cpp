@@ -242,7 +242,7 @@ LearnResult TrainingBatch::learn(const Digest& digest, Class c, const std::vecto
 void TrainingBatch::add_linear(const LinearStep& step) {
     assert(tx_ && "add_linear after commit");
     add_linear_now(step);
-    remember([step](TrainingBatch& b) { b.add_linear_now(step); });
+    if (replayable_) remember([step](TrainingBatch& b) { b.add_linear_now(step); });  // a copy only to replay
 }
 
 void TrainingBatch::start_linear(unsigned hash_bits) {
@@ -320,7 +320,7 @@ std::optional<Class> TrainingBatch::learned_class(const Digest& digest) {
 LearnResult TrainingBatch::learn_uncounted(const Digest& digest, Class c, const LinearStep& linear) {
     assert(tx_ && "learn after commit");
     const LearnResult r = retrying([&] { return learn_uncounted_now(digest, c, linear); });
-    remember([digest, c, linear](TrainingBatch& b) { b.learn_uncounted_now(digest, c, linear); });
+    if (replayable_) remember([digest, c, linear](TrainingBatch& b) { b.learn_uncounted_now(digest, c, linear); });
     return r;
 }
 
