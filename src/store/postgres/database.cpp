@@ -226,8 +226,7 @@ Database::ClassTotals PgDatabase::read_totals(model::TermFrequency tf) {
 Database::ClassTotals PgDatabase::visit_counts(model::TermFrequency tf, const std::function<void(std::size_t)>& size,
                                                const std::function<void(model::FeatureId, model::ClassCounts)>& feature) {
     const bool boolean = tf == model::TermFrequency::boolean;
-    conn_.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");  // one consistent read
-    try {
+    return snapshot([&] {  // one consistent read
         const ClassTotals totals = read_totals(tf);
         size(static_cast<std::size_t>(conn_.exec("SELECT count(*) FROM features").integer(0, 0)));
         // A cursor: ten million rows are not held in one result.
@@ -242,23 +241,15 @@ Database::ClassTotals PgDatabase::visit_counts(model::TermFrequency tf, const st
                                            static_cast<std::uint64_t>(r.integer(i, 2))});
             }
         }
-        conn_.run("COMMIT");
         return totals;
-    } catch (...) {
-        try {
-            conn_.run("ROLLBACK");
-        } catch (...) {
-        }
-        throw;
-    }
+    });
 }
 
 Database::ModelChanges PgDatabase::model_changes_since(std::uint64_t sequence, model::TermFrequency tf,
                                                        std::size_t max_features) {
     const bool boolean = tf == model::TermFrequency::boolean;
     ModelChanges out;
-    conn_.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");  // the list, the totals and the rows of one moment
-    try {
+    snapshot([&] {  // the list, the totals and the rows of one moment
         out.totals = read_totals(tf);
         ChangeList changes(sequence, max_features);
         {
@@ -298,14 +289,7 @@ Database::ModelChanges PgDatabase::model_changes_since(std::uint64_t sequence, m
                 out.features.push_back(c);
             }
         }
-        conn_.run("COMMIT");
-    } catch (...) {
-        try {
-            conn_.run("ROLLBACK");
-        } catch (...) {
-        }
-        throw;
-    }
+    });
     return out;
 }
 

@@ -163,8 +163,7 @@ private:
 }  // namespace
 
 ModelSummary PgDatabase::export_model(std::ostream& out) {
-    conn_.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");  // one consistent snapshot
-    try {
+    return snapshot([&] {  // one consistent snapshot
         LinearWeights state;
         {
             auto r = conn_.exec("SELECT hash_bits, bias::text, nb_weight::text, seen_spam, seen_ham FROM linear_state WHERE id = 0");
@@ -241,16 +240,8 @@ ModelSummary PgDatabase::export_model(std::ostream& out) {
                 }
             }
         }
-        const ModelSummary sum = w.end();
-        conn_.run("COMMIT");
-        return sum;
-    } catch (...) {
-        try {
-            conn_.run("ROLLBACK");
-        } catch (...) {
-        }
-        throw;
-    }
+        return w.end();
+    });
 }
 
 ModelSummary PgDatabase::import_model(std::istream& in, const std::string& name) {

@@ -25,8 +25,7 @@ double text_double(std::string_view s) { return std::strtod(std::string(s).c_str
 
 LinearWeights PgDatabase::linear_weights_since(std::uint64_t sequence) {
     LinearWeights out;
-    conn_.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");  // the state, the pages and the sequence of one moment
-    try {
+    snapshot([&] {  // the state, the pages and the sequence of one moment
         auto state = conn_.exec("SELECT hash_bits, bias::text, nb_weight::text, seen_spam, seen_ham FROM linear_state WHERE id = 0");
         if (state.rows() != 1) conn_.fail("the linear scorer's state is missing");
         out.hash_bits = static_cast<unsigned>(state.integer(0, 0));
@@ -46,14 +45,7 @@ LinearWeights PgDatabase::linear_weights_since(std::uint64_t sequence) {
             }
             out.pages.emplace_back(static_cast<std::uint32_t>(number), std::move(page));
         }
-        conn_.run("COMMIT");
-    } catch (...) {
-        try {
-            conn_.run("ROLLBACK");
-        } catch (...) {
-        }
-        throw;
-    }
+    });
     return out;
 }
 

@@ -14,6 +14,7 @@
 //    (arrays), not one round trip per feature.
 #pragma once
 
+#include <utility>
 #include <memory>
 #include <string>
 
@@ -83,7 +84,12 @@ private:
     void migrate(Create create);
     // Runs `body` in one transaction (BEGIN ... COMMIT, ROLLBACK on a throw).
     template <class F>
-    auto transaction(F&& body);
+    auto transaction(F&& body, const char* begin = "BEGIN");
+    // The same for reads that must see one moment: REPEATABLE READ, READ ONLY.
+    template <class F>
+    auto snapshot(F&& body) {
+        return transaction(std::forward<F>(body), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    }
     const ScanDictionary* dictionary(std::int64_t id);
     const ScanDictionary* dictionary_for_new_scans(const Recording& r, std::int64_t now);
     std::optional<std::string> stored_scan(const pg::Result& r, int row, int dictionary_column, int features_column);
@@ -102,8 +108,8 @@ private:
 };
 
 template <class F>
-auto PgDatabase::transaction(F&& body) {
-    conn_.run("BEGIN");
+auto PgDatabase::transaction(F&& body, const char* begin) {
+    conn_.run(begin);
     try {
         if constexpr (std::is_void_v<decltype(body())>) {
             body();
