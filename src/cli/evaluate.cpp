@@ -44,11 +44,12 @@ rest is tested; --folds K cross-validates; --online follows the TREC protocol: m
 order, each classified and then learned with its label (with
 --train-on-error only when it was not classified right). Training is the
 configured regime (train_margin, as mailsift learn does it) in every mode;
---train-margin overrides it (0 learns every message). With a split,
---class-sorted learns all training spam, then all training ham, as
-learn --spam then learn --ham would; splits and folds train in a temporary
-database as learn does (and refit the linear scorer as learn ends), --online
-learns in memory. Reports n, AUC, 1-ROCA%, false positive and
+--train-margin overrides it (0 learns every message). A split or fold trains
+as one learn command; with --class-sorted as two, all training spam and then
+all training ham, as learn --spam then learn --ham would. Splits and folds
+train in a temporary database as learn does (and refit the linear scorer as
+each command ends); --online learns in memory, each message judged by
+train_margin against the model just before it. Reports n, AUC, 1-ROCA%, false positive and
 negative rates at the configured thresholds, unsure share, FNR at FPR <= 0.1%
 and <= 1%, lam%, a confusion table, a reliability table (predicted P(spam) vs
 observed spam share) with its expected calibration error and worst bin of at
