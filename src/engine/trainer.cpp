@@ -116,8 +116,8 @@ const model::Snapshot& Trainer::known_model() {
 
 void Trainer::load_linear_models(bool selective) {
     if (settings_.scorer != Scorer::linear) return;
-    if (selective && settings_.train_margin > 0) known_model();
     selection_model();
+    if (selective && settings_.train_margin > 0) known_model();  // a copy of it: the counts are read once
     linear_model();
 }
 
