@@ -6,6 +6,7 @@
 // or listen error.
 #include <grp.h>
 #include <pwd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <utility>  // Boost 1.74 Asio uses std::exchange without including it
@@ -100,14 +101,42 @@ engine::Resolved load(const Options& o) {
     return r;
 }
 
-void detach() {
-    // Classic double fork is unnecessary: one fork and setsid detach from the
-    // terminal; standard error stays where it was so the log is not lost.
+// Without --foreground: fork before any thread exists (threads do not survive
+// fork, and the scoring pool and the recorder are threads). The parent waits
+// until the child reports that it listens, then exits 0; if the child fails
+// first, the parent exits with the child's status, so the caller still sees
+// a listen error. Standard error stays where it was so the log is not lost.
+// Returns the pipe the child reports readiness on.
+int detach() {
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
     const pid_t pid = ::fork();
     if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork");
-    if (pid > 0) std::_Exit(0);
+    if (pid > 0) {
+        ::close(fds[1]);
+        char byte = 0;
+        ssize_t n = 0;
+        do n = ::read(fds[0], &byte, 1);
+        while (n < 0 && errno == EINTR);
+        if (n == 1) std::_Exit(0);
+        int status = 0;
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        std::_Exit(WIFEXITED(status) ? WEXITSTATUS(status) : 3);
+    }
+    ::close(fds[0]);
     ::setsid();
     if (std::freopen("/dev/null", "r", stdin) == nullptr) { /* stdin is unused */ }
+    return fds[1];
+}
+
+// The detached child listens: let the waiting parent exit 0.
+void report_ready(int& fd) {
+    if (fd < 0) return;
+    ssize_t n = 0;
+    do n = ::write(fd, "1", 1);
+    while (n < 0 && errno == EINTR);
+    ::close(fd);
+    fd = -1;
 }
 
 // Started as root with `user` set: become that user (its uid, gid and
@@ -154,8 +183,19 @@ int main(int argc, char** argv) {
         return 0;
     }
 
+    int ready_fd = -1;
+    try {
+        if (!options.foreground) ready_fd = detach();
+    } catch (const std::exception& e) {
+        std::cerr << "mailsiftd: cannot detach: " << e.what() << "\n";
+        return 3;
+    }
+
     try {
         asio::io_context io(1);
+        // Signals are caught from before the socket exists: a SIGTERM sent as
+        // soon as the socket appears waits for the handler below, never kills.
+        asio::signal_set signals(io, SIGTERM, SIGINT, SIGHUP);
         daemon::Scorer scorer(resolved.database, resolved.settings);
         daemon::Metrics metrics;
         daemon::Recorder recorder({.database = resolved.database,
@@ -174,7 +214,6 @@ int main(int argc, char** argv) {
         // Listening may need root (a socket under /run); nothing after it does.
         // The recorder thread opens the database only at its first flush, later.
         const std::string privileges = drop_privileges(resolved.settings.daemon.user);
-        if (!options.foreground) detach();
         if (!privileges.empty()) daemon::log_info(privileges);
 
         // Loading and reloading the model run on their own thread, so a large
@@ -200,7 +239,6 @@ int main(int argc, char** argv) {
             }
         });
 
-        asio::signal_set signals(io, SIGTERM, SIGINT, SIGHUP);
         asio::steady_timer drain_timer(io);
         std::function<void()> wait_signal;
         wait_signal = [&] {
@@ -250,6 +288,7 @@ int main(int argc, char** argv) {
                               : ", metrics on http://" + metrics_endpoint(resolved.settings.daemon.metrics_listen,
                                                                           metrics_server.port()) + "/metrics"));
         daemon::notify_systemd("READY=1");
+        report_ready(ready_fd);
         io.run();
 
         {

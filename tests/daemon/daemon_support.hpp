@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -42,11 +43,11 @@ inline std::string slurp(const fs::path& p) {
 
 // Waits up to `limit` for `done()`; the limit only bounds the test, it is no speed claim.
 template <typename F>
-inline bool eventually(F done, std::chrono::milliseconds limit = 10s) {
+inline bool eventually(F done, std::chrono::milliseconds limit = 10s, std::chrono::milliseconds poll = 20ms) {
     const auto end = std::chrono::steady_clock::now() + limit;
     while (std::chrono::steady_clock::now() < end) {
         if (done()) return true;
-        std::this_thread::sleep_for(20ms);
+        std::this_thread::sleep_for(poll);
     }
     return done();
 }
@@ -72,7 +73,8 @@ struct Daemon {
         stop(SIGKILL);
         fs::remove_all(dir);
     }
-    void start() {
+    // Returns once the socket exists, polling every `poll`.
+    void start(std::chrono::milliseconds poll = 20ms) {
         pid = ::fork();
         if (pid == 0) {
             const std::string log = (dir / "daemon.log").string();
@@ -81,7 +83,7 @@ struct Daemon {
             ::execl(daemon_binary.c_str(), "mailsiftd", "--foreground", "--config", config.c_str(), nullptr);
             std::_Exit(127);
         }
-        REQUIRE(eventually([&] { return fs::exists(socket); }));
+        REQUIRE(eventually([&] { return fs::exists(socket); }, 10s, poll));
     }
     // Sends a signal and reaps the process; returns its exit status, if it exited.
     std::optional<int> stop(int sig) {
