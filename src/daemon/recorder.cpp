@@ -75,10 +75,12 @@ void Recorder::run() {
                    (failures_ == 0 && batch_ready());  // after a failure: the interval
         });
         const std::uint64_t requested = flush_requests_;
+        const bool final_write = stopping_;
         write_batch(lock);
         flushes_done_ = requested;
         written_.notify_all();
-        if (stopping_) {
+        if (final_write) return;
+        if (stopping_) {  // asked to stop while writing: what came in meanwhile
             write_batch(lock);
             return;
         }
