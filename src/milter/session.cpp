@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <limits>
 #include <string_view>
+#include <utility>
 
 namespace mailsift::milter {
 
@@ -108,7 +109,10 @@ struct Session::Handler {
         fresh.client_port = t.client_port;
         fresh.helo = std::move(t.helo);
         fresh.macros = s.connection_macros_;
-        t = std::move(fresh);
+        // Swapped, not move-assigned: assigning an empty string keeps the old
+        // buffer, so each connection would hold on to the largest message it
+        // ever carried (512 connections: hundreds of MB after a few hours).
+        std::swap(t, fresh);
         s.headers_done_ = false;
         s.stage_ = 0;
         s.noted_ = false;

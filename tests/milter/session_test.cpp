@@ -278,6 +278,22 @@ TEST_CASE("Several messages share one connection", "[milter][session]") {
     }
 }
 
+TEST_CASE("A connection does not keep the buffer of its largest message", "[milter][session]") {
+    // Otherwise every connection of a busy daemon ends up holding the largest
+    // message it ever carried, and resident memory only grows.
+    Session s = negotiated();
+    feed_connection(s);
+    feed_message(s, "Q1", "<big@x>", {{"Subject", " big"}}, std::string(1u << 20, 'x'));
+    REQUIRE(s.handle(EndOfBody{}).judge);
+    REQUIRE(s.transaction().message.size() > (1u << 20));
+    const bool with_abort = GENERATE(true, false);
+    if (with_abort) REQUIRE(is_silent(s.handle(Abort{})));
+    feed_message(s, "Q2", "<small@x>", {{"Subject", " small"}}, "small\r\n");
+    REQUIRE(s.handle(EndOfBody{}).judge);
+    REQUIRE(s.transaction().message == "Subject: small\r\n\r\nsmall\r\n");
+    REQUIRE(s.transaction().message.capacity() < 4096);
+}
+
 TEST_CASE("Abort mid-message forgets the message but not the client", "[milter][session]") {
     Session s = negotiated();
     feed_connection(s);
