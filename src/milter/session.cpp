@@ -109,17 +109,19 @@ struct Session::Handler {
         fresh.client_port = t.client_port;
         fresh.helo = std::move(t.helo);
         fresh.macros = s.connection_macros_;
-        // Swapped, not move-assigned: assigning an empty string keeps the old
-        // buffer, so each connection would hold on to the largest message it
-        // ever carried (512 connections: hundreds of MB after a few hours).
-        std::swap(t, fresh);
+        replace_transaction(std::move(fresh));
         s.headers_done_ = false;
         s.stage_ = 0;
         s.noted_ = false;
     }
 
+    // Swapped in, not move-assigned: assigning an empty string keeps the old
+    // buffer, so each connection would hold on to the largest message it ever
+    // carried (512 connections: hundreds of MB after a few hours).
+    void replace_transaction(Transaction fresh) const { std::swap(s.transaction_, fresh); }
+
     void reset_connection() {
-        s.transaction_ = Transaction{};
+        replace_transaction(Transaction{});
         s.connection_macros_.clear();
         s.headers_done_ = false;
         s.judged_ = false;
