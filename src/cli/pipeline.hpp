@@ -41,6 +41,14 @@ bool for_each_message_parallel(const std::vector<std::string>& paths, std::size_
         InputMessage message;
         std::optional<Result> result;
     };
+    threads = std::max<std::size_t>(1, threads);
+    window = std::max<std::size_t>(2, window);
+    // Messages change hands in runs, not one by one: a worker claims up to
+    // `max_run` at a time and publishes their results together, the consumer
+    // takes every finished message at the front at once, and the reader is woken
+    // only when the window is half empty. Handing over each message alone cost
+    // eight futex calls and a wake-up per message, a fifth of a classify's CPU.
+    const std::size_t max_run = std::clamp<std::size_t>(window / (4 * threads), 1, 32);
     std::mutex mu;
     // One condition per waiter, each notified only when its condition may have
     // changed: waking every thread for every event costs more than the work.
@@ -74,6 +82,8 @@ bool for_each_message_parallel(const std::vector<std::string>& paths, std::size_
                 room.wait(lock, [&] { return stop || items.size() < window; });
                 if (stop) return false;
                 items.push_back({std::move(m), std::nullopt});
+                // A signal with no waiter is no system call; busy workers come back
+                // for the next run by themselves.
                 work_ready.notify_one();
                 return true;
             });
@@ -87,33 +97,44 @@ bool for_each_message_parallel(const std::vector<std::string>& paths, std::size_
     });
 
     std::vector<std::thread> workers;
-    for (std::size_t t = 0; t < std::max<std::size_t>(1, threads); ++t) {
+    for (std::size_t t = 0; t < threads; ++t) {
         workers.emplace_back([&] {
             pthread_setname_np(pthread_self(), "mailsift-work");
+            std::vector<Item*> run;
+            std::vector<std::optional<Result>> results;
             std::unique_lock lock(mu);
             for (;;) {
                 work_ready.wait(lock, [&] { return stop || claimed < consumed + items.size() || reading_done; });
-                if (stop || claimed == consumed + items.size()) return;  // stopped, or read and all claimed
-                const std::size_t seq = claimed++;
+                const std::size_t unclaimed = consumed + items.size() - claimed;
+                if (stop || unclaimed == 0) return;  // stopped, or read and all claimed
+                // A fair share of what is waiting, so that the other workers get
+                // some too, and at most max_run so that the consumer is not kept waiting.
+                const std::size_t n = std::clamp<std::size_t>(unclaimed / threads, 1, max_run);
+                const std::size_t first = claimed;
+                claimed += n;
                 // std::deque keeps element addresses while only its ends change, and
                 // the consumer does not take an item before its result is set.
-                Item& item = items[seq - consumed];
+                run.clear();
+                for (std::size_t seq = first; seq < first + n; ++seq) run.push_back(&items[seq - consumed]);
                 lock.unlock();
-                std::optional<Result> r;
+                results.clear();
                 try {
-                    r.emplace(work(item.message));
+                    for (Item* item : run) results.emplace_back(work(item->message));
                 } catch (...) {
                     fail(std::current_exception());
                     return;
                 }
                 lock.lock();
-                item.result = std::move(r);
-                if (seq == consumed) front_done.notify_one();
+                for (std::size_t i = 0; i < n; ++i) run[i]->result = std::move(results[i]);
+                // Everything before `first` is consumed only once its results are in,
+                // so the consumer waits for this run exactly when it starts at the front.
+                if (first == consumed) front_done.notify_one();
             }
         });
     }
 
     bool completed = true;
+    std::vector<Item> ready;
     try {
         for (;;) {
             std::unique_lock lock(mu);
@@ -121,15 +142,21 @@ bool for_each_message_parallel(const std::vector<std::string>& paths, std::size_
                 return stop || (!items.empty() && items.front().result) || (items.empty() && reading_done);
             });
             if (stop || items.empty()) break;  // failed, or everything read and consumed
-            Item item = std::move(items.front());
-            items.pop_front();
-            ++consumed;
-            room.notify_one();
-            lock.unlock();
-            if (!consume(item.message, *item.result)) {
-                completed = false;
-                break;
+            ready.clear();
+            while (!items.empty() && items.front().result) {
+                ready.push_back(std::move(items.front()));
+                items.pop_front();
             }
+            consumed += ready.size();
+            if (items.size() <= window / 2) room.notify_one();
+            lock.unlock();
+            for (Item& item : ready) {
+                if (!consume(item.message, *item.result)) {
+                    completed = false;
+                    break;
+                }
+            }
+            if (!completed) break;
         }
     } catch (...) {
         fail(std::current_exception());
