@@ -3,6 +3,7 @@
 #include "mailsift/model/naive_bayes.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cmath>
 #include <cstdint>
@@ -67,10 +68,11 @@ void Snapshot::rehash(std::size_t capacity) {
     std::vector<SmallCounts> old_counts(capacity, SmallCounts{0, 0});
     old_slots.swap(slots_);
     old_counts.swap(counts_);
+    shift_ = 64 - static_cast<unsigned>(std::countr_zero(capacity));
     const std::size_t mask = capacity - 1;
     for (std::size_t i = 0; i < old_slots.size(); ++i) {
         if (old_slots[i].id == empty_id) continue;
-        std::size_t s = static_cast<std::size_t>(old_slots[i].id) & mask;
+        std::size_t s = home(old_slots[i].id);
         while (slots_[s].id != empty_id) s = (s + 1) & mask;
         slots_[s] = old_slots[i];
         counts_[s] = old_counts[i];
@@ -183,7 +185,7 @@ const Snapshot::Slot* Snapshot::find_own(FeatureId id) const {
     if (id == empty_id) return has_zero_ ? &zero_ : nullptr;
     if (slots_.empty()) return nullptr;
     const std::size_t mask = slots_.size() - 1;
-    for (std::size_t s = static_cast<std::size_t>(id) & mask;; s = (s + 1) & mask) {
+    for (std::size_t s = home(id);; s = (s + 1) & mask) {
         const Slot& slot = slots_[s];
         if (slot.id == id) return &slot;
         if (slot.id == empty_id) return nullptr;  // the load stays below 1: a free slot ends every probe
@@ -200,7 +202,7 @@ std::size_t Snapshot::find_or_insert(FeatureId id) {
     }
     if (slots_.empty() || (size_ + 1) * 4 > slots_.size() * 3) rehash(capacity_for(size_ + 1) * 2);
     const std::size_t mask = slots_.size() - 1;
-    std::size_t s = static_cast<std::size_t>(id) & mask;
+    std::size_t s = home(id);
     while (slots_[s].id != empty_id && slots_[s].id != id) s = (s + 1) & mask;
     if (slots_[s].id == empty_id) {
         slots_[s] = Slot{id, 0.0};
@@ -303,9 +305,9 @@ void Snapshot::erase(std::size_t i) {
     // i move there, so that a free slot still ends every probe.
     const std::size_t mask = slots_.size() - 1;
     for (std::size_t j = (i + 1) & mask; slots_[j].id != empty_id; j = (j + 1) & mask) {
-        const std::size_t home = static_cast<std::size_t>(slots_[j].id) & mask;
+        const std::size_t h = home(slots_[j].id);
         // Slot j may move to i unless its home lies cyclically in (i, j].
-        const bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        const bool stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
         if (stays) continue;
         slots_[i] = slots_[j];
         counts_[i] = counts_[j];

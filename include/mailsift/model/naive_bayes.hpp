@@ -193,6 +193,10 @@ private:
     };
     const Patch* find_patch(FeatureId id) const;
     Patch& patch_for(FeatureId id);
+    // The slot a feature's probe starts at. The top bits of the id, not the
+    // bottom ones: the store hands the counts over in id order, so a load fills
+    // the table front to back instead of jumping around it.
+    std::size_t home(FeatureId id) const { return static_cast<std::size_t>(id >> shift_); }
     // A copy that owns its table, the patches folded in.
     Snapshot materialized() const;
 
@@ -203,6 +207,7 @@ private:
     double prior_log_odds_ = 0.0;
     double shared_ = 0.0;          // ln((T_h+αV)/(T_s+αV))
     std::vector<Slot> slots_;      // power-of-two size, or empty
+    unsigned shift_ = 64;          // a feature's home slot is its id's top bits: id >> shift_
     std::vector<SmallCounts> counts_;  // beside slots_
     std::size_t size_ = 0;         // features held, including zero_
     bool has_zero_ = false;
