@@ -77,23 +77,67 @@ bool split_mbox(const std::string& path, std::string& data, std::size_t max_byte
     return true;
 }
 
-bool read_file(const std::string& path, std::size_t max_bytes, const std::function<bool(InputMessage&)>& sink) {
+// Reads exactly n bytes from fd into out (fewer if the file ends sooner);
+// false with errno set on a read error.
+bool read_exactly(int fd, std::string& out, std::size_t n) {
+    out.resize(n);
+    std::size_t got = 0;
+    while (got < n) {
+        const ssize_t r = ::read(fd, out.data() + got, n - got);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        if (r == 0) break;
+        got += static_cast<std::size_t>(r);
+    }
+    out.resize(got);
+    return true;
+}
+
+bool read_directory(const fs::path& dir, std::size_t max_bytes, const std::function<bool(InputMessage&)>& sink);
+
+// A file of one message or an mbox, or a directory of them. One open and one
+// fstat per file, and a regular file read straight into the message in one
+// read of its size: a path lookup, a bounce buffer and a read to see the end
+// cost more than the rest of reading.
+bool read_path(const std::string& path, std::size_t max_bytes, const std::function<bool(InputMessage&)>& sink) {
     InputMessage m;
     m.label = path;
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        m.error = "cannot open: " + errno_text(errno);
+        m.error = errno == ENOENT ? std::string("no such file or directory") : "cannot open: " + errno_text(errno);
         return sink(m);
     }
-    // Peek for an mbox, which is read whole (it holds many messages).
-    char head[5] = {};
-    const ssize_t got = ::pread(fd, head, sizeof head, 0);
-    const bool mbox = got == 5 && std::memcmp(head, "From ", 5) == 0;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        ::close(fd);
+        return read_directory(path, max_bytes, sink);
+    }
     std::string data;
-    const long long total = read_fd(fd, data, mbox ? SIZE_MAX : max_bytes + 4096);
+    long long total = 0;
+    bool mbox = false;
+    bool ok = true;
+    if (S_ISREG(st.st_mode)) {
+        // An mbox is read whole (it holds many messages); a message up to the limit.
+        const auto size = static_cast<std::size_t>(st.st_size);
+        if (size > max_bytes) {
+            char head[5] = {};
+            mbox = ::pread(fd, head, sizeof head, 0) == 5 && std::memcmp(head, "From ", 5) == 0;
+        }
+        ok = read_exactly(fd, data, mbox ? size : std::min(size, max_bytes));
+        if (size <= max_bytes) mbox = data.rfind("From ", 0) == 0;
+        total = static_cast<long long>(std::max(size, data.size()));
+    } else {
+        // A pipe or device: read to the end, counting what is past the limit.
+        char head[5] = {};
+        mbox = ::pread(fd, head, sizeof head, 0) == 5 && std::memcmp(head, "From ", 5) == 0;
+        total = read_fd(fd, data, mbox ? SIZE_MAX : max_bytes);
+        ok = total >= 0;
+    }
     const int read_errno = errno;
     ::close(fd);
-    if (total < 0) {
+    if (!ok) {
         m.error = "cannot read: " + errno_text(read_errno);
         return sink(m);
     }
@@ -128,7 +172,7 @@ bool read_directory(const fs::path& dir, std::size_t max_bytes, const std::funct
     }
     std::sort(files.begin(), files.end());
     for (const auto& file : files) {
-        if (!read_file(file, max_bytes, sink)) return false;
+        if (!read_path(file, max_bytes, sink)) return false;
     }
     return true;
 }
@@ -153,18 +197,7 @@ bool for_each_message(const std::vector<std::string>& paths, std::size_t max_byt
             if (!sink(m)) return false;
             continue;
         }
-        std::error_code ec;
-        const auto status = fs::status(path, ec);
-        if (ec || !fs::exists(status)) {
-            InputMessage m;
-            m.label = path;
-            m.error = "no such file or directory";
-            if (!sink(m)) return false;
-        } else if (fs::is_directory(status)) {
-            if (!read_directory(path, max_bytes, sink)) return false;
-        } else {
-            if (!read_file(path, max_bytes, sink)) return false;
-        }
+        if (!read_path(path, max_bytes, sink)) return false;
     }
     return true;
 }
