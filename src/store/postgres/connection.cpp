@@ -3,9 +3,11 @@
 #include "connection.hpp"
 
 #include <arpa/inet.h>
-#include <libpq-fe.h>
+
+#include "libpq.hpp"
 
 #include <cstring>
+#include <stdexcept>
 
 namespace mailsift::store::pg {
 
@@ -84,26 +86,26 @@ bool is_retryable(std::string_view sqlstate) { return sqlstate == "40001" || sql
 // ---- Result ----
 
 Result::~Result() {
-    if (r_ != nullptr) PQclear(r_);
+    if (r_ != nullptr) libpq().PQclear(r_);
 }
 
 Result& Result::operator=(Result&& o) noexcept {
     if (this != &o) {
-        if (r_ != nullptr) PQclear(r_);
+        if (r_ != nullptr) libpq().PQclear(r_);
         r_ = o.r_;
         o.r_ = nullptr;
     }
     return *this;
 }
 
-int Result::rows() const { return PQntuples(r_); }
+int Result::rows() const { return libpq().PQntuples(r_); }
 
-bool Result::null(int row, int col) const { return PQgetisnull(r_, row, col) == 1; }
+bool Result::null(int row, int col) const { return libpq().PQgetisnull(r_, row, col) == 1; }
 
 std::int64_t Result::integer(int row, int col) const {
-    if (PQgetisnull(r_, row, col) == 1) return 0;
-    const char* v = PQgetvalue(r_, row, col);
-    switch (PQftype(r_, col)) {
+    if (libpq().PQgetisnull(r_, row, col) == 1) return 0;
+    const char* v = libpq().PQgetvalue(r_, row, col);
+    switch (libpq().PQftype(r_, col)) {
         case int8_oid: {
             std::uint64_t n = 0;
             for (int i = 0; i < 8; ++i) n = (n << 8) | static_cast<unsigned char>(v[i]);
@@ -125,11 +127,11 @@ std::int64_t Result::integer(int row, int col) const {
 }
 
 std::string_view Result::bytes(int row, int col) const {
-    return {PQgetvalue(r_, row, col), static_cast<std::size_t>(PQgetlength(r_, row, col))};
+    return {libpq().PQgetvalue(r_, row, col), static_cast<std::size_t>(libpq().PQgetlength(r_, row, col))};
 }
 
 std::uint64_t Result::affected() const {
-    const char* n = PQcmdTuples(r_);
+    const char* n = libpq().PQcmdTuples(r_);
     return n && *n ? std::strtoull(n, nullptr, 10) : 0;
 }
 
@@ -141,37 +143,43 @@ Connection::Connection(std::string uri) : uri_(std::move(uri)), location_(hide_p
     // unless the URI says otherwise (its own connect_timeout comes later and wins).
     const char* keywords[] = {"connect_timeout", "dbname", nullptr};
     const char* values[] = {"10", uri_.c_str(), nullptr};
-    conn_ = PQconnectdbParams(keywords, values, 1 /* expand dbname as a URI */);
+    const Libpq* lib = nullptr;
+    try {
+        lib = &libpq();
+    } catch (const std::runtime_error& e) {
+        throw Error(location_, e.what());
+    }
+    conn_ = lib->PQconnectdbParams(keywords, values, 1 /* expand dbname as a URI */);
     if (conn_ == nullptr) throw StatementError(location_, "cannot connect: out of memory", "");
-    if (PQstatus(conn_) != CONNECTION_OK) {
-        const std::string msg = trimmed(PQerrorMessage(conn_));
-        PQfinish(conn_);
+    if (libpq().PQstatus(conn_) != CONNECTION_OK) {
+        const std::string msg = trimmed(libpq().PQerrorMessage(conn_));
+        libpq().PQfinish(conn_);
         conn_ = nullptr;
         throw StatementError(location_, "cannot connect: " + msg, "08001");
     }
-    PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);  // NOTICEs (IF NOT EXISTS, ...) are not for users
+    libpq().PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);  // NOTICEs (IF NOT EXISTS, ...) are not for users
     run("SET client_min_messages = warning");
 }
 
 Connection::~Connection() {
-    if (conn_ != nullptr) PQfinish(conn_);
+    if (conn_ != nullptr) libpq().PQfinish(conn_);
 }
 
 void Connection::fail(const std::string& what) const { throw Error(location_, what); }
 
 Result Connection::check(pg_result* r) {
-    const auto status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    const auto status = r ? libpq().PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return Result(r);
     std::string sqlstate;
     if (r != nullptr) {
-        if (const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE)) sqlstate = s;
+        if (const char* s = libpq().PQresultErrorField(r, PG_DIAG_SQLSTATE)) sqlstate = s;
     }
-    std::string msg = trimmed(r ? PQresultErrorMessage(r) : PQerrorMessage(conn_));
-    if (msg.empty()) msg = trimmed(PQerrorMessage(conn_));
-    if (r != nullptr) PQclear(r);
-    if (PQstatus(conn_) != CONNECTION_OK) {
+    std::string msg = trimmed(r ? libpq().PQresultErrorMessage(r) : libpq().PQerrorMessage(conn_));
+    if (msg.empty()) msg = trimmed(libpq().PQerrorMessage(conn_));
+    if (r != nullptr) libpq().PQclear(r);
+    if (libpq().PQstatus(conn_) != CONNECTION_OK) {
         // The server went away: the next statement tries to connect again.
-        PQreset(conn_);
+        libpq().PQreset(conn_);
         throw StatementError(location_, "lost the connection to the database: " + msg, sqlstate.empty() ? "08006" : sqlstate);
     }
     if (is_retryable(sqlstate)) throw RetryableError(location_, msg);
@@ -183,7 +191,7 @@ Result Connection::exec(const std::string& sql, std::initializer_list<Param> par
 }
 
 Result Connection::exec(const std::string& sql, const std::vector<Param>& params) {
-    if (PQstatus(conn_) != CONNECTION_OK) PQreset(conn_);
+    if (libpq().PQstatus(conn_) != CONNECTION_OK) libpq().PQreset(conn_);
     std::vector<const char*> values(params.size());
     std::vector<int> lengths(params.size()), formats(params.size());
     for (std::size_t i = 0; i < params.size(); ++i) {
@@ -192,14 +200,14 @@ Result Connection::exec(const std::string& sql, const std::vector<Param>& params
         lengths[i] = static_cast<int>(p.value.size());
         formats[i] = p.kind == Param::Kind::bytes ? 1 : 0;
     }
-    pg_result* r = PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
+    pg_result* r = libpq().PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
                                 lengths.data(), formats.data(), 1 /* binary results */);
     return check(r);
 }
 
 void Connection::run(const std::string& sql) {
-    if (PQstatus(conn_) != CONNECTION_OK) PQreset(conn_);
-    check(PQexec(conn_, sql.c_str()));
+    if (libpq().PQstatus(conn_) != CONNECTION_OK) libpq().PQreset(conn_);
+    check(libpq().PQexec(conn_, sql.c_str()));
 }
 
 }  // namespace mailsift::store::pg
