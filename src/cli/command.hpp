@@ -58,13 +58,15 @@ private:
     std::vector<Command> commands_;
 };
 
-// The families (train.cpp, evaluate.cpp, inspect.cpp, admin.cpp, transfer.cpp, contacts.cpp).
+// The families (train.cpp, evaluate.cpp, inspect.cpp, admin.cpp, transfer.cpp, contacts.cpp,
+// console_users.cpp).
 void add_training_commands(Registry& r);    // learn, unlearn, correct
 void add_evaluation_commands(Registry& r);  // evaluate, tune
 void add_inspection_commands(Registry& r);  // classify, explain, tokens
 void add_admin_commands(Registry& r);       // stats, top, prune
 void add_transfer_commands(Registry& r);    // export, import, backup
 void add_contacts_command(Registry& r);     // contacts add|remove|list|import
+void add_console_user_command(Registry& r); // console-user add|passwd|role|remove|list (console_users.cpp)
 
 // Prints "mailsift: MESSAGE" and a pointer to --help, exits with exit_usage.
 [[noreturn]] void usage_error(const std::string& message);

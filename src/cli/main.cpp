@@ -36,6 +36,8 @@ commands:
   tokens   PATH | --signature ID                          print the features of one message
   stats    [--json]                                       show what the database holds
   contacts (add|remove|list) [ADDRESS...] | import FILE   manage known correspondents
+  console-user (add|passwd|role|remove|list) [NAME] [--role viewer|admin]
+                                                          manage the web console's accounts
   top      [--spam|--ham] [--min-count K] [N]             the most telling features
   prune    [--signatures-older-than DAYS] [--features-unseen-days DAYS]
                                                           expire signatures and one-off features
@@ -98,6 +100,7 @@ int main(int argc, char** argv) {
     add_admin_commands(registry);
     add_transfer_commands(registry);
     add_contacts_command(registry);
+    add_console_user_command(registry);
     // One command: after it, a word like "import" or "stats" is its argument
     // (contacts import FILE, learn --spam stats), never a second command.
     app.require_subcommand(0, 1);

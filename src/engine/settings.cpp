@@ -120,6 +120,8 @@ Setter threshold(double DaemonSettings::*member) {
 const std::map<std::string, Setter, std::less<>>& setters() {
     static const std::map<std::string, Setter, std::less<>> table{
         {"database", [](Settings& s, std::string_view v) { return !v.empty() && (s.database = std::string(v), true); }},
+        {"console_users",
+         [](Settings& s, std::string_view v) { return !v.empty() && (s.console.users = std::string(v), true); }},
         {"alpha",
          [](Settings& s, std::string_view v) {
              double d = 0;

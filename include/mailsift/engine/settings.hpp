@@ -50,6 +50,11 @@ struct DaemonSettings {
     std::string metrics_listen;                   // HOST:PORT serving Prometheus metrics ("" = off)
 };
 
+// The web console that mailsiftd serves (issue 22; its accounts: console/accounts.hpp).
+struct ConsoleSettings {
+    std::filesystem::path users = "/etc/mailsift/console-users";  // NAME:ROLE:HASH, written by `mailsift console-user`
+};
+
 // Which scorer decides: the multinomial naive Bayes alone, or the linear
 // scorer (model/linear.hpp) over 4-grams, features and the naive-Bayes log-odds.
 enum class Scorer : std::uint8_t { naive_bayes, linear };
@@ -72,6 +77,7 @@ struct Settings {
     // both protocols (docs/accuracy.md, issue 13).
     double train_margin = 30.0;
     DaemonSettings daemon;
+    ConsoleSettings console;
 };
 
 class ConfigError : public std::runtime_error {
