@@ -1,0 +1,107 @@
+// Console sessions and the sign-in limiter (sessions.hpp).
+#include "mailsift/console/sessions.hpp"
+
+#include <sodium.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace mailsift::console {
+
+namespace {
+
+void init_sodium() {
+    if (sodium_init() < 0) throw AccountsError("libsodium cannot be initialised");
+}
+
+// The key a session is kept under: BLAKE2b-256 of its token.
+std::string digest(std::string_view token) {
+    unsigned char out[crypto_generichash_BYTES];
+    crypto_generichash(out, sizeof out, reinterpret_cast<const unsigned char*>(token.data()), token.size(), nullptr, 0);
+    return std::string(reinterpret_cast<const char*>(out), sizeof out);
+}
+
+}  // namespace
+
+std::string random_token(std::size_t bytes) {
+    init_sodium();  // idempotent and thread-safe
+    std::vector<unsigned char> raw(bytes);
+    randombytes_buf(raw.data(), raw.size());
+    std::string out(sodium_base64_ENCODED_LEN(bytes, sodium_base64_VARIANT_URLSAFE_NO_PADDING), '\0');
+    sodium_bin2base64(out.data(), out.size(), raw.data(), raw.size(), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+    out.resize(std::char_traits<char>::length(out.c_str()));
+    return out;
+}
+
+std::string Sessions::create(std::string account, Role role, Clock::time_point now) {
+    if (by_digest_.size() >= limits_.max_sessions && !by_digest_.empty()) {
+        // Full: the session seen longest ago goes (its user signs in again).
+        auto oldest = std::min_element(by_digest_.begin(), by_digest_.end(), [](const auto& a, const auto& b) {
+            return a.second.last_seen < b.second.last_seen;
+        });
+        by_digest_.erase(oldest);
+    }
+    const std::string token = random_token();
+    by_digest_[digest(token)] = Session{std::move(account), role, random_token(), now, now};
+    return token;
+}
+
+std::optional<Session> Sessions::find(std::string_view token, Clock::time_point now) {
+    const auto it = by_digest_.find(digest(token));
+    if (it == by_digest_.end()) return std::nullopt;
+    Session& s = it->second;
+    if (now - s.last_seen >= limits_.idle || now - s.created >= limits_.absolute) {
+        by_digest_.erase(it);
+        return std::nullopt;
+    }
+    s.last_seen = now;
+    return s;
+}
+
+bool Sessions::end(std::string_view token) { return by_digest_.erase(digest(token)) > 0; }
+
+std::size_t Sessions::end_all_of(std::string_view account) {
+    return std::erase_if(by_digest_, [&](const auto& kv) { return kv.second.account == account; });
+}
+
+bool csrf_matches(const Session& s, std::string_view presented) {
+    if (presented.size() != s.csrf.size() || s.csrf.empty()) return false;
+    return sodium_memcmp(presented.data(), s.csrf.data(), s.csrf.size()) == 0;
+}
+
+void SignInLimiter::forget_old(Clock::time_point now) {
+    for (auto it = failures_.begin(); it != failures_.end();) {
+        auto& times = it->second;
+        std::erase_if(times, [&](Clock::time_point t) { return now - t >= limits_.window; });
+        it = times.empty() ? failures_.erase(it) : std::next(it);
+    }
+}
+
+std::chrono::seconds SignInLimiter::wait(const std::string& address, Clock::time_point now) {
+    const auto it = failures_.find(address);
+    if (it == failures_.end()) return std::chrono::seconds(0);
+    auto& times = it->second;
+    std::erase_if(times, [&](Clock::time_point t) { return now - t >= limits_.window; });
+    if (times.size() < limits_.attempts) return std::chrono::seconds(0);
+    // The oldest failure still counted leaves the window at times.front() + window.
+    const auto left = times.front() + limits_.window - now;
+    return std::max(std::chrono::seconds(1), std::chrono::ceil<std::chrono::seconds>(left));
+}
+
+void SignInLimiter::failed(const std::string& address, Clock::time_point now) {
+    if (!failures_.contains(address) && failures_.size() >= limits_.max_addresses) {
+        forget_old(now);
+        if (failures_.size() >= limits_.max_addresses) {
+            // Still full: the address whose last failure is oldest goes.
+            auto stalest = std::min_element(failures_.begin(), failures_.end(), [](const auto& a, const auto& b) {
+                return a.second.back() < b.second.back();
+            });
+            failures_.erase(stalest);
+        }
+    }
+    failures_[address].push_back(now);
+}
+
+void SignInLimiter::succeeded(const std::string& address) { failures_.erase(address); }
+
+}  // namespace mailsift::console

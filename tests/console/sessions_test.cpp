@@ -1,0 +1,128 @@
+// Console sessions, CSRF tokens and the sign-in limiter, with time as values.
+#include "mailsift/console/sessions.hpp"
+
+#include <catch2/catch.hpp>
+#include <set>
+#include <string>
+
+using namespace mailsift::console;
+using namespace std::chrono_literals;
+
+TEST_CASE("Tokens are 256 random bits in base64url, never the same twice", "[console]") {
+    std::set<std::string> seen;
+    for (int i = 0; i < 1000; ++i) {
+        const std::string t = random_token();
+        CHECK(t.size() == 43);  // 32 bytes, no padding
+        CHECK(t.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == std::string::npos);
+        seen.insert(t);
+    }
+    CHECK(seen.size() == 1000);
+    CHECK(random_token(16).size() == 22);
+}
+
+TEST_CASE("A session lives until logout, idleness or its absolute limit", "[console]") {
+    const Clock::time_point t0{};
+    Sessions s(SessionLimits{30min, 12h, 1000});
+    const std::string token = s.create("alice", Role::admin, t0);
+    REQUIRE(s.size() == 1);
+
+    SECTION("it is found by its token only") {
+        const auto found = s.find(token, t0 + 1min);
+        REQUIRE(found);
+        CHECK(found->account == "alice");
+        CHECK(found->role == Role::admin);
+        CHECK(found->csrf.size() == 43);
+        CHECK(found->csrf != token);
+        CHECK_FALSE(s.find(token.substr(0, 42), t0 + 1min));
+        CHECK_FALSE(s.find(token + "x", t0 + 1min));
+        CHECK_FALSE(s.find("", t0 + 1min));
+        CHECK_FALSE(s.find(found->csrf, t0 + 1min));  // the CSRF token is no session token
+    }
+    SECTION("each request moves the idle limit; a gap longer than it ends the session") {
+        CHECK(s.find(token, t0 + 29min));
+        CHECK(s.find(token, t0 + 58min));  // 29 min after the last request
+        CHECK_FALSE(s.find(token, t0 + 88min));
+        CHECK(s.size() == 0);  // dropped, not kept
+        CHECK_FALSE(s.find(token, t0 + 89min));
+    }
+    SECTION("however busy, a session ends after the absolute limit") {
+        for (auto t = t0; t < t0 + 12h; t += 20min) REQUIRE(s.find(token, t));
+        CHECK_FALSE(s.find(token, t0 + 12h));
+    }
+    SECTION("logout ends it, once") {
+        CHECK(s.end(token));
+        CHECK_FALSE(s.find(token, t0 + 1min));
+        CHECK_FALSE(s.end(token));
+    }
+    SECTION("a changed account ends all of its sessions and only those") {
+        const std::string second = s.create("alice", Role::admin, t0);
+        const std::string bob = s.create("bob", Role::viewer, t0);
+        CHECK(s.end_all_of("alice") == 2);
+        CHECK_FALSE(s.find(token, t0 + 1min));
+        CHECK_FALSE(s.find(second, t0 + 1min));
+        CHECK(s.find(bob, t0 + 1min));
+    }
+}
+
+TEST_CASE("Sessions are bounded: the one seen longest ago goes first", "[console]") {
+    const Clock::time_point t0{};
+    Sessions s(SessionLimits{30min, 12h, 3});
+    const std::string a = s.create("a", Role::viewer, t0);
+    const std::string b = s.create("b", Role::viewer, t0 + 1s);
+    const std::string c = s.create("c", Role::viewer, t0 + 2s);
+    REQUIRE(s.find(a, t0 + 3s));  // a was seen last now; b is the stalest
+    const std::string d = s.create("d", Role::viewer, t0 + 4s);
+    CHECK(s.size() == 3);
+    CHECK_FALSE(s.find(b, t0 + 5s));
+    CHECK(s.find(a, t0 + 5s));
+    CHECK(s.find(c, t0 + 5s));
+    CHECK(s.find(d, t0 + 5s));
+}
+
+TEST_CASE("A CSRF token matches only itself", "[console]") {
+    Sessions s;
+    const Clock::time_point t0{};
+    const auto session = s.find(s.create("alice", Role::admin, t0), t0);
+    REQUIRE(session);
+    CHECK(csrf_matches(*session, session->csrf));
+    std::string wrong = session->csrf;
+    wrong.back() = wrong.back() == 'A' ? 'B' : 'A';
+    CHECK_FALSE(csrf_matches(*session, wrong));
+    CHECK_FALSE(csrf_matches(*session, ""));
+    CHECK_FALSE(csrf_matches(*session, session->csrf.substr(1)));
+    Session empty;
+    CHECK_FALSE(csrf_matches(empty, ""));  // a session without a token accepts nothing
+}
+
+TEST_CASE("Failed sign-ins from one address are limited, others are not", "[console]") {
+    const Clock::time_point t0{};
+    SignInLimiter l(SignInLimits{3, 300s, 10000});
+    const std::string x = "192.0.2.1", y = "192.0.2.2";
+    CHECK(l.wait(x, t0) == 0s);
+    l.failed(x, t0);
+    l.failed(x, t0 + 10s);
+    CHECK(l.wait(x, t0 + 10s) == 0s);
+    l.failed(x, t0 + 20s);
+    CHECK(l.wait(x, t0 + 20s) == 280s);  // until the first failure is 300 s old
+    CHECK(l.wait(y, t0 + 20s) == 0s);
+    CHECK(l.wait(x, t0 + 299s) == 1s);
+    CHECK(l.wait(x, t0 + 300s) == 0s);  // two failures left in the window
+    l.failed(x, t0 + 301s);
+    CHECK(l.wait(x, t0 + 301s) == 9s);  // the one at 10 s leaves at 310 s
+
+    SECTION("a success clears the address") {
+        l.succeeded(x);
+        CHECK(l.wait(x, t0 + 302s) == 0s);
+    }
+}
+
+TEST_CASE("The sign-in limiter tracks a bounded number of addresses", "[console]") {
+    const Clock::time_point t0{};
+    SignInLimiter l(SignInLimits{1, 300s, 100});
+    for (int i = 0; i < 1000; ++i) l.failed("10.0.0." + std::to_string(i), t0 + std::chrono::seconds(i % 50));
+    // The newest are still limited; the memory stayed bounded by dropping the stalest.
+    CHECK(l.wait("10.0.0.999", t0 + 60s) > 0s);
+    std::size_t limited = 0;
+    for (int i = 0; i < 1000; ++i) limited += l.wait("10.0.0." + std::to_string(i), t0 + 60s) > 0s ? 1 : 0;
+    CHECK(limited <= 100);
+}
