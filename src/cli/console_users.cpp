@@ -30,7 +30,8 @@ correct verdicts, learn and scan messages. Passwords are stored only as
 Argon2id hashes; add and passwd ask for the password twice on the terminal,
 or read one line from standard input with --password-stdin. A password has at
 least 10 characters. list prints NAME<TAB>ROLE. A new file gets mode 0640
-and the group of the daemon's `user`, so that mailsiftd can read it.
+and the group of the daemon's `user` (else the group mailsift, which the
+systemd unit runs as), so that mailsiftd can read it.
 
 Exit status: 0 done, 1 refused (no such account, it exists, a bad name or
 password), 2 usage error, 3 the file cannot be read or written.
@@ -87,10 +88,13 @@ std::string new_password(const Args& a) {
     return *first;
 }
 
-// The primary group of the daemon's `user`, which must be able to read a new file.
+// The group mailsiftd reads a new file as: the primary group of its `user`, else
+// the system group `mailsift` (mailsiftd.service runs as User=/Group=mailsift).
 std::optional<unsigned> daemon_group(const engine::Settings& s) {
-    if (s.daemon.user.empty()) return std::nullopt;
-    if (const passwd* pw = ::getpwnam(s.daemon.user.c_str())) return static_cast<unsigned>(pw->pw_gid);
+    if (!s.daemon.user.empty()) {
+        if (const passwd* pw = ::getpwnam(s.daemon.user.c_str())) return static_cast<unsigned>(pw->pw_gid);
+    }
+    if (const group* gr = ::getgrnam("mailsift")) return static_cast<unsigned>(gr->gr_gid);
     return std::nullopt;
 }
 

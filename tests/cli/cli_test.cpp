@@ -1,4 +1,5 @@
 // End-to-end tests of the real `mailsift` binary on real SQLite files.
+#include <pwd.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1387,6 +1388,23 @@ TEST_CASE("console-user keeps Argon2id hashes in a file its group may read, neve
         CHECK(sb.run(conf + "console-user remove bob").status == 3);
         CHECK(slurp(file) == before);
     }
+}
+
+TEST_CASE("A new accounts file gets the group of the daemon's user, who must read it", "[cli][console]") {
+    Sandbox sb;
+    const fs::path conf = sb.dir / "console.conf";
+    const fs::path file = sb.dir / "console-users";
+    std::ofstream(conf) << "console_users = " << file.string() << "\nuser = nobody\n";
+    const auto r = sb.run("--config " + conf.string() + " console-user add alice --role viewer --password-stdin" +
+                          password_from(sb, "alice long secret"));
+    REQUIRE(r.status == 0);
+    struct stat st {};
+    REQUIRE(::stat(file.c_str(), &st) == 0);
+    const passwd* nobody = ::getpwnam("nobody");
+    REQUIRE(nobody != nullptr);
+    // Only root may give a file to another group; anyone else keeps their own.
+    CHECK(st.st_gid == (::geteuid() == 0 ? nobody->pw_gid : ::getegid()));
+    CHECK((st.st_mode & 0777) == 0640);
 }
 
 TEST_CASE("console-user changes made at the same time are all kept", "[cli][console]") {
