@@ -124,9 +124,7 @@ int console_user(const Context& ctx, const Args& a) {
             const auto role = console::parse_role(a.role);
             if (!role) usage_error("console-user add: --role is viewer or admin, not '" + a.role + "'");
             const std::string& name = a.words[1];
-            if (!console::valid_account_name(name)) {
-                throw console::AccountRefused("'" + name + "' is not an account name: 1-64 of A-Z a-z 0-9 . _ -");
-            }
+            console::check_account_name(name);
             // Refused before the password is asked for, when it can be told already.
             if (console::Accounts::load(file).find(name) != nullptr) {
                 throw console::AccountRefused("'" + name + "' exists already (passwd changes a password)");

@@ -2,7 +2,6 @@
 #include "mailsift/console/accounts.hpp"
 
 #include <fcntl.h>
-#include <sodium.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,19 +10,13 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <mutex>
 #include <sstream>
+
+#include "sodium.hpp"
 
 namespace mailsift::console {
 
 namespace {
-
-void init_sodium() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        if (sodium_init() < 0) throw AccountsError("libsodium cannot be initialised");
-    });
-}
 
 std::string errno_text(int e) { return std::strerror(e); }
 
@@ -77,7 +70,7 @@ bool valid_account_name(std::string_view name) {
 }
 
 std::string hash_password(std::string_view password) {
-    init_sodium();
+    ensure_sodium();
     std::array<char, crypto_pwhash_STRBYTES> out{};
     if (crypto_pwhash_str(out.data(), password.data(), password.size(), crypto_pwhash_OPSLIMIT_INTERACTIVE,
                           crypto_pwhash_MEMLIMIT_INTERACTIVE) != 0) {
@@ -88,7 +81,7 @@ std::string hash_password(std::string_view password) {
 }
 
 bool verify_password(const std::string& hash, std::string_view password) {
-    init_sodium();
+    ensure_sodium();
     if (!is_argon2_hash(hash)) return false;
     return crypto_pwhash_str_verify(hash.c_str(), password.data(), password.size()) == 0;
 }
@@ -179,10 +172,14 @@ Account* Accounts::find_mutable(std::string_view name) {
     return nullptr;
 }
 
-void Accounts::add(std::string_view name, Role role, std::string_view password) {
+void check_account_name(std::string_view name) {
     if (!valid_account_name(name)) {
         throw AccountRefused("'" + std::string(name) + "' is not an account name: 1-64 of A-Z a-z 0-9 . _ -");
     }
+}
+
+void Accounts::add(std::string_view name, Role role, std::string_view password) {
+    check_account_name(name);
     if (find(name) != nullptr) throw AccountRefused("'" + std::string(name) + "' exists already");
     check_password(password);
     accounts_.push_back({std::string(name), role, hash_password(password)});
@@ -214,7 +211,7 @@ void Accounts::remove(std::string_view name) {
 std::optional<Role> Accounts::authenticate(std::string_view name, std::string_view password) const {
     // An unknown name costs the same as a known one: a hash of a random password, made once.
     static const std::string decoy = [] {
-        init_sodium();
+        ensure_sodium();
         std::array<unsigned char, 32> random{};
         randombytes_buf(random.data(), random.size());
         return hash_password(std::string_view(reinterpret_cast<const char*>(random.data()), random.size()));

@@ -1,18 +1,14 @@
 // Console sessions and the sign-in limiter (sessions.hpp).
 #include "mailsift/console/sessions.hpp"
 
-#include <sodium.h>
-
 #include <algorithm>
 #include <vector>
+
+#include "sodium.hpp"
 
 namespace mailsift::console {
 
 namespace {
-
-void init_sodium() {
-    if (sodium_init() < 0) throw AccountsError("libsodium cannot be initialised");
-}
 
 // The key a session is kept under: BLAKE2b-256 of its token.
 std::string digest(std::string_view token) {
@@ -24,7 +20,7 @@ std::string digest(std::string_view token) {
 }  // namespace
 
 std::string random_token(std::size_t bytes) {
-    init_sodium();  // idempotent and thread-safe
+    ensure_sodium();
     std::vector<unsigned char> raw(bytes);
     randombytes_buf(raw.data(), raw.size());
     std::string out(sodium_base64_ENCODED_LEN(bytes, sodium_base64_VARIANT_URLSAFE_NO_PADDING), '\0');

@@ -28,6 +28,8 @@ std::optional<Role> parse_role(std::string_view text);
 
 // 1-64 of A-Z a-z 0-9 . _ - (it is shown in pages and logs, and ':' separates fields).
 bool valid_account_name(std::string_view name);
+// Throws AccountRefused saying what a name may be, unless valid_account_name.
+void check_account_name(std::string_view name);
 // Passwords shorter than this are refused: an Argon2 hash does not save a guessable one.
 constexpr std::size_t min_password_bytes = 10;
 constexpr std::size_t max_password_bytes = 4096;

@@ -143,13 +143,12 @@ Connection::Connection(std::string uri) : uri_(std::move(uri)), location_(hide_p
     // unless the URI says otherwise (its own connect_timeout comes later and wins).
     const char* keywords[] = {"connect_timeout", "dbname", nullptr};
     const char* values[] = {"10", uri_.c_str(), nullptr};
-    const Libpq* lib = nullptr;
     try {
-        lib = &libpq();
+        libpq();  // loaded here, so that a missing libpq is reported with the location
     } catch (const std::runtime_error& e) {
         throw Error(location_, e.what());
     }
-    conn_ = lib->PQconnectdbParams(keywords, values, 1 /* expand dbname as a URI */);
+    conn_ = libpq().PQconnectdbParams(keywords, values, 1 /* expand dbname as a URI */);
     if (conn_ == nullptr) throw StatementError(location_, "cannot connect: out of memory", "");
     if (libpq().PQstatus(conn_) != CONNECTION_OK) {
         const std::string msg = trimmed(libpq().PQerrorMessage(conn_));
