@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "mailsift/engine/explain.hpp"
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/features/slots.hpp"
 #include "message_source.hpp"
@@ -146,25 +147,16 @@ std::optional<InputMessage> one_message(const std::string& command, const std::v
 
 // The linear scorer's part of explain: every term of its sum, which is the
 // log-odds classify prints.
-void explain_linear(const engine::Filter& filter, const engine::Settings& settings, std::string_view raw) {
-    const auto m = filter.model();
-    const auto bag = filter.features_of(raw);
-    std::vector<model::Slot> slots;
-    features::message_slots(raw, bag, settings.slots, slots);
-    const double nb = model::score(engine::scoring_terms(bag), m->snapshot).log_odds;
-    const model::LinearScore z = m->linear->score(slots, engine::linear_nb_input(nb, settings));
+void explain_linear(const engine::LinearExplanation& l, const engine::Settings& settings) {
+    const model::LinearScore& z = l.score;
     std::printf("\nlinear scorer: log-odds = bias + u x naive-Bayes input + the weights of the message's slots\n");
     std::printf("  %+12.6f  bias\n", z.bias);
     std::printf("  %+12.6f  naive Bayes: u %.6f x input %+.6f (log-odds %s / calibration_temperature %s%s)\n",
-                z.nb_weight * z.nb_input, z.nb_weight, z.nb_input, number(nb, 6).c_str(),
-                number(settings.model.calibration_temperature).c_str(),
-                std::abs(engine::linear_nb_input(nb, settings)) > settings.linear.nb_clip ? ", clipped" : "");
-    std::printf("  %+12.6f  weights of %zu slots (below)\n", z.features, slots.size());
+                z.nb_weight * z.nb_input, z.nb_weight, z.nb_input, number(l.nb_log_odds, 6).c_str(),
+                number(settings.model.calibration_temperature).c_str(), l.clipped ? ", clipped" : "");
+    std::printf("  %+12.6f  weights of %zu slots (below)\n", z.features, l.slots.size());
     std::printf("  %+12.6f  = log-odds\n", z.z());
-    const auto sources = features::slot_sources(raw, bag, settings.slots);
-    std::vector<std::pair<float, model::Slot>> by_weight;
-    for (const auto j : slots) by_weight.emplace_back(m->linear->weight(j), j);
-    std::sort(by_weight.begin(), by_weight.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    const auto& by_weight = l.slots;  // strongest toward spam first
     constexpr std::size_t shown = 15;
     std::vector<bool> listed(by_weight.size(), false);
     auto list = [&](const char* title, bool spam) {
@@ -172,12 +164,10 @@ void explain_linear(const engine::Filter& filter, const engine::Settings& settin
         std::size_t n = 0;
         for (std::size_t k = 0; k < by_weight.size() && n < shown; ++k) {
             const std::size_t i = spam ? k : by_weight.size() - 1 - k;
-            if (listed[i] || (spam ? by_weight[i].first <= 0 : by_weight[i].first >= 0)) break;
+            if (listed[i] || (spam ? by_weight[i].weight <= 0 : by_weight[i].weight >= 0)) break;
             listed[i] = true;
             ++n;
-            const auto it = sources.find(by_weight[i].second);
-            std::printf("  %+12.6f  %u: %s\n", by_weight[i].first, by_weight[i].second,
-                        it == sources.end() ? "?" : it->second.c_str());
+            std::printf("  %+12.6f  %u: %s\n", by_weight[i].weight, by_weight[i].slot, by_weight[i].source.c_str());
         }
         if (n == 0) std::printf("  (none)\n");
     };
@@ -187,7 +177,7 @@ void explain_linear(const engine::Filter& filter, const engine::Settings& settin
     std::size_t others = 0;
     for (std::size_t i = 0; i < by_weight.size(); ++i) {
         if (listed[i]) continue;
-        rest += by_weight[i].first;
+        rest += by_weight[i].weight;
         ++others;
     }
     std::printf("  %+12.6f  the other %zu slots together\n", rest, others);
@@ -204,13 +194,13 @@ int explain(const Context& ctx, const std::vector<std::string>& paths) {
     engine::Settings settings = ctx.settings;
     if (settings.reasons < 15) settings.reasons = 15;
     engine::Filter filter(db, settings);
-    const auto c = filter.classify(m->raw);
-    const auto& snap = filter.model()->snapshot;
+    const engine::Explanation e = engine::explain(filter, m->raw);
+    const auto& c = e.classification;
     std::printf("%s: %s, P(spam) = %s, log-odds = %s\n", m->label.c_str(), model::to_string(c.score.verdict),
                 number(c.score.probability, 6).c_str(), number(c.score.log_odds, 6).c_str());
     std::printf("model: %llu spam and %llu ham messages learned, %zu features; prior log-odds %s\n",
-                static_cast<unsigned long long>(snap.messages().spam), static_cast<unsigned long long>(snap.messages().ham),
-                snap.vocabulary(), number(snap.prior_log_odds(), 4).c_str());
+                static_cast<unsigned long long>(e.spam_messages), static_cast<unsigned long long>(e.ham_messages),
+                e.features, number(e.prior_log_odds, 4).c_str());
     std::printf("thresholds: spam at P >= %s, ham at P <= %s\n", number(settings.model.spam_threshold).c_str(),
                 number(settings.model.ham_threshold).c_str());
     auto table = [](const char* title, const std::vector<engine::Reason>& reasons) {
@@ -224,7 +214,7 @@ int explain(const Context& ctx, const std::vector<std::string>& paths) {
     const bool linear = settings.scorer == engine::Scorer::linear;
     table(linear ? "naive-Bayes input, toward spam:" : "toward spam:", c.toward_spam);
     table(linear ? "naive-Bayes input, toward ham:" : "toward ham:", c.toward_ham);
-    if (linear) explain_linear(filter, settings, m->raw);
+    if (e.linear) explain_linear(*e.linear, settings);
     if (c.prefix_only) std::printf("\nnote: a parsing limit was hit; scored on what was read\n");
     return exit_ok;
 }

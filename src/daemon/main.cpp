@@ -20,7 +20,9 @@
 #include <optional>
 #include <string>
 
+#include "console_status.hpp"
 #include "log.hpp"
+#include "mailsift/console/server.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "notify.hpp"
 #include "scorer.hpp"
@@ -159,6 +161,10 @@ std::string drop_privileges(const std::string& user) {
     return "running as " + user + " (uid " + std::to_string(uid) + ", gid " + std::to_string(gid) + ")";
 }
 
+console::ServerOptions console_options(const engine::Settings& s) {
+    return {.listen = s.console.listen, .tls_certificate = s.console.tls_certificate, .tls_key = s.console.tls_key};
+}
+
 // HOST:PORT as configured, with the port actually bound (port 0 picks one).
 std::string metrics_endpoint(const std::string& configured, unsigned short port) {
     return configured.substr(0, configured.rfind(':')) + ":" + std::to_string(port);
@@ -172,6 +178,7 @@ int main(int argc, char** argv) {
     try {
         resolved = load(options);
         daemon::resolve_listen(resolved.settings.daemon.listen);
+        if (!resolved.settings.console.listen.empty()) console::check_options(console_options(resolved.settings));
     } catch (const std::exception& e) {
         std::cerr << "mailsiftd: " << e.what() << "\n";
         return 3;
@@ -179,7 +186,11 @@ int main(int argc, char** argv) {
     if (options.check_config) {
         std::cout << "configuration ok: " << (resolved.config.empty() ? "built-in defaults" : resolved.config.string())
                   << ", listen " << resolved.settings.daemon.listen << ", database " << store::display_location(resolved.database.string())
-                  << " (from " << resolved.database_source << ")\n";
+                  << " (from " << resolved.database_source << ")";
+        if (const auto& c = resolved.settings.console; !c.listen.empty()) {
+            std::cout << ", console " << (c.tls_certificate.empty() ? "http://" : "https://") << c.listen << "/";
+        }
+        std::cout << "\n";
         return 0;
     }
 
@@ -211,6 +222,22 @@ int main(int argc, char** argv) {
         if (!resolved.settings.daemon.metrics_listen.empty()) {
             metrics_server.listen(resolved.settings.daemon.metrics_listen);
         }
+        // The console: bound, with its certificate and key read, while still root.
+        std::unique_ptr<console::Server> console_server;
+        if (!resolved.settings.console.listen.empty()) {
+            const auto& c = resolved.settings.console;
+            auto app = std::make_unique<console::App>(
+                console::AppOptions{.accounts = c.users,
+                                    .database = resolved.database,
+                                    .config = resolved.config,
+                                    .settings = resolved.settings,
+                                    .tls = !c.tls_certificate.empty(),
+                                    .sessions = {},
+                                    .sign_in = {}},
+                console::Services{.status = [&metrics] { return daemon::console_status(metrics); },
+                                  .filter = [&scorer] { return scorer.filter(); }});
+            console_server = std::make_unique<console::Server>(console_options(resolved.settings), std::move(app));
+        }
         // Listening may need root (a socket under /run); nothing after it does.
         // The recorder thread opens the database only at its first flush, later.
         const std::string privileges = drop_privileges(resolved.settings.daemon.user);
@@ -219,6 +246,7 @@ int main(int argc, char** argv) {
         // Loading and reloading the model run on their own thread, so a large
         // model never stalls I/O: until the first load completes, the MTA gets
         // the configured default action rather than a connection that hangs.
+        if (console_server) console_server->start();
         std::atomic<bool> stopping{false};
         std::mutex refresh_mutex;
         std::condition_variable refresh_cv;
@@ -286,7 +314,10 @@ int main(int argc, char** argv) {
                          (resolved.settings.daemon.metrics_listen.empty()
                               ? std::string()
                               : ", metrics on http://" + metrics_endpoint(resolved.settings.daemon.metrics_listen,
-                                                                          metrics_server.port()) + "/metrics"));
+                                                                          metrics_server.port()) + "/metrics") +
+                         (console_server ? std::string(", console on ") + (console_server->tls() ? "https://" : "http://") +
+                                               metrics_endpoint(resolved.settings.console.listen, console_server->port()) + "/"
+                                         : std::string()));
         daemon::notify_systemd("READY=1");
         report_ready(ready_fd);
         io.run();
@@ -297,6 +328,7 @@ int main(int argc, char** argv) {
         }
         refresh_cv.notify_all();
         refresher.join();
+        if (console_server) console_server->stop();
         const auto& c = server.totals();
         daemon::log_info("stopped after " + std::to_string(c.messages.load()) + " messages (" +
                          std::to_string(c.spam.load()) + " spam, " + std::to_string(c.ham.load()) + " ham, " +

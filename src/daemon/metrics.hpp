@@ -9,7 +9,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace mailsift::daemon {
 
@@ -21,7 +23,39 @@ public:
     enum class Verdict : std::uint8_t { ham, unsure, spam, skipped, error, count };
     enum class Action : std::uint8_t { accepted, tagged, quarantined, rejected, tempfailed, skipped, count };
 
+    static constexpr std::size_t verdicts = static_cast<std::size_t>(Verdict::count);
+    static constexpr std::size_t actions = static_cast<std::size_t>(Action::count);
+    static const char* name(Verdict v);
+    static const char* name(Action a);
+
     Metrics();
+
+    // Everything render() shows, read once: the console's status page takes
+    // the same figures, so the two always agree.
+    struct Figures {
+        std::int64_t now_ms = 0, started_ms = 0;
+        std::array<std::array<std::uint64_t, actions>, verdicts> messages{};
+        std::array<std::uint64_t, latency_bounds.size() + 1> latency_buckets{};  // not cumulative; last: +Inf
+        std::uint64_t latency_count = 0, latency_sum_us = 0;
+        std::uint64_t sessions = 0, protocol_errors = 0;
+        std::int64_t sessions_open = 0;
+        std::uint64_t model_features = 0, model_spam = 0, model_ham = 0;
+        std::int64_t model_changed_ms = 0, model_checked_ms = 0;  // 0: never
+        std::uint64_t store_errors = 0, record_failures = 0, scans_dropped = 0, scans_waiting = 0;
+        std::int64_t outage_started_ms = 0;  // 0: the store answers
+        std::uint64_t outage_ms_total = 0, outages = 0;
+    };
+    Figures figures() const;
+
+    // Messages answered per `step` over the last `steps` of them (oldest first,
+    // the current one last), by verdict and by action; at most a day back.
+    struct Series {
+        std::int64_t start_ms = 0;  // the first step's start
+        std::chrono::seconds step{60};
+        std::vector<std::array<std::uint32_t, verdicts>> by_verdict;
+        std::vector<std::array<std::uint32_t, actions>> by_action;
+    };
+    Series series(std::chrono::seconds step, std::size_t steps) const;
 
     // A message answered: its verdict, the action taken, and the time from end of data to answer.
     void message(Verdict v, Action a, double seconds);
@@ -47,6 +81,16 @@ public:
 
 private:
     static std::int64_t now_ms();
+
+    // The last day, a minute a slot (slot = minute % 1440, reset when reused).
+    struct Minute {
+        std::int64_t minute = -1;  // minutes since the epoch; -1: unused
+        std::array<std::uint32_t, verdicts> by_verdict{};
+        std::array<std::uint32_t, actions> by_action{};
+    };
+    static constexpr std::size_t minutes_kept = 1440;
+    mutable std::mutex minutes_mutex_;
+    std::array<Minute, minutes_kept> minutes_{};
 
     std::array<std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(Action::count)>,
                static_cast<std::size_t>(Verdict::count)>

@@ -7,6 +7,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "mailsift/console/server.hpp"
+
 namespace mailsift::daemon {
 
 namespace asio = boost::asio;
@@ -67,33 +69,12 @@ private:
     const Metrics& metrics_;
 };
 
-tcp::endpoint parse_endpoint(const std::string& spec) {
-    const auto colon = spec.rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) {
-        throw std::runtime_error("metrics_listen " + spec + ": expected HOST:PORT (e.g. 127.0.0.1:9187)");
-    }
-    std::string host = spec.substr(0, colon);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    unsigned long port = 0;
-    try {
-        std::size_t used = 0;
-        port = std::stoul(spec.substr(colon + 1), &used);
-        if (used != spec.size() - colon - 1 || port > 65535) throw std::out_of_range("port");
-    } catch (const std::exception&) {
-        throw std::runtime_error("metrics_listen " + spec + ": the port must be a number from 0 to 65535");
-    }
-    boost::system::error_code ec;
-    const auto address = asio::ip::make_address(host, ec);
-    if (ec) throw std::runtime_error("metrics_listen " + spec + ": '" + host + "' is not an IP address");
-    return {address, static_cast<unsigned short>(port)};
-}
-
 }  // namespace
 
 MetricsServer::MetricsServer(asio::io_context& io, const Metrics& metrics) : metrics_(metrics), acceptor_(io) {}
 
 void MetricsServer::listen(const std::string& spec) {
-    const tcp::endpoint endpoint = parse_endpoint(spec);
+    const tcp::endpoint endpoint = console::parse_endpoint("metrics_listen", spec);
     boost::system::error_code ec;
     acceptor_.open(endpoint.protocol(), ec);
     if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);

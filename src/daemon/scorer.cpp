@@ -188,6 +188,16 @@ std::string Scorer::refresh_step() {
     }
 }
 
+std::shared_ptr<const engine::Filter> Scorer::filter() const {
+    std::shared_ptr<const State> state;
+    {
+        std::lock_guard lock(mutex_);
+        state = published_;
+    }
+    if (!state) return nullptr;
+    return {state, state->filter.get()};  // keeps the state (and its connection) alive with it
+}
+
 engine::Classification Scorer::classify(std::string_view raw, const features::Envelope& envelope,
                                         bool record_features) const {
     std::shared_ptr<const State> state;

@@ -54,6 +54,9 @@ public:
     // when the database file was found deleted or replaced.
     void on_event(std::function<void(const std::string&)> f) { on_event_ = std::move(f); }
 
+    // The filter scoring uses now (the console scans with it); null while no model is loaded.
+    std::shared_ptr<const engine::Filter> filter() const;
+
     // Throws std::runtime_error when no model is loaded.
     engine::Classification classify(std::string_view raw, const features::Envelope& envelope,
                                     bool record_features = false) const;

@@ -50,6 +50,13 @@ bool parse_double(std::string_view v, double& out) {
     return true;
 }
 
+// HOST:PORT, the port in digits (the daemon checks the host when it binds).
+bool host_port(std::string_view v) {
+    const auto colon = v.rfind(':');
+    return colon != std::string_view::npos && colon > 0 && colon + 1 < v.size() &&
+           v.substr(colon + 1).find_first_not_of("0123456789") == std::string_view::npos;
+}
+
 using Setter = std::function<bool(Settings&, std::string_view)>;
 
 Setter boolean(bool features::Options::*member) {
@@ -122,6 +129,15 @@ const std::map<std::string, Setter, std::less<>>& setters() {
         {"database", [](Settings& s, std::string_view v) { return !v.empty() && (s.database = std::string(v), true); }},
         {"console_users",
          [](Settings& s, std::string_view v) { return !v.empty() && (s.console.users = std::string(v), true); }},
+        {"console_listen",
+         [](Settings& s, std::string_view v) {
+             // HOST:PORT as metrics_listen; "off" or empty: no console. The daemon binds it.
+             if (v == "off" || v.empty()) return s.console.listen.clear(), true;
+             return host_port(v) && (s.console.listen = std::string(v), true);
+         }},
+        {"console_tls_certificate",
+         [](Settings& s, std::string_view v) { return s.console.tls_certificate = std::string(v), true; }},
+        {"console_tls_key", [](Settings& s, std::string_view v) { return s.console.tls_key = std::string(v), true; }},
         {"alpha",
          [](Settings& s, std::string_view v) {
              double d = 0;
@@ -156,10 +172,7 @@ const std::map<std::string, Setter, std::less<>>& setters() {
          [](Settings& s, std::string_view v) {
              // HOST:PORT (an IPv6 host in brackets); "off" or empty: no metrics. The daemon binds it.
              if (v == "off" || v.empty()) return s.daemon.metrics_listen.clear(), true;
-             const auto colon = v.rfind(':');
-             const bool ok = colon != std::string_view::npos && colon > 0 && colon + 1 < v.size() &&
-                             v.substr(colon + 1).find_first_not_of("0123456789") == std::string_view::npos;
-             return ok && (s.daemon.metrics_listen = std::string(v), true);
+             return host_port(v) && (s.daemon.metrics_listen = std::string(v), true);
          }},
         {"socket_mode",
          [](Settings& s, std::string_view v) {
@@ -319,6 +332,7 @@ Settings parse_settings(std::string_view text, const std::string& source) {
         if (!it->second(s, value)) {
             throw ConfigError(where + "invalid value '" + std::string(value) + "' for " + std::string(key));
         }
+        s.given.emplace_back(std::string(key), std::string(value));
     }
     if (s.model.ham_threshold > s.model.spam_threshold) {
         throw ConfigError(source + ": ham_threshold must not exceed spam_threshold");
@@ -330,6 +344,12 @@ Settings parse_settings(std::string_view text, const std::string& source) {
         throw ConfigError(source + ": features.min_token_bytes must not exceed features.max_token_bytes");
     }
     return s;
+}
+
+std::vector<std::string> setting_names() {
+    std::vector<std::string> names;
+    for (const auto& [name, setter] : setters()) names.push_back(name);
+    return names;
 }
 
 Settings load_settings(const std::filesystem::path& path) {

@@ -27,15 +27,6 @@ MAIL_USER=mailsift-it-vmail
 CREATED_USER=""
 LOGS+=(postfix.log dovecot.log dovecot-info.log)
 
-stop_postfix() {
-    [ -n "$PF_STARTED" ] || return 0
-    timeout 20 postfix -c "$PFETC" stop >>"$WORK/postfix-cmd.log" 2>&1
-    local master
-    master=$(sed -n 1p "$WORK/queue/pid/master.pid" 2>/dev/null | tr -d ' ')
-    if [ -n "$master" ] && [ "$(readlink "/proc/$master/cwd" 2>/dev/null)" = "$(realpath "$WORK/queue")" ]; then
-        kill -KILL "$master" 2>/dev/null
-    fi
-}
 stop_dovecot() { stop_pid "$DOVECOT_PID"; }
 remove_user() { [ -z "$CREATED_USER" ] || userdel "$MAIL_USER" >/dev/null 2>&1; }
 CLEANUP_STEPS+=(stop_dovecot stop_postfix remove_user)
@@ -45,10 +36,6 @@ if [ "$(id -u)" -ne 0 ]; then
     echo "# SKIP: $0: a private Postfix and Dovecot (and a mail user) need root"
     exit 77
 fi
-preseed_postfix() {
-    printf '%s\n' "postfix postfix/main_mailer_type select No configuration" \
-        "postfix postfix/mailname string localhost.localdomain" | debconf-set-selections
-}
 need_commands --before-install preseed_postfix postfix python3
 need_packages dovecot-imapd dovecot-sieve
 

@@ -27,16 +27,6 @@ PFETC=""
 LOGS+=(mailsiftd-1.log mailsiftd-2.log postfix.log sink.log prometheus.log)
 
 stop_daemons() { for p in "${DPIDS[@]}"; do stop_pid "$p"; done; }
-stop_postfix() {
-    [ -n "$PF_STARTED" ] || return 0
-    timeout 20 postfix -c "$PFETC" stop >>"$WORK/postfix-cmd.log" 2>&1
-    local master
-    master=$(sed -n 1p "$WORK/queue/pid/master.pid" 2>/dev/null | tr -d ' ')
-    if [ -n "$master" ] && [ "$(readlink "/proc/$master/cwd" 2>/dev/null)" = "$(realpath "$WORK/queue")" ]; then
-        kill -KILL "$master" 2>/dev/null
-    fi
-}
-stop_sink() { stop_pid "$SINKPID"; }
 stop_prometheus() { stop_pid "$PROMPID"; }
 stop_database() { [ -z "$WORK" ] || "$PGCTL" stop "$WORK/pg" >/dev/null 2>&1; }
 CLEANUP_STEPS+=(stop_daemons stop_prometheus stop_postfix stop_sink stop_database)
@@ -46,10 +36,6 @@ if [ "$(id -u)" -ne 0 ]; then
     echo "# SKIP: $0: a private Postfix instance (postfix start, chown) needs root"
     exit 77
 fi
-preseed_postfix() {
-    printf '%s\n' "postfix postfix/main_mailer_type select No configuration" \
-        "postfix postfix/mailname string localhost.localdomain" | debconf-set-selections
-}
 need_commands --before-install preseed_postfix postfix python3 psql=postgresql-client prometheus promtool=prometheus
 need_packages postgresql
 
@@ -132,11 +118,7 @@ EOF
 SMTP1=$(other_port "$MILTER1" "$MILTER2" "$METRICS1" "$METRICS2")
 SMTP2=$(other_port "$MILTER1" "$MILTER2" "$METRICS1" "$METRICS2" "$SMTP1")
 SINK_PORT=$(other_port "$MILTER1" "$MILTER2" "$METRICS1" "$METRICS2" "$SMTP1" "$SMTP2")
-SINK="$WORK/sink"
-mkdir "$SINK"
-python3 "$HERE/smtp_sink.py" "$SINK_PORT" "$SINK" >"$WORK/sink.log" 2>&1 &
-SINKPID=$!
-wait_for 10 port_open "$SINK_PORT" || bail "SMTP sink listens on 127.0.0.1:$SINK_PORT"
+start_sink
 PFETC="$WORK/etc"
 mkdir -p "$PFETC"
 postfix_base_main_cf "$WORK" "$WORK/queue" "$SINK_PORT" mailsift-fleet >"$PFETC/main.cf"

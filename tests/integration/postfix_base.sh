@@ -99,3 +99,36 @@ smtpd_greets() {  # smtpd_greets PORT
     exec 4<&- 4>&-
     [[ $line == 220* ]]
 }
+
+# preseed_postfix: installing the postfix package must neither ask questions nor
+# set up the system's own instance (need_commands --before-install preseed_postfix).
+preseed_postfix() {
+    printf '%s\n' "postfix postfix/main_mailer_type select No configuration" \
+        "postfix postfix/mailname string localhost.localdomain" | debconf-set-selections
+}
+
+# stop_postfix: stops the private instance of $PFETC (queue $WORK/queue) once
+# PF_STARTED is set; for a script's CLEANUP_STEPS.
+stop_postfix() {
+    [ -n "$PF_STARTED" ] || return 0
+    # "postfix stop" signals this instance's master (its own pid file) and waits for it.
+    timeout 20 postfix -c "$PFETC" stop >>"$WORK/postfix-cmd.log" 2>&1
+    # Still there? Only a master whose working directory is this queue is ours.
+    local master
+    master=$(sed -n 1p "$WORK/queue/pid/master.pid" 2>/dev/null | tr -d ' ')
+    if [ -n "$master" ] && [ "$(readlink "/proc/$master/cwd" 2>/dev/null)" = "$(realpath "$WORK/queue")" ]; then
+        kill -KILL "$master" 2>/dev/null
+    fi
+}
+
+# start_sink: the SMTP sink Postfix relays to, on 127.0.0.1:$SINK_PORT, writing
+# each message it takes into SINK ($WORK/sink); SINKPID is its PID (stop_sink).
+# Needs lib.sh (wait_for, port_open, bail).
+start_sink() {
+    SINK="$WORK/sink"
+    mkdir "$SINK"
+    python3 "$HERE/smtp_sink.py" "$SINK_PORT" "$SINK" >"$WORK/sink.log" 2>&1 &
+    SINKPID=$!
+    wait_for 10 port_open "$SINK_PORT" || bail "SMTP sink listens on 127.0.0.1:$SINK_PORT"
+}
+stop_sink() { stop_pid "$SINKPID"; }

@@ -25,18 +25,6 @@ PF_STARTED=""
 PFETC=""
 LOGS+=(postfix.log sink.log)
 
-stop_postfix() {
-    [ -n "$PF_STARTED" ] || return 0
-    # "postfix stop" signals this instance's master (its own pid file) and waits for it.
-    timeout 20 postfix -c "$PFETC" stop >>"$WORK/postfix-cmd.log" 2>&1
-    # Still there? Only a master whose working directory is this queue is ours.
-    local master
-    master=$(sed -n 1p "$WORK/queue/pid/master.pid" 2>/dev/null | tr -d ' ')
-    if [ -n "$master" ] && [ "$(readlink "/proc/$master/cwd" 2>/dev/null)" = "$(realpath "$WORK/queue")" ]; then
-        kill -KILL "$master" 2>/dev/null
-    fi
-}
-stop_sink() { stop_pid "$SINKPID"; }
 CLEANUP_STEPS+=(stop_postfix stop_sink)   # after mailsiftd, in this order
 
 # ---------------------------------------------------------------- prerequisites
@@ -46,11 +34,6 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 77
 fi
 
-# No configuration: the package must not set up or start the system instance.
-preseed_postfix() {
-    printf '%s\n' "postfix postfix/main_mailer_type select No configuration" \
-        "postfix postfix/mailname string localhost.localdomain" | debconf-set-selections
-}
 need_commands --before-install preseed_postfix postfix python3 saslpasswd2=sasl2-bin
 need_packages libsasl2-modules   # the PLAIN and LOGIN mechanisms
 
@@ -74,11 +57,7 @@ train_model
 launch_daemon
 
 # ---------------------------------------------------------------- SMTP sink
-SINK="$WORK/sink"
-mkdir "$SINK"
-python3 "$HERE/smtp_sink.py" "$SINK_PORT" "$SINK" >"$WORK/sink.log" 2>&1 &
-SINKPID=$!
-wait_for 10 port_open "$SINK_PORT" || bail "SMTP sink listens on 127.0.0.1:$SINK_PORT"
+start_sink
 
 # ---------------------------------------------------------------- SASL user
 # Cyrus SASL with a private sasldb (neither /etc/postfix/sasl nor /etc/sasldb2 is used).

@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "mailsift/features/extractor.hpp"
 #include "mailsift/features/slots.hpp"
@@ -52,7 +54,10 @@ struct DaemonSettings {
 
 // The web console that mailsiftd serves (issue 22; its accounts: console/accounts.hpp).
 struct ConsoleSettings {
+    std::string listen;                        // HOST:PORT serving the console ("" = off, the default)
     std::filesystem::path users = "/etc/mailsift/console-users";  // NAME:ROLE:HASH, written by `mailsift console-user`
+    std::filesystem::path tls_certificate;     // PEM chain; with tls_key: HTTPS (required off loopback)
+    std::filesystem::path tls_key;             // PEM private key
 };
 
 // Which scorer decides: the multinomial naive Bayes alone, or the linear
@@ -78,6 +83,8 @@ struct Settings {
     double train_margin = 30.0;
     DaemonSettings daemon;
     ConsoleSettings console;
+    // The `key = value` lines of the file, in order (the console shows them).
+    std::vector<std::pair<std::string, std::string>> given;
 };
 
 class ConfigError : public std::runtime_error {
@@ -88,6 +95,8 @@ public:
 // `source` names the text in errors ("/etc/mailsift/mailsift.conf:12: ...").
 Settings parse_settings(std::string_view text, const std::string& source);
 Settings load_settings(const std::filesystem::path& path);
+// Every setting the file may hold, in name order.
+std::vector<std::string> setting_names();
 
 // The system-wide configuration file, used when it exists and none is named.
 inline constexpr const char* system_config_path = "/etc/mailsift/mailsift.conf";

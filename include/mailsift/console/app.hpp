@@ -1,0 +1,93 @@
+// mailsift::console App — the console's routes: one HTTP request in, one
+// response out, no sockets (console/server.hpp carries them). Runs on the
+// console's own thread, one request at a time, so a password hash (Argon2id,
+// 64 MiB) is verified once at a time and the milter threads never wait for it.
+//
+// What it serves:
+//   GET  /, /status, /history, /scan, /config, /login  the page (one document;
+//        without a session it answers 401 and shows the sign-in form)
+//   GET  /static/console.js, /static/console.css        built into the binary
+//   POST /api/login   {"name","password"}  -> the session cookie and a CSRF token
+//   POST /api/logout
+//   GET  /api/session, /api/status, /api/config
+//   POST /api/scan          (admin) the message as the body: verdict and explanation
+//   POST /api/learn?class=spam|ham  (admin) the message as the body: trained once
+//
+// Rules every response keeps: without a valid session an API answers 401, a
+// viewer asking for an admin action 403; a POST other than login without the
+// session's CSRF token (X-CSRF-Token) 403, and login only as JSON from no other
+// origin; a Content-Security-Policy that allows no inline script and no other
+// host, nosniff, and frame-ancestors 'none'. Everything from mail reaches the
+// page as JSON and is shown as text.
+#pragma once
+
+#include <utility>  // Boost 1.74 Asio uses std::exchange without including it
+#include <boost/beast/http.hpp>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <sys/stat.h>
+
+#include "mailsift/console/accounts.hpp"
+#include "mailsift/console/sessions.hpp"
+#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/settings.hpp"
+
+namespace mailsift::console {
+
+using Request = boost::beast::http::request<boost::beast::http::string_body>;
+using Response = boost::beast::http::response<boost::beast::http::string_body>;
+
+// What mailsiftd lends the console.
+struct Services {
+    // The daemon's figures (the ones /metrics has), as JSON.
+    std::function<nlohmann::json()> status;
+    // The model the daemon scores with; null while none is loaded.
+    std::function<std::shared_ptr<const engine::Filter>()> filter;
+};
+
+struct AppOptions {
+    std::filesystem::path accounts;         // console_users
+    std::filesystem::path database;         // where learn trains
+    std::filesystem::path config;           // the configuration file shown (empty: built-in defaults)
+    engine::Settings settings;
+    bool tls = false;                       // cookies are Secure
+    SessionLimits sessions;
+    SignInLimits sign_in;
+};
+
+class App {
+public:
+    App(AppOptions options, Services services);
+
+    // `client`: the peer's address (the sign-in limiter counts by it).
+    Response handle(const Request& request, const std::string& client, Clock::time_point now);
+
+    // The largest request body accepted: a message up to limits.max_message_bytes, and some.
+    std::size_t max_body_bytes() const;
+
+private:
+    Response page(const Request& request, const std::optional<Session>& session);
+    Response login(const Request& request, const std::string& client, Clock::time_point now);
+    Response scan(const Request& request);
+    Response learn(const Request& request);
+    nlohmann::json configuration() const;
+    nlohmann::json corrections() const;
+    // Rereads the accounts file when it changed; ends the sessions of accounts
+    // removed or changed. Throws AccountsError when it cannot be read.
+    void refresh_accounts();
+    std::optional<Session> session_of(const Request& request, Clock::time_point now);
+
+    AppOptions options_;
+    Services services_;
+    Sessions sessions_;
+    SignInLimiter limiter_;
+    std::optional<Accounts> accounts_;
+    struct stat accounts_stat_ {};
+    bool accounts_seen_ = false;
+};
+
+}  // namespace mailsift::console

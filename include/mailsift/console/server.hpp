@@ -1,0 +1,64 @@
+// mailsift::console Server — carries the console's HTTP (console/app.hpp) over
+// its own listener, on its own thread and io_context: a flood of console
+// requests, or a slow password hash, never holds up the milter connections.
+// HTTPS with console_tls_certificate and console_tls_key (OpenSSL through
+// Boost.Beast); plain HTTP is refused on any address but loopback.
+//
+// Bounds: at most max_connections at once (more are closed when accepted),
+// request headers up to 8 KiB, bodies up to App::max_body_bytes(), and each
+// request (with its TLS handshake) must arrive within request_timeout;
+// connections are kept alive between requests up to idle_timeout.
+#pragma once
+
+#include <utility>  // Boost 1.74 Asio uses std::exchange without including it
+#include <boost/asio.hpp>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "mailsift/console/app.hpp"
+
+namespace mailsift::console {
+
+// HOST:PORT ("127.0.0.1:8080", "[::1]:8080") as an endpoint; throws
+// std::runtime_error naming `setting` and what is wrong.
+boost::asio::ip::tcp::endpoint parse_endpoint(const std::string& setting, const std::string& spec);
+
+struct ServerOptions {
+    std::string listen;                      // HOST:PORT
+    std::filesystem::path tls_certificate;   // both or neither
+    std::filesystem::path tls_key;
+    std::size_t max_connections = 64;
+    std::chrono::seconds request_timeout{30};
+    std::chrono::seconds idle_timeout{60};
+};
+
+// What Server's constructor checks before it binds: the address, the TLS
+// rule (plain HTTP only on loopback), and that the certificate and key load
+// and belong together. Throws std::runtime_error (mailsiftd --check-config).
+void check_options(const ServerOptions& options);
+
+class Server {
+public:
+    // Binds and reads the certificate and key (before privileges are dropped);
+    // throws std::runtime_error with a message for the log. Serving starts with start().
+    Server(ServerOptions options, std::unique_ptr<App> app);
+    ~Server();  // stops and joins
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    void start();
+    void stop();
+    unsigned short port() const;
+    bool tls() const;
+    std::size_t connections() const;
+
+    struct Impl;  // opaque; named here for the connections in server.cpp
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mailsift::console

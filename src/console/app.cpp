@@ -1,0 +1,378 @@
+// App: see app.hpp.
+#include "mailsift/console/app.hpp"
+
+#include <boost/beast/core/string.hpp>
+#include <chrono>
+#include <ctime>
+
+#include "assets.hpp"
+#include "mailsift/engine/explain.hpp"
+#include "mailsift/mime/message.hpp"
+#include "mailsift/store/database.hpp"
+
+namespace mailsift::console {
+
+namespace http = boost::beast::http;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::string_view cookie_name = "mailsift_session";
+
+// Boost 1.74's Beast has its own string_view.
+std::string_view sv(boost::beast::string_view v) { return {v.data(), v.size()}; }
+constexpr std::size_t slots_shown = 20;  // linear slots listed each way on the page
+
+// Headers every answer carries: the page may run only its own script and
+// style, load nothing from elsewhere, and be framed by nobody.
+void secure(Response& r) {
+    r.set(http::field::server, "mailsiftd");
+    r.set("Content-Security-Policy",
+          "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+          "form-action 'self'; base-uri 'none'; frame-ancestors 'none'");
+    r.set("X-Content-Type-Options", "nosniff");
+    r.set("X-Frame-Options", "DENY");
+    r.set("Referrer-Policy", "no-referrer");
+    r.set("Cross-Origin-Opener-Policy", "same-origin");
+    r.set("Cross-Origin-Resource-Policy", "same-origin");
+}
+
+Response answer(const Request& req, http::status status, std::string_view type, std::string body) {
+    Response r{status, req.version()};
+    secure(r);
+    r.set(http::field::content_type, boost::beast::string_view(type.data(), type.size()));
+    r.set(http::field::cache_control, "no-store");
+    r.keep_alive(req.keep_alive());
+    r.body() = std::move(body);
+    r.prepare_payload();
+    return r;
+}
+
+Response json_answer(const Request& req, http::status status, const json& j) {
+    return answer(req, status, "application/json; charset=utf-8", j.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+Response error(const Request& req, http::status status, const std::string& message) {
+    return json_answer(req, status, json{{"error", message}});
+}
+
+// The value of cookie `name` in a Cookie header, or "".
+std::string_view cookie(std::string_view header, std::string_view name) {
+    while (!header.empty()) {
+        const auto semi = header.find(';');
+        std::string_view pair = header.substr(0, semi);
+        header.remove_prefix(semi == std::string_view::npos ? header.size() : semi + 1);
+        while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+        const auto eq = pair.find('=');
+        if (eq != std::string_view::npos && pair.substr(0, eq) == name) return pair.substr(eq + 1);
+    }
+    return {};
+}
+
+std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
+
+// The value of query parameter `name`, or "" (values here are plain words).
+std::string_view query(std::string_view target, std::string_view name) {
+    const auto q = target.find('?');
+    if (q == std::string_view::npos) return {};
+    std::string_view rest = target.substr(q + 1);
+    while (!rest.empty()) {
+        const auto amp = rest.find('&');
+        std::string_view pair = rest.substr(0, amp);
+        rest.remove_prefix(amp == std::string_view::npos ? rest.size() : amp + 1);
+        const auto eq = pair.find('=');
+        if (eq != std::string_view::npos && pair.substr(0, eq) == name) return pair.substr(eq + 1);
+    }
+    return {};
+}
+
+bool is_page(std::string_view path) {
+    return path == "/" || path == "/status" || path == "/history" || path == "/scan" || path == "/config" ||
+           path == "/login";
+}
+
+json reasons(const std::vector<engine::Reason>& rs) {
+    json out = json::array();
+    for (const auto& r : rs) {
+        out.push_back({{"feature", r.feature}, {"log_odds", r.log_odds}, {"spam", r.counts.spam}, {"ham", r.counts.ham}});
+    }
+    return out;
+}
+
+json explanation_json(const engine::Explanation& e) {
+    const auto& c = e.classification;
+    json j{{"verdict", model::to_string(c.score.verdict)},
+           {"probability", c.score.probability},
+           {"log_odds", c.score.log_odds},
+           {"model", {{"spam", e.spam_messages}, {"ham", e.ham_messages}, {"features", e.features},
+                      {"prior_log_odds", e.prior_log_odds}}},
+           {"toward_spam", reasons(c.toward_spam)},
+           {"toward_ham", reasons(c.toward_ham)},
+           {"prefix_only", c.prefix_only},
+           {"truncated", c.truncated}};
+    if (e.linear) {
+        const auto& l = *e.linear;
+        json spam = json::array(), ham = json::array();
+        std::vector<bool> listed(l.slots.size(), false);
+        for (std::size_t i = 0; i < l.slots.size() && spam.size() < slots_shown && l.slots[i].weight > 0; ++i) {
+            listed[i] = true;
+            spam.push_back({{"weight", l.slots[i].weight}, {"slot", l.slots[i].slot}, {"source", l.slots[i].source}});
+        }
+        for (std::size_t k = 0; k < l.slots.size() && ham.size() < slots_shown; ++k) {
+            const std::size_t i = l.slots.size() - 1 - k;
+            if (listed[i] || l.slots[i].weight >= 0) break;
+            listed[i] = true;
+            ham.push_back({{"weight", l.slots[i].weight}, {"slot", l.slots[i].slot}, {"source", l.slots[i].source}});
+        }
+        double rest = 0;
+        std::size_t others = 0;
+        for (std::size_t i = 0; i < l.slots.size(); ++i) {
+            if (!listed[i]) rest += l.slots[i].weight, ++others;
+        }
+        j["linear"] = {{"bias", l.score.bias},
+                       {"nb_weight", l.score.nb_weight},
+                       {"nb_input", l.score.nb_input},
+                       {"nb_term", l.score.nb_weight * l.score.nb_input},
+                       {"nb_log_odds", l.nb_log_odds},
+                       {"clipped", l.clipped},
+                       {"slots_sum", l.score.features},
+                       {"slots", l.slots.size()},
+                       {"z", l.score.z()},
+                       {"toward_spam", spam},
+                       {"toward_ham", ham},
+                       {"others", others},
+                       {"others_sum", rest}};
+    }
+    return j;
+}
+
+const char* learn_result(store::LearnResult r) {
+    switch (r) {
+        case store::LearnResult::learned: return "learned";
+        case store::LearnResult::already_learned: return "already learned";
+        case store::LearnResult::moved: return "moved from the other class";
+    }
+    return "learned";
+}
+
+}  // namespace
+
+App::App(AppOptions options, Services services)
+    : options_(std::move(options)),
+      services_(std::move(services)),
+      sessions_(options_.sessions),
+      limiter_(options_.sign_in) {}
+
+std::size_t App::max_body_bytes() const { return options_.settings.limits.max_message_bytes + 64 * 1024; }
+
+void App::refresh_accounts() {
+    struct stat st {};
+    const bool exists = ::stat(options_.accounts.c_str(), &st) == 0;
+    if (accounts_seen_ && accounts_ && exists && st.st_ino == accounts_stat_.st_ino &&
+        st.st_dev == accounts_stat_.st_dev && st.st_size == accounts_stat_.st_size &&
+        st.st_mtim.tv_sec == accounts_stat_.st_mtim.tv_sec && st.st_mtim.tv_nsec == accounts_stat_.st_mtim.tv_nsec) {
+        return;
+    }
+    Accounts fresh = exists ? Accounts::load(options_.accounts) : Accounts{};
+    if (accounts_) {
+        // A removed account, a new password or another role: its sessions end.
+        for (const auto& old : accounts_->all()) {
+            const Account* now = fresh.find(old.name);
+            if (now == nullptr || now->hash != old.hash || now->role != old.role) sessions_.end_all_of(old.name);
+        }
+    }
+    accounts_ = std::move(fresh);
+    accounts_stat_ = st;
+    accounts_seen_ = exists;
+}
+
+std::optional<Session> App::session_of(const Request& request, Clock::time_point now) {
+    const auto token = cookie(sv(request[http::field::cookie]), cookie_name);
+    if (token.empty()) return std::nullopt;
+    return sessions_.find(token, now);
+}
+
+Response App::handle(const Request& req, const std::string& client, Clock::time_point now) {
+    const std::string_view path = path_of(sv(req.target()));
+    if (path.starts_with("/static/")) {
+        const Asset* a = find_asset(path.substr(8));
+        if (a == nullptr || req.method() != http::verb::get) return error(req, http::status::not_found, "no such file");
+        Response r = answer(req, http::status::ok, a->content_type, std::string(a->body));
+        r.set(http::field::cache_control, "no-cache");
+        return r;
+    }
+    try {
+        refresh_accounts();
+    } catch (const std::exception& e) {
+        // Fail closed: nobody signs in or stays signed in on a file that cannot be read.
+        return error(req, http::status::service_unavailable, std::string("console accounts: ") + e.what());
+    }
+    const auto session = session_of(req, now);
+    if (is_page(path)) {
+        if (req.method() != http::verb::get) return error(req, http::status::method_not_allowed, "GET only");
+        return page(req, session);
+    }
+    if (!path.starts_with("/api/")) return error(req, http::status::not_found, "no such page");
+    if (path == "/api/login") {
+        if (req.method() != http::verb::post) return error(req, http::status::method_not_allowed, "POST only");
+        return login(req, client, now);
+    }
+    if (!session) return error(req, http::status::unauthorized, "sign in first");
+    const bool post = req.method() == http::verb::post;
+    if (!post && req.method() != http::verb::get) return error(req, http::status::method_not_allowed, "GET or POST only");
+    if (post && !csrf_matches(*session, sv(req["X-CSRF-Token"]))) {
+        return error(req, http::status::forbidden, "missing or wrong CSRF token: reload the page");
+    }
+    if (path == "/api/logout" && post) {
+        sessions_.end(cookie(sv(req[http::field::cookie]), cookie_name));
+        Response r = json_answer(req, http::status::ok, json{{"signed_out", true}});
+        r.set(http::field::set_cookie, std::string(cookie_name) + "=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict" +
+                                           (options_.tls ? "; Secure" : ""));
+        return r;
+    }
+    if (path == "/api/session" && !post) {
+        return json_answer(req, http::status::ok,
+                           json{{"account", session->account}, {"role", to_string(session->role)}, {"csrf", session->csrf}});
+    }
+    if (path == "/api/status" && !post) {
+        json j = services_.status ? services_.status() : json::object();
+        j["corrections"] = corrections();
+        return json_answer(req, http::status::ok, j);
+    }
+    if (path == "/api/config" && !post) return json_answer(req, http::status::ok, configuration());
+    const bool admin_action = path == "/api/scan" || path == "/api/learn";
+    if (admin_action) {
+        if (!post) return error(req, http::status::method_not_allowed, "POST only");
+        if (session->role != Role::admin) return error(req, http::status::forbidden, "this needs the admin role");
+        return path == "/api/scan" ? scan(req) : learn(req);
+    }
+    return error(req, http::status::not_found, "no such API");
+}
+
+Response App::page(const Request& req, const std::optional<Session>& session) {
+    const Asset* a = find_asset("index.html");
+    // The document holds no data: what it shows comes from the API, behind the session.
+    return answer(req, session ? http::status::ok : http::status::unauthorized, a->content_type, std::string(a->body));
+}
+
+Response App::login(const Request& req, const std::string& client, Clock::time_point now) {
+    // Only JSON, and not from a page of another origin (a form elsewhere cannot send JSON without asking first).
+    if (!sv(req[http::field::content_type]).starts_with("application/json")) {
+        return error(req, http::status::unsupported_media_type, "send the sign-in as application/json");
+    }
+    if (const auto origin = req[http::field::origin]; !origin.empty()) {
+        const auto host = req[http::field::host];
+        if (origin != "http://" + std::string(host) && origin != "https://" + std::string(host)) {
+            return error(req, http::status::forbidden, "sign-in from another origin");
+        }
+    }
+    if (const auto wait = limiter_.wait(client, now); wait.count() > 0) {
+        Response r = error(req, http::status::too_many_requests,
+                           "too many failed sign-ins from this address: try again in " + std::to_string(wait.count()) + " s");
+        r.set(http::field::retry_after, std::to_string(wait.count()));
+        return r;
+    }
+    const json body = json::parse(req.body(), nullptr, false);
+    if (!body.is_object() || !body.contains("name") || !body.contains("password") || !body["name"].is_string() ||
+        !body["password"].is_string()) {
+        return error(req, http::status::bad_request, "expected {\"name\": ..., \"password\": ...}");
+    }
+    const std::string name = body["name"];
+    const std::string password = body["password"];
+    if (accounts_->all().empty()) {
+        return error(req, http::status::service_unavailable,
+                     "no console accounts yet: create one with 'mailsift console-user add NAME --role admin'");
+    }
+    const auto role = name.size() <= 64 && password.size() <= max_password_bytes
+                          ? accounts_->authenticate(name, password)
+                          : std::nullopt;
+    if (!role) {
+        limiter_.failed(client, now);
+        return error(req, http::status::unauthorized, "wrong name or password");
+    }
+    limiter_.succeeded(client);
+    const std::string token = sessions_.create(name, *role, now);
+    const auto s = sessions_.find(token, now);
+    Response r = json_answer(req, http::status::ok, json{{"account", name}, {"role", to_string(*role)}, {"csrf", s->csrf}});
+    r.set(http::field::set_cookie, std::string(cookie_name) + "=" + token + "; Path=/; HttpOnly; SameSite=Strict" +
+                                       (options_.tls ? "; Secure" : ""));
+    return r;
+}
+
+Response App::scan(const Request& req) {
+    const std::string& raw = req.body();
+    const auto problem = engine::check_message(raw, raw.size(), options_.settings.limits);
+    if (engine::refused(problem)) return error(req, http::status::unprocessable_entity, engine::describe(problem));
+    const auto filter = services_.filter ? services_.filter() : nullptr;
+    if (!filter) return error(req, http::status::service_unavailable, "no model loaded yet: train one first");
+    json j = explanation_json(engine::explain(*filter, raw));
+    // What the message says it is, decoded, for the page to show as text.
+    for (const auto& h : mime::parse_header(raw, options_.settings.limits)) {
+        if (!j.contains("from") && boost::beast::iequals(h.name, "From")) j["from"] = h.value;
+        if (!j.contains("subject") && boost::beast::iequals(h.name, "Subject")) j["subject"] = h.value;
+    }
+    j["signature"] = engine::signature_text(engine::message_identity(raw));
+    j["size"] = raw.size();
+    return json_answer(req, http::status::ok, j);
+}
+
+Response App::learn(const Request& req) {
+    const auto cls = query(sv(req.target()), "class");
+    if (cls != "spam" && cls != "ham") return error(req, http::status::bad_request, "class must be spam or ham");
+    const std::string& raw = req.body();
+    const auto problem = engine::check_message(raw, raw.size(), options_.settings.limits);
+    if (engine::refused(problem)) return error(req, http::status::unprocessable_entity, engine::describe(problem));
+    try {
+        const auto db = store::open(options_.database.string(), store::Database::Mode::read_write);
+        engine::Trainer trainer(*db, options_.settings);
+        const auto now = static_cast<std::int64_t>(std::time(nullptr));
+        // As `mailsift learn` one message: thick-threshold training applies.
+        const auto outcome = trainer.learn(raw, raw.size(), cls == "spam" ? store::Class::spam : store::Class::ham, now);
+        trainer.commit();
+        json j;
+        j["class"] = std::string(cls);
+        j["signature"] = engine::signature_text(engine::message_identity(raw));
+        j["result"] = outcome.confident ? "already known beyond the training margin: not learned"
+                                        : learn_result(outcome.result);
+        return json_answer(req, http::status::ok, j);
+    } catch (const std::exception& e) {
+        return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
+    }
+}
+
+json App::corrections() const {
+    // Mistakes revealed by corrections, as `mailsift stats` counts them.
+    try {
+        const auto db = store::open(options_.database.string(), store::Database::Mode::read_only);
+        const auto now = static_cast<std::int64_t>(std::time(nullptr));
+        auto period = [&](std::int64_t since) {
+            const auto c = db->corrections_since(since);
+            return json{{"false_positives", c.false_positives}, {"false_negatives", c.false_negatives},
+                        {"unsure_to_spam", c.unsure_to_spam}, {"unsure_to_ham", c.unsure_to_ham}};
+        };
+        return json{{"day", period(now - 86400)}, {"week", period(now - 7 * 86400)}};
+    } catch (const std::exception& e) {
+        return json{{"error", e.what()}};
+    }
+}
+
+json App::configuration() const {
+    json given = json::array();
+    for (const auto& [key, value] : options_.settings.given) {
+        // A PostgreSQL location may hold a password.
+        const std::string shown = key == "database" ? store::display_location(value) : value;
+        given.push_back({{"key", key}, {"value", shown}});
+    }
+    json defaults = json::array();
+    for (const auto& name : engine::setting_names()) {
+        bool set = false;
+        for (const auto& g : options_.settings.given) set = set || g.first == name;
+        if (!set) defaults.push_back(name);
+    }
+    return json{{"file", options_.config.empty() ? std::string("(none: built-in defaults)") : options_.config.string()},
+                {"database", store::display_location(options_.database.string())},
+                {"given", given},
+                {"defaults", defaults}};
+}
+
+}  // namespace mailsift::console

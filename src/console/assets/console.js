@@ -1,0 +1,274 @@
+// The mailsift console: one page, drawn from the JSON API of mailsiftd.
+// Everything that came from mail is put on the page as text (textContent),
+// never as markup.
+'use strict';
+
+const state = { account: null, role: null, csrf: null, timer: null, chart: 'hour', status: null };
+const $ = (id) => document.getElementById(id);
+const pages = ['login', 'status', 'scan', 'config'];
+
+function text(id, value) { $(id).textContent = value === null || value === undefined ? '–' : String(value); }
+
+function el(tag, content, cls) {
+  const e = document.createElement(tag);
+  if (content !== undefined && content !== null) e.textContent = String(content);
+  if (cls) e.className = cls;
+  return e;
+}
+
+async function api(path, options = {}) {
+  const headers = Object.assign({}, options.headers || {});
+  if (options.method === 'POST' && state.csrf) headers['X-CSRF-Token'] = state.csrf;
+  const response = await fetch(path, Object.assign({}, options, { headers, credentials: 'same-origin' }));
+  let body = null;
+  try { body = await response.json(); } catch (e) { body = { error: response.statusText }; }
+  if (response.status === 401 && path !== '/api/login') { signedOut(); }
+  if (!response.ok) { const err = new Error(body && body.error ? body.error : response.statusText); err.status = response.status; throw err; }
+  return body;
+}
+
+function show(page) {
+  for (const p of pages) $('page-' + p).hidden = p !== page;
+  for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('current', a.dataset.page === page);
+  if (state.timer) { clearInterval(state.timer); state.timer = null; }
+  if (page === 'status') { loadStatus(); state.timer = setInterval(loadStatus, 10000); }
+  if (page === 'config') loadConfig();
+}
+
+function route() {
+  const page = location.pathname.replace(/^\//, '') || 'status';
+  show(pages.includes(page) && page !== 'login' ? page : 'status');
+}
+
+function go(page) { history.pushState({}, '', '/' + page); route(); }
+
+function signedIn(s) {
+  state.account = s.account; state.role = s.role; state.csrf = s.csrf;
+  text('who-name', s.account); text('who-role', s.role);
+  $('nav').hidden = false; $('who').hidden = false;
+  document.body.classList.toggle('viewer', s.role !== 'admin');
+  if (location.pathname === '/login' || location.pathname === '/') history.replaceState({}, '', '/status');
+  route();
+}
+
+function signedOut() {
+  state.account = state.role = state.csrf = null;
+  $('nav').hidden = true; $('who').hidden = true;
+  show('login');
+}
+
+// Status ---------------------------------------------------------------
+
+function seconds(v) {
+  if (v === null || v === undefined) return '–';
+  if (v === '+Inf') return 'over 1 s';
+  return v < 1 ? '≤ ' + (v * 1000).toLocaleString() + ' ms' : '≤ ' + v + ' s';
+}
+
+function ago(s) {
+  if (s === null || s === undefined) return 'never';
+  if (s < 90) return Math.round(s) + ' s ago';
+  if (s < 5400) return Math.round(s / 60) + ' min ago';
+  return Math.round(s / 3600) + ' h ago';
+}
+
+function when(unix) { return unix ? new Date(unix * 1000).toLocaleString() : '–'; }
+
+async function loadStatus() {
+  let s;
+  try { s = await api('/api/status'); } catch (e) { return; }
+  state.status = s;
+  text('status-started', when(s.started));
+  text('status-now', when(s.now));
+  text('status-total', s.messages.total);
+  for (const v of ['spam', 'unsure', 'ham', 'skipped', 'error']) text('status-' + v, s.messages.by_verdict[v]);
+  const actions = $('status-actions');
+  actions.replaceChildren();
+  for (const [name, n] of Object.entries(s.messages.by_action)) {
+    const row = el('tr'); row.append(el('th', name)); const td = el('td', n); td.dataset.action = name; row.append(td);
+    actions.append(row);
+  }
+  text('status-p50', seconds(s.scoring_seconds.p50));
+  text('status-p90', seconds(s.scoring_seconds.p90));
+  text('status-p99', seconds(s.scoring_seconds.p99));
+  text('status-mean', s.scoring_seconds.mean === null ? null : (s.scoring_seconds.mean * 1000).toFixed(2) + ' ms');
+  text('status-model-spam', s.model.spam);
+  text('status-model-ham', s.model.ham);
+  text('status-model-features', s.model.features);
+  text('status-model-age', ago(s.model.age_seconds));
+  text('status-model-refresh', when(s.model.last_refresh));
+  text('status-store', s.store.up ? 'up' : 'DOWN: writes wait in memory');
+  $('status-store').className = s.store.up ? 'ok' : 'error';
+  text('status-waiting', s.scan_buffer.waiting);
+  text('status-dropped', s.scan_buffer.dropped);
+  text('status-write-failures', s.store.write_failures);
+  const c = s.corrections || {};
+  const get = (p, k) => (c[p] ? c[p][k] : null);
+  text('status-fp-day', get('day', 'false_positives')); text('status-fp-week', get('week', 'false_positives'));
+  text('status-fn-day', get('day', 'false_negatives')); text('status-fn-week', get('week', 'false_negatives'));
+  drawChart();
+}
+
+// Stacked bars, one per step, drawn as SVG elements (no markup, no inline style).
+function drawChart() {
+  const s = state.status;
+  if (!s) return;
+  const series = s[state.chart];
+  const order = ['spam', 'unsure', 'ham', 'skipped', 'error'];
+  const steps = series.by_verdict.ham.length;
+  const totals = Array.from({ length: steps }, (_, i) => order.reduce((t, v) => t + series.by_verdict[v][i], 0));
+  const top = Math.max(1, ...totals);
+  const W = 720, H = 180, pad = 28, bw = (W - pad) / steps;
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', `0 0 ${W} ${H + 20}`);
+  svg.setAttribute('role', 'img');
+  const perMinute = series.step_seconds / 60;
+  svg.setAttribute('aria-label', `messages per ${series.step_seconds / 60} minutes`);
+  const label = (x, y, t, anchor) => {
+    const e = document.createElementNS(ns, 'text');
+    e.setAttribute('x', x); e.setAttribute('y', y); e.setAttribute('class', 'axis');
+    if (anchor) e.setAttribute('text-anchor', anchor);
+    e.textContent = t; svg.append(e);
+  };
+  label(pad - 4, 10, String(top), 'end');
+  label(pad - 4, H, '0', 'end');
+  for (let i = 0; i < steps; ++i) {
+    let y = H;
+    for (const v of order) {
+      const n = series.by_verdict[v][i];
+      if (!n) continue;
+      const h = (n / top) * (H - 10);
+      const r = document.createElementNS(ns, 'rect');
+      r.setAttribute('x', pad + i * bw); r.setAttribute('y', y - h);
+      r.setAttribute('width', Math.max(1, bw - 1)); r.setAttribute('height', h);
+      r.setAttribute('class', 'bar ' + v);
+      const title = document.createElementNS(ns, 'title');
+      title.textContent = `${new Date((series.start + i * series.step_seconds) * 1000).toLocaleTimeString()}: ${n} ${v}`;
+      r.append(title); svg.append(r);
+      y -= h;
+    }
+  }
+  const first = new Date(series.start * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  label(pad, H + 16, first, 'start');
+  label(W, H + 16, 'now', 'end');
+  label(W / 2, H + 16, perMinute === 1 ? 'messages per minute' : `messages per ${perMinute} minutes`, 'middle');
+  $('chart').replaceChildren(svg);
+}
+
+// Scan -----------------------------------------------------------------
+
+async function messageBody() {
+  const f = $('scan-file').files[0];
+  if (f) return await f.arrayBuffer();
+  const t = $('scan-text').value;
+  if (!t.trim()) throw new Error('paste a message or choose a file first');
+  // Mail has CRLF line ends; a pasted message has LF: either is read.
+  return new TextEncoder().encode(t);
+}
+
+function reasonRows(table, reasons) {
+  table.replaceChildren();
+  const head = el('tr'); for (const h of ['log-odds', 'spam', 'ham', 'feature']) head.append(el('th', h)); table.append(head);
+  if (!reasons.length) { const r = el('tr'); const td = el('td', '(none)'); td.colSpan = 4; r.append(td); table.append(r); }
+  for (const x of reasons) {
+    const r = el('tr');
+    r.append(el('td', x.log_odds.toFixed(3), 'num'), el('td', x.spam, 'num'), el('td', x.ham, 'num'), el('td', x.feature, 'mono'));
+    table.append(r);
+  }
+}
+
+function linearPart(l) {
+  const box = $('scan-linear');
+  box.replaceChildren();
+  if (!l) return;
+  box.append(el('h3', 'How the score adds up (linear scorer)'));
+  const t = el('table', null, 'figures sum');
+  const row = (v, what) => { const r = el('tr'); r.append(el('td', (v >= 0 ? '+' : '') + v.toFixed(4), 'num'), el('td', what)); t.append(r); };
+  row(l.bias, 'bias');
+  row(l.nb_term, `naive Bayes: weight ${l.nb_weight.toFixed(4)} × input ${l.nb_input.toFixed(4)} (log-odds ${l.nb_log_odds.toFixed(3)}${l.clipped ? ', clipped' : ''})`);
+  row(l.slots_sum, `the weights of the message's ${l.slots} slots (the strongest below)`);
+  row(l.z, '= log-odds');
+  box.append(t);
+  const slots = (title, list) => {
+    box.append(el('h3', title));
+    const tt = el('table', null, 'reasons');
+    for (const x of list) { const r = el('tr'); r.append(el('td', x.weight.toFixed(4), 'num'), el('td', x.source, 'mono')); tt.append(r); }
+    if (!list.length) { const r = el('tr'); r.append(el('td', '(none)')); tt.append(r); }
+    box.append(tt);
+  };
+  slots('Slots toward spam', l.toward_spam);
+  slots('Slots toward ham', l.toward_ham);
+  box.append(el('p', `the other ${l.others} slots together: ${l.others_sum.toFixed(4)}`, 'meta'));
+}
+
+async function scan() {
+  text('scan-error', ''); text('learn-result', '');
+  try {
+    const body = await messageBody();
+    const r = await api('/api/scan', { method: 'POST', body, headers: { 'Content-Type': 'message/rfc822' } });
+    $('scan-result').hidden = false;
+    text('scan-verdict', r.verdict);
+    $('scan-verdict').className = 'verdict ' + r.verdict;
+    text('scan-from', r.from);
+    text('scan-subject', r.subject);
+    text('scan-probability', r.probability.toFixed(4));
+    text('scan-log-odds', r.log_odds.toFixed(4));
+    text('scan-signature', r.signature);
+    text('scan-model', `${r.model.spam} spam and ${r.model.ham} ham learned, ${r.model.features} features`);
+    reasonRows($('scan-toward-spam'), r.toward_spam);
+    reasonRows($('scan-toward-ham'), r.toward_ham);
+    linearPart(r.linear);
+  } catch (e) { text('scan-error', e.message); }
+}
+
+async function learn(cls) {
+  text('scan-error', ''); text('learn-result', '');
+  try {
+    const body = await messageBody();
+    const r = await api('/api/learn?class=' + cls, { method: 'POST', body, headers: { 'Content-Type': 'message/rfc822' } });
+    text('learn-result', `${cls}: ${r.result} (signature ${r.signature})`);
+  } catch (e) { text('scan-error', e.message); }
+}
+
+// Configuration -------------------------------------------------------
+
+async function loadConfig() {
+  let c;
+  try { c = await api('/api/config'); } catch (e) { return; }
+  text('config-file', c.file);
+  text('config-database', c.database);
+  const t = $('config-given');
+  t.replaceChildren();
+  if (!c.given.length) { const r = el('tr'); r.append(el('td', '(nothing: every setting is at its default)')); t.append(r); }
+  for (const g of c.given) { const r = el('tr'); r.append(el('th', g.key, 'mono'), el('td', g.value, 'mono')); t.append(r); }
+  text('config-defaults', c.defaults.join(', '));
+}
+
+// Start ---------------------------------------------------------------
+
+document.addEventListener('DOMContentLoaded', async () => {
+  $('login-form').addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    text('login-error', '');
+    try {
+      const s = await api('/api/login', {
+        method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: $('login-name').value, password: $('login-password').value }),
+      });
+      $('login-password').value = '';
+      signedIn(s);
+    } catch (e) { text('login-error', e.message); }
+  });
+  $('sign-out').addEventListener('click', async () => { try { await api('/api/logout', { method: 'POST' }); } catch (e) { /* signed out anyway */ } signedOut(); history.pushState({}, '', '/login'); });
+  for (const a of document.querySelectorAll('#nav a')) {
+    a.addEventListener('click', (ev) => { ev.preventDefault(); go(a.dataset.page); });
+  }
+  $('chart-hour').addEventListener('click', () => { state.chart = 'hour'; $('chart-hour').classList.add('on'); $('chart-day').classList.remove('on'); drawChart(); });
+  $('chart-day').addEventListener('click', () => { state.chart = 'day'; $('chart-day').classList.add('on'); $('chart-hour').classList.remove('on'); drawChart(); });
+  $('scan-button').addEventListener('click', scan);
+  $('learn-spam').addEventListener('click', () => learn('spam'));
+  $('learn-ham').addEventListener('click', () => learn('ham'));
+  window.addEventListener('popstate', () => { if (state.account) route(); });
+  try { signedIn(await api('/api/session')); } catch (e) { signedOut(); }
+});

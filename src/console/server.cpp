@@ -1,0 +1,242 @@
+// Server: see server.hpp.
+#include "mailsift/console/server.hpp"
+
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <atomic>
+#include <optional>
+#include <stdexcept>
+
+namespace mailsift::console {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+
+tcp::endpoint parse_endpoint(const std::string& setting, const std::string& spec) {
+    const auto colon = spec.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) {
+        throw std::runtime_error(setting + " " + spec + ": expected HOST:PORT (e.g. 127.0.0.1:9187)");
+    }
+    std::string host = spec.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    unsigned long port = 0;
+    try {
+        std::size_t used = 0;
+        port = std::stoul(spec.substr(colon + 1), &used);
+        if (used != spec.size() - colon - 1 || port > 65535) throw std::out_of_range("port");
+    } catch (const std::exception&) {
+        throw std::runtime_error(setting + " " + spec + ": the port must be a number from 0 to 65535");
+    }
+    boost::system::error_code ec;
+    const auto address = asio::ip::make_address(host, ec);
+    if (ec) throw std::runtime_error(setting + " " + spec + ": '" + host + "' is not an IP address");
+    return {address, static_cast<unsigned short>(port)};
+}
+
+namespace {
+
+// The TLS context for `o`, or none for plain HTTP, which only loopback gets.
+std::optional<ssl::context> tls_context(const ServerOptions& o, const tcp::endpoint& endpoint) {
+    if (o.tls_certificate.empty() != o.tls_key.empty()) {
+        throw std::runtime_error("console: set both console_tls_certificate and console_tls_key, or neither");
+    }
+    if (o.tls_certificate.empty()) {
+        if (!endpoint.address().is_loopback()) {
+            throw std::runtime_error("console_listen " + o.listen +
+                                     ": not a loopback address, and the console does not send passwords and sessions "
+                                     "in clear text beyond this host: set console_tls_certificate and console_tls_key, "
+                                     "or listen on 127.0.0.1 behind a proxy that terminates TLS");
+        }
+        return std::nullopt;
+    }
+    std::optional<ssl::context> ctx(std::in_place, ssl::context::tls_server);
+    ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                     ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+    boost::system::error_code ec;
+    ctx->use_certificate_chain_file(o.tls_certificate.string(), ec);
+    if (ec) throw std::runtime_error("console_tls_certificate " + o.tls_certificate.string() + ": " + ec.message());
+    ctx->use_private_key_file(o.tls_key.string(), ssl::context::pem, ec);
+    if (ec) throw std::runtime_error("console_tls_key " + o.tls_key.string() + ": " + ec.message());
+    if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
+        throw std::runtime_error("console_tls_key " + o.tls_key.string() + ": does not match console_tls_certificate " +
+                                 o.tls_certificate.string());
+    }
+    return ctx;
+}
+
+}  // namespace
+
+void check_options(const ServerOptions& options) {
+    tls_context(options, parse_endpoint("console_listen", options.listen));
+}
+
+struct Server::Impl {
+    ServerOptions options;
+    std::unique_ptr<App> app;
+    std::atomic<std::size_t> open{0};
+    asio::io_context io{1};
+    std::optional<ssl::context> tls;
+    tcp::acceptor acceptor{io};
+    std::thread thread;
+
+    void accept();
+};
+
+namespace {
+
+// One client connection: requests in turn (keep-alive), each answered by the App.
+template <class Stream>
+class Connection : public std::enable_shared_from_this<Connection<Stream>> {
+public:
+    template <class... Args>
+    Connection(Server::Impl& server, std::string client, Args&&... args)
+        : server_(server), client_(std::move(client)), stream_(std::forward<Args>(args)...) {}
+    ~Connection() { server_.open.fetch_sub(1, std::memory_order_relaxed); }
+
+    void start() {
+        if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+            read();
+        } else {
+            beast::get_lowest_layer(stream_).expires_after(server_.options.request_timeout);
+            stream_.async_handshake(ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+                if (!ec) self->read();
+            });
+        }
+    }
+
+private:
+    void read() {
+        parser_.emplace();
+        parser_->header_limit(8 * 1024);
+        parser_->body_limit(server_.app->max_body_bytes());
+        beast::get_lowest_layer(stream_).expires_after(requests_ == 0 ? server_.options.request_timeout
+                                                                      : server_.options.idle_timeout);
+        http::async_read(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+            self->on_read(ec);
+        });
+    }
+
+    void on_read(beast::error_code ec) {
+        if (ec == http::error::body_limit || ec == http::error::header_limit) {
+            // Say why, then close: the rest of the request is not read.
+            Request req;
+            req.version(11);
+            req.keep_alive(false);
+            const bool body = ec == http::error::body_limit;
+            response_ = Response{body ? http::status::payload_too_large : http::status::request_header_fields_too_large, 11};
+            response_.set(http::field::content_type, "text/plain; charset=utf-8");
+            response_.body() = body ? "request body too large\n" : "request header too large\n";
+            response_.keep_alive(false);
+            response_.prepare_payload();
+            write();
+            return;
+        }
+        if (ec) return close();
+        ++requests_;
+        response_ = server_.app->handle(parser_->get(), client_, Clock::now());
+        write();
+    }
+
+    void write() {
+        beast::get_lowest_layer(stream_).expires_after(server_.options.request_timeout);
+        http::async_write(stream_, response_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+            if (ec) return;
+            if (self->response_.keep_alive()) return self->read();
+            self->close();
+        });
+    }
+
+    void close() {
+        beast::error_code ignored;
+        if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+            stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        } else {
+            beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(5));
+            stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {});
+        }
+    }
+
+    Server::Impl& server_;
+    std::string client_;
+    Stream stream_;
+    beast::flat_buffer buffer_;
+    std::optional<http::request_parser<http::string_body>> parser_;
+    Response response_;
+    std::size_t requests_ = 0;
+};
+
+}  // namespace
+
+void Server::Impl::accept() {
+    acceptor.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+        if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+        if (!ec) {
+            if (open.load(std::memory_order_relaxed) >= options.max_connections) {
+                boost::system::error_code ignored;
+                socket.close(ignored);  // over the bound: closed, not queued
+            } else {
+                open.fetch_add(1, std::memory_order_relaxed);
+                boost::system::error_code e;
+                const auto peer = socket.remote_endpoint(e);
+                std::string client = e ? std::string("?") : peer.address().to_string();
+                if (tls) {
+                    std::make_shared<Connection<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(client),
+                                                                                       std::move(socket), *tls)
+                        ->start();
+                } else {
+                    std::make_shared<Connection<beast::tcp_stream>>(*this, std::move(client), std::move(socket))->start();
+                }
+            }
+        }
+        accept();
+    });
+}
+
+Server::Server(ServerOptions options, std::unique_ptr<App> app) : impl_(std::make_unique<Impl>()) {
+    impl_->options = std::move(options);
+    impl_->app = std::move(app);
+    const auto& o = impl_->options;
+    const tcp::endpoint endpoint = parse_endpoint("console_listen", o.listen);
+    impl_->tls = tls_context(o, endpoint);
+    auto& a = impl_->acceptor;
+    boost::system::error_code ec;
+    a.open(endpoint.protocol(), ec);
+    if (!ec) a.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) a.bind(endpoint, ec);
+    if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) throw std::runtime_error("console_listen " + o.listen + ": " + ec.message());
+}
+
+Server::~Server() { stop(); }
+
+void Server::start() {
+    impl_->accept();
+    impl_->thread = std::thread([this] { impl_->io.run(); });
+}
+
+void Server::stop() {
+    if (!impl_) return;
+    asio::post(impl_->io, [this] {
+        boost::system::error_code ignored;
+        impl_->acceptor.close(ignored);
+        impl_->io.stop();
+    });
+    if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+unsigned short Server::port() const {
+    boost::system::error_code ec;
+    const auto e = impl_->acceptor.local_endpoint(ec);
+    return ec ? 0 : e.port();
+}
+
+bool Server::tls() const { return impl_->tls.has_value(); }
+
+std::size_t Server::connections() const { return impl_->open.load(std::memory_order_relaxed); }
+
+}  // namespace mailsift::console

@@ -1,0 +1,40 @@
+// explain(): see explain.hpp.
+#include "mailsift/engine/explain.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "mailsift/features/slots.hpp"
+
+namespace mailsift::engine {
+
+Explanation explain(const Filter& filter, std::string_view raw, const features::Envelope* envelope) {
+    Explanation e;
+    const auto m = filter.model();
+    const Settings& settings = filter.settings();
+    e.classification = filter.classify(raw, envelope);
+    e.spam_messages = m->snapshot.messages().spam;
+    e.ham_messages = m->snapshot.messages().ham;
+    e.features = m->snapshot.vocabulary();
+    e.prior_log_odds = m->snapshot.prior_log_odds();
+    if (settings.scorer != Scorer::linear || !m->linear) return e;
+
+    const auto bag = filter.features_of(raw, envelope);
+    std::vector<model::Slot> slots;
+    features::message_slots(raw, bag, settings.slots, slots);
+    LinearExplanation l;
+    l.nb_log_odds = model::score(scoring_terms(bag), m->snapshot).log_odds;
+    l.clipped = std::abs(linear_nb_input(l.nb_log_odds, settings)) > settings.linear.nb_clip;
+    l.score = m->linear->score(slots, linear_nb_input(l.nb_log_odds, settings));
+    auto sources = features::slot_sources(raw, bag, settings.slots);
+    l.slots.reserve(slots.size());
+    for (const auto j : slots) {
+        const auto it = sources.find(j);
+        l.slots.push_back({m->linear->weight(j), j, it == sources.end() ? std::string("?") : std::move(it->second)});
+    }
+    std::stable_sort(l.slots.begin(), l.slots.end(), [](const auto& a, const auto& b) { return a.weight > b.weight; });
+    e.linear = std::move(l);
+    return e;
+}
+
+}  // namespace mailsift::engine

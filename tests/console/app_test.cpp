@@ -1,0 +1,369 @@
+// The console's routes, request by request, on a real SQLite model and a real
+// accounts file: every security rule of the console has a case here that
+// fails without it (headers, sessions, roles, CSRF, sign-in limits, expiry),
+// and learning trains the model exactly once.
+#include "mailsift/console/app.hpp"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "../support/temp_dir.hpp"
+#include "mailsift/store/database.hpp"
+
+namespace fs = std::filesystem;
+namespace http = boost::beast::http;
+using namespace mailsift;
+using namespace mailsift::console;
+using nlohmann::json;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string str(boost::beast::string_view v) { return std::string(v.data(), v.size()); }
+
+const std::string admin_password = "admin password 1";
+const std::string viewer_password = "viewer password 1";
+
+// A trained model, an accounts file with an admin and a viewer, and an App over both.
+struct Console {
+    testing::TempDir dir{"console-app"};
+    fs::path db = dir.path / "model.db";
+    fs::path users = dir.path / "console-users";
+    engine::Settings settings;
+    std::unique_ptr<store::Database> read_db;
+    std::shared_ptr<engine::Filter> filter;
+    std::unique_ptr<App> app;
+    Clock::time_point now = Clock::now();
+    int status_calls = 0;
+
+    explicit Console(bool tls = false) {
+        settings.train_margin = 0;  // learn every message given
+        {
+            const auto w = store::open(db.string(), store::Database::Mode::read_write);
+            engine::Trainer t(*w, settings);
+            for (const char* name : {"s1", "s2", "s3", "s4", "s5"}) {
+                const auto raw = slurp(fs::path(MAILSIFT_TEST_DATA) / "corpus" / (std::string(name) + ".eml"));
+                t.learn(raw, raw.size(), store::Class::spam, 1);
+            }
+            for (const char* name : {"h1", "h2", "h3", "h4", "h5"}) {
+                const auto raw = slurp(fs::path(MAILSIFT_TEST_DATA) / "corpus" / (std::string(name) + ".eml"));
+                t.learn(raw, raw.size(), store::Class::ham, 1);
+            }
+            t.commit();
+        }
+        update_accounts(users, std::nullopt, [](Accounts& a) {
+            a.add("root", Role::admin, admin_password);
+            a.add("watcher", Role::viewer, viewer_password);
+        });
+        read_db = store::open(db.string(), store::Database::Mode::read_only);
+        filter = std::make_shared<engine::Filter>(*read_db, settings);
+        filter->refresh();
+        Services services{.status = [this] { ++status_calls; return json{{"messages", {{"total", 7}}}}; },
+                          .filter = [this] { return std::shared_ptr<const engine::Filter>(filter); }};
+        app = std::make_unique<App>(AppOptions{.accounts = users, .database = db, .config = {}, .settings = settings,
+                                               .tls = tls, .sessions = {}, .sign_in = {}},
+                                    std::move(services));
+    }
+
+    Response send(http::verb method, const std::string& target, const std::string& body = "",
+                  const std::string& cookie = "", const std::string& csrf = "",
+                  const std::string& type = "application/json", const std::string& client = "192.0.2.1") {
+        Request req{method, target, 11};
+        req.set(http::field::host, "console.example:8443");
+        if (!cookie.empty()) req.set(http::field::cookie, "other=1; mailsift_session=" + cookie);
+        if (!csrf.empty()) req.set("X-CSRF-Token", csrf);
+        if (!type.empty() && method == http::verb::post) req.set(http::field::content_type, type);
+        req.body() = body;
+        req.prepare_payload();
+        return app->handle(req, client, now);
+    }
+
+    struct SignedIn {
+        std::string token, csrf, set_cookie;
+    };
+    SignedIn sign_in(const std::string& name, const std::string& password) {
+        const auto r = send(http::verb::post, "/api/login", json{{"name", name}, {"password", password}}.dump());
+        REQUIRE(r.result() == http::status::ok);
+        SignedIn s;
+        s.set_cookie = str(r[http::field::set_cookie]);
+        const auto start = s.set_cookie.find('=') + 1;
+        s.token = s.set_cookie.substr(start, s.set_cookie.find(';') - start);
+        s.csrf = json::parse(r.body())["csrf"];
+        return s;
+    }
+
+    store::Statistics stats() {
+        const auto d = store::open(db.string(), store::Database::Mode::read_only);
+        return d->statistics();
+    }
+};
+
+std::string fixture(const std::string& name) { return slurp(fs::path(MAILSIFT_TEST_DATA) / "messages" / name); }
+
+}  // namespace
+
+TEST_CASE("every answer carries the security headers", "[console]") {
+    Console c;
+    const auto s = c.sign_in("root", admin_password);
+    for (const auto& r : {c.send(http::verb::get, "/status"), c.send(http::verb::get, "/api/status"),
+                          c.send(http::verb::get, "/api/status", "", s.token), c.send(http::verb::get, "/static/console.js"),
+                          c.send(http::verb::get, "/nowhere"), c.send(http::verb::post, "/api/scan", "x", s.token)}) {
+        const std::string csp = str(r["Content-Security-Policy"]);
+        CHECK(csp.find("script-src 'self'") != std::string::npos);
+        CHECK(csp.find("frame-ancestors 'none'") != std::string::npos);
+        CHECK(csp.find("default-src 'none'") != std::string::npos);
+        CHECK(csp.find("unsafe-inline") == std::string::npos);
+        CHECK(str(r["X-Content-Type-Options"]) == "nosniff");
+    }
+}
+
+TEST_CASE("the page has no inline script and loads nothing from another host", "[console]") {
+    Console c;
+    const auto r = c.send(http::verb::get, "/");
+    const std::string& page = r.body();
+    REQUIRE(page.find("<script src=\"/static/console.js\"") != std::string::npos);
+    CHECK(page.find("<script>") == std::string::npos);
+    CHECK_FALSE(std::regex_search(page, std::regex(R"(\son[a-z]+\s*=)")));  // no onclick= and the like
+    CHECK(page.find("style=") == std::string::npos);
+    CHECK(page.find("http://") == std::string::npos);
+    CHECK(page.find("https://") == std::string::npos);
+    CHECK(page.find("//") == std::string::npos);
+    const std::string js = c.send(http::verb::get, "/static/console.js").body();
+    CHECK(js.find("innerHTML") == std::string::npos);  // mail reaches the page as text only
+    CHECK(js.find("insertAdjacentHTML") == std::string::npos);
+    CHECK(js.find("eval(") == std::string::npos);
+}
+
+TEST_CASE("without a session, pages answer 401 and APIs refuse", "[console]") {
+    Console c;
+    for (const char* page : {"/", "/status", "/scan", "/config", "/history"}) {
+        const auto r = c.send(http::verb::get, page);
+        CHECK(r.result() == http::status::unauthorized);
+        CHECK(r.body().find("login-form") != std::string::npos);  // the sign-in form, and no data
+    }
+    for (const char* api : {"/api/status", "/api/config", "/api/session"}) {
+        CHECK(c.send(http::verb::get, api).result() == http::status::unauthorized);
+    }
+    CHECK(c.send(http::verb::post, "/api/learn?class=spam", fixture("spam_investment.eml")).result() ==
+          http::status::unauthorized);
+    CHECK(c.send(http::verb::get, "/api/status", "", "forged-token").result() == http::status::unauthorized);
+    CHECK(c.status_calls == 0);
+    CHECK(c.stats().messages.spam == 5);
+}
+
+TEST_CASE("signing in sets a strict session cookie, Secure under TLS", "[console]") {
+    SECTION("plain HTTP on loopback") {
+        Console c;
+        const auto s = c.sign_in("root", admin_password);
+        CHECK(s.set_cookie.find("HttpOnly") != std::string::npos);
+        CHECK(s.set_cookie.find("SameSite=Strict") != std::string::npos);
+        CHECK(s.set_cookie.find("Secure") == std::string::npos);
+        CHECK(s.token.size() >= 43);  // 256 random bits, base64url
+        const auto r = c.send(http::verb::get, "/api/session", "", s.token);
+        REQUIRE(r.result() == http::status::ok);
+        CHECK(json::parse(r.body())["role"] == "admin");
+        CHECK(c.send(http::verb::get, "/status", "", s.token).result() == http::status::ok);
+    }
+    SECTION("TLS") {
+        Console c(true);
+        const auto s = c.sign_in("root", admin_password);
+        CHECK(s.set_cookie.find("; Secure") != std::string::npos);
+    }
+}
+
+TEST_CASE("a wrong password is refused, and sign-ins are limited per address", "[console]") {
+    Console c;
+    auto attempt = [&](const std::string& pw, const std::string& client) {
+        return c.send(http::verb::post, "/api/login", json{{"name", "root"}, {"password", pw}}.dump(), "", "",
+                      "application/json", client);
+    };
+    CHECK(attempt("wrong password", "192.0.2.7").result() == http::status::unauthorized);
+    CHECK(c.send(http::verb::post, "/api/login", json{{"name", "nobody"}, {"password", admin_password}}.dump())
+              .result() == http::status::unauthorized);
+    for (int i = 0; i < 4; ++i) CHECK(attempt("wrong password", "192.0.2.7").result() == http::status::unauthorized);
+    const auto limited = attempt(admin_password, "192.0.2.7");  // even the right one, now
+    CHECK(limited.result() == http::status::too_many_requests);
+    CHECK(!str(limited[http::field::retry_after]).empty());
+    CHECK(attempt(admin_password, "192.0.2.8").result() == http::status::ok);  // another address is not held
+    c.now += std::chrono::minutes(6);
+    CHECK(attempt(admin_password, "192.0.2.7").result() == http::status::ok);
+}
+
+TEST_CASE("sign-in only as JSON, and not from another origin", "[console]") {
+    Console c;
+    const std::string body = json{{"name", "root"}, {"password", admin_password}}.dump();
+    CHECK(c.send(http::verb::post, "/api/login", body, "", "", "application/x-www-form-urlencoded").result() ==
+          http::status::unsupported_media_type);
+    Request req{http::verb::post, "/api/login", 11};
+    req.set(http::field::host, "console.example:8443");
+    req.set(http::field::content_type, "application/json");
+    req.set(http::field::origin, "https://evil.example");
+    req.body() = body;
+    req.prepare_payload();
+    CHECK(c.app->handle(req, "192.0.2.1", c.now).result() == http::status::forbidden);
+    req.set(http::field::origin, "https://console.example:8443");
+    CHECK(c.app->handle(req, "192.0.2.1", c.now).result() == http::status::ok);
+}
+
+TEST_CASE("a state-changing request needs the session's CSRF token", "[console]") {
+    Console c;
+    const auto s = c.sign_in("root", admin_password);
+    const auto other = c.sign_in("root", admin_password);
+    const std::string msg = fixture("spam_investment.eml");
+    CHECK(c.send(http::verb::post, "/api/learn?class=spam", msg, s.token).result() == http::status::forbidden);
+    CHECK(c.send(http::verb::post, "/api/learn?class=spam", msg, s.token, other.csrf).result() ==
+          http::status::forbidden);
+    CHECK(c.send(http::verb::post, "/api/logout", "", s.token).result() == http::status::forbidden);
+    CHECK(c.stats().messages.spam == 5);
+    CHECK(c.send(http::verb::post, "/api/learn?class=spam", msg, s.token, s.csrf).result() == http::status::ok);
+    CHECK(c.stats().messages.spam == 6);
+}
+
+TEST_CASE("a viewer sees, an admin acts", "[console]") {
+    Console c;
+    const auto v = c.sign_in("watcher", viewer_password);
+    CHECK(c.send(http::verb::get, "/api/status", "", v.token).result() == http::status::ok);
+    CHECK(c.send(http::verb::get, "/api/config", "", v.token).result() == http::status::ok);
+    const std::string msg = fixture("spam_investment.eml");
+    CHECK(c.send(http::verb::post, "/api/scan", msg, v.token, v.csrf).result() == http::status::forbidden);
+    CHECK(c.send(http::verb::post, "/api/learn?class=spam", msg, v.token, v.csrf).result() == http::status::forbidden);
+    CHECK(c.stats().messages.spam == 5);
+}
+
+TEST_CASE("sessions expire when idle, at their age limit, and end at sign-out", "[console]") {
+    Console c;
+    auto s = c.sign_in("root", admin_password);
+    c.now += std::chrono::minutes(29);
+    CHECK(c.send(http::verb::get, "/api/session", "", s.token).result() == http::status::ok);
+    c.now += std::chrono::minutes(31);
+    CHECK(c.send(http::verb::get, "/api/session", "", s.token).result() == http::status::unauthorized);
+
+    s = c.sign_in("root", admin_password);
+    for (int i = 0; i < 12 * 4; ++i) {
+        c.now += std::chrono::minutes(15);  // kept busy
+        c.send(http::verb::get, "/api/session", "", s.token);
+    }
+    CHECK(c.send(http::verb::get, "/api/session", "", s.token).result() == http::status::unauthorized);
+
+    s = c.sign_in("root", admin_password);
+    const auto out = c.send(http::verb::post, "/api/logout", "", s.token, s.csrf);
+    CHECK(out.result() == http::status::ok);
+    CHECK(str(out[http::field::set_cookie]).find("Max-Age=0") != std::string::npos);
+    CHECK(c.send(http::verb::get, "/api/session", "", s.token).result() == http::status::unauthorized);
+}
+
+TEST_CASE("a new password or role, or a removed account, ends its sessions", "[console]") {
+    Console c;
+    const auto root = c.sign_in("root", admin_password);
+    const auto watcher = c.sign_in("watcher", viewer_password);
+    update_accounts(c.users, std::nullopt, [](Accounts& a) { a.set_role("watcher", Role::admin); });
+    CHECK(c.send(http::verb::get, "/api/session", "", watcher.token).result() == http::status::unauthorized);
+    CHECK(c.send(http::verb::get, "/api/session", "", root.token).result() == http::status::ok);
+    update_accounts(c.users, std::nullopt, [](Accounts& a) { a.set_password("root", "a brand new password"); });
+    CHECK(c.send(http::verb::get, "/api/session", "", root.token).result() == http::status::unauthorized);
+    CHECK(c.send(http::verb::post, "/api/login", json{{"name", "root"}, {"password", admin_password}}.dump()).result() ==
+          http::status::unauthorized);
+    const auto again = c.sign_in("root", "a brand new password");
+    update_accounts(c.users, std::nullopt, [](Accounts& a) { a.remove("root"); });
+    CHECK(c.send(http::verb::get, "/api/session", "", again.token).result() == http::status::unauthorized);
+}
+
+TEST_CASE("a damaged accounts file lets nobody in", "[console]") {
+    Console c;
+    const auto s = c.sign_in("root", admin_password);
+    std::ofstream(c.users, std::ios::app) << "this line is not an account\n";
+    CHECK(c.send(http::verb::get, "/api/session", "", s.token).result() == http::status::service_unavailable);
+    CHECK(c.send(http::verb::post, "/api/login", json{{"name", "root"}, {"password", admin_password}}.dump()).result() ==
+          http::status::service_unavailable);
+}
+
+TEST_CASE("learn trains once, and the other class moves it", "[console]") {
+    Console c;
+    const auto s = c.sign_in("root", admin_password);
+    const std::string msg = fixture("spam_investment.eml");
+    auto learn = [&](const char* cls) {
+        const auto r = c.send(http::verb::post, std::string("/api/learn?class=") + cls, msg, s.token, s.csrf,
+                              "message/rfc822");
+        REQUIRE(r.result() == http::status::ok);
+        return json::parse(r.body())["result"].get<std::string>();
+    };
+    CHECK(learn("spam") == "learned");
+    CHECK(c.stats().messages.spam == 6);
+    CHECK(learn("spam") == "already learned");
+    CHECK(c.stats().messages.spam == 6);
+    CHECK(learn("ham") == "moved from the other class");
+    CHECK(c.stats().messages.spam == 5);
+    CHECK(c.stats().messages.ham == 6);
+    CHECK(c.send(http::verb::post, "/api/learn?class=eggs", msg, s.token, s.csrf).result() == http::status::bad_request);
+    CHECK(c.send(http::verb::post, "/api/learn?class=spam", "", s.token, s.csrf).result() ==
+          http::status::unprocessable_entity);
+    CHECK(c.send(http::verb::post, "/api/learn?class=spam", "not a message at all", s.token, s.csrf).result() ==
+          http::status::unprocessable_entity);
+    CHECK(c.stats().messages.ham == 6);
+}
+
+TEST_CASE("a scan's explanation adds up to its score and changes nothing", "[console]") {
+    Console c;
+    const auto s = c.sign_in("root", admin_password);
+    const auto r = c.send(http::verb::post, "/api/scan", fixture("spam_money_offer.eml"), s.token, s.csrf,
+                          "message/rfc822");
+    REQUIRE(r.result() == http::status::ok);
+    const json j = json::parse(r.body());
+    const auto direct = c.filter->classify(fixture("spam_money_offer.eml"));
+    CHECK(j["verdict"] == model::to_string(direct.score.verdict));
+    CHECK(j["log_odds"].get<double>() == Approx(direct.score.log_odds));
+    REQUIRE(j.contains("linear"));  // the default scorer
+    const auto& l = j["linear"];
+    CHECK(l["bias"].get<double>() + l["nb_term"].get<double>() + l["slots_sum"].get<double>() ==
+          Approx(j["log_odds"].get<double>()).margin(1e-9));
+    double listed = l["others_sum"].get<double>();
+    for (const auto& x : l["toward_spam"]) listed += x["weight"].get<double>();
+    for (const auto& x : l["toward_ham"]) listed += x["weight"].get<double>();
+    CHECK(listed == Approx(l["slots_sum"].get<double>()).margin(1e-6));
+    CHECK(j["signature"].get<std::string>().size() == 32);
+    CHECK(c.stats().messages.spam == 5);
+    CHECK(c.stats().messages.ham == 5);
+}
+
+TEST_CASE("status comes from the daemon, with the corrections, and configuration hides passwords", "[console]") {
+    Console c;
+    const auto s = c.sign_in("watcher", viewer_password);
+    const json st = json::parse(c.send(http::verb::get, "/api/status", "", s.token).body());
+    CHECK(st["messages"]["total"] == 7);
+    CHECK(st["corrections"]["day"]["false_positives"] == 0);
+    CHECK(c.status_calls == 1);
+
+    engine::Settings settings = engine::parse_settings(
+        "database = postgresql://mailsift:s3cret-word@db.example/mailsift\nreasons = 7\n", "test.conf");
+    App app(AppOptions{.accounts = c.users, .database = c.db, .config = "/etc/mailsift/mailsift.conf",
+                       .settings = settings, .tls = false, .sessions = {}, .sign_in = {}},
+            Services{});
+    Request login{http::verb::post, "/api/login", 11};
+    login.set(http::field::content_type, "application/json");
+    login.body() = json{{"name", "watcher"}, {"password", viewer_password}}.dump();
+    login.prepare_payload();
+    const auto in = app.handle(login, "192.0.2.1", c.now);
+    REQUIRE(in.result() == http::status::ok);
+    const std::string cookie = str(in[http::field::set_cookie]);
+    Request get{http::verb::get, "/api/config", 11};
+    get.set(http::field::cookie, cookie.substr(0, cookie.find(';')));
+    const auto r = app.handle(get, "192.0.2.1", c.now);
+    REQUIRE(r.result() == http::status::ok);
+    CHECK(r.body().find("s3cret-word") == std::string::npos);
+    const json cfg = json::parse(r.body());
+    CHECK(cfg["given"][1]["key"] == "reasons");
+    CHECK(cfg["given"][1]["value"] == "7");
+    bool listed = false;
+    for (const auto& d : cfg["defaults"]) listed = listed || d == "alpha";
+    CHECK(listed);
+}

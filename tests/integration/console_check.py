@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""The console's checks for console_test.sh: raw HTTPS requests for the rules a
+browser hides (headers, cookie flags, limits, CSRF, roles), then a real
+headless Chromium through Selenium for what a person does. Prints one
+"ok - ..." or "not ok - ..." line per check and "# console_check.py finished"
+last; console_test.sh counts them.
+"""
+import argparse
+import http.client
+import json
+import os
+import re
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException, TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+FAILED = 0
+
+
+def check(passed, what, detail=""):
+    global FAILED
+    if passed:
+        print(f"ok - {what}")
+    else:
+        FAILED += 1
+        print(f"not ok - {what}" + (f" ({detail})" if detail else ""))
+    sys.stdout.flush()
+    return passed
+
+
+class Console:
+    """Raw HTTPS to the console, verifying its certificate."""
+
+    def __init__(self, base, ca):
+        m = re.match(r"https://([^:/]+):(\d+)", base)
+        self.host, self.port = m.group(1), int(m.group(2))
+        self.ctx = ssl.create_default_context(cafile=ca)
+
+    def request(self, method, path, body=None, headers=None):
+        c = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=20)
+        c.request(method, path, body=body, headers=headers or {})
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r.status, r.headers, data
+
+    def login(self, name, password):
+        status, headers, body = self.request(
+            "POST", "/api/login", json.dumps({"name": name, "password": password}),
+            {"Content-Type": "application/json"})
+        cookie = headers.get("Set-Cookie", "")
+        token = cookie.split(";", 1)[0]
+        return status, cookie, token, (json.loads(body).get("csrf") if status == 200 else None)
+
+
+def metrics(url):
+    text = urllib.request.urlopen(url, timeout=10).read().decode()
+    by_verdict = {}
+    for m in re.finditer(r'^mailsift_messages_total\{verdict="(\w+)",action="\w+"\} (\d+)$', text, re.M):
+        by_verdict[m.group(1)] = by_verdict.get(m.group(1), 0) + int(m.group(2))
+    model = {k: int(v) for k, v in re.findall(r'^mailsift_model_messages\{class="(\w+)"\} (\d+)$', text, re.M)}
+    features = int(re.search(r"^mailsift_model_features (\d+)$", text, re.M).group(1))
+    return by_verdict, model, features
+
+
+def stats(args):
+    out = subprocess.run([args.mailsift, "--db", args.db, "stats", "--json"], check=True, capture_output=True)
+    return json.loads(out.stdout)["messages"]
+
+
+def raw_checks(args, con):
+    status, headers, body = con.request("GET", "/status")
+    check(status == 401 and b"login-form" in body, "GET /status without a session: 401 and the sign-in form", status)
+    csp = headers.get("Content-Security-Policy", "")
+    check("script-src 'self'" in csp and "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp,
+          "Content-Security-Policy without inline script, frame-ancestors 'none'", csp)
+    check(headers.get("X-Content-Type-Options") == "nosniff", "X-Content-Type-Options: nosniff")
+    status, _, _ = con.request("GET", "/api/status")
+    check(status == 401, "GET /api/status without a session: 401", status)
+
+    # Plain HTTP to the TLS port gets no page.
+    try:
+        c = http.client.HTTPConnection(con.host, con.port, timeout=10)
+        c.request("GET", "/status")
+        plain = c.getresponse().status
+    except (OSError, http.client.HTTPException):
+        plain = None
+    check(plain is None, "plain HTTP to the console's TLS port is not served", plain)
+
+    status, cookie, token, csrf = con.login(args.admin[0], "not the password")
+    check(status == 401 and not cookie, "a wrong password: 401 and no cookie", status)
+    status, cookie, token, csrf = con.login(*args.admin)
+    flags = [f.strip() for f in cookie.split(";")]
+    check(status == 200 and "HttpOnly" in flags and "SameSite=Strict" in flags and "Secure" in flags,
+          "signing in sets the session cookie HttpOnly, SameSite=Strict, Secure", cookie)
+    spam = open(os.path.join(args.messages, "spam_investment.eml"), "rb").read()
+    before = stats(args)
+    status, _, _ = con.request("POST", "/api/learn?class=spam", spam, {"Cookie": token})
+    check(status == 403, "POST /api/learn without the CSRF token: 403", status)
+    status, _, _ = con.request("POST", "/api/learn?class=spam", spam, {"Cookie": token, "X-CSRF-Token": "x" * 43})
+    check(status == 403, "POST /api/learn with a wrong CSRF token: 403", status)
+    check(stats(args) == before, "and nothing was learned (mailsift stats)", f"{before} -> {stats(args)}")
+
+    # A body over the limit is refused from its Content-Length, before it is read.
+    with socket.create_connection((con.host, con.port), timeout=20) as raw:
+        with con.ctx.wrap_socket(raw, server_hostname=con.host) as tls:
+            tls.sendall((f"POST /api/scan HTTP/1.1\r\nHost: {con.host}\r\nCookie: {token}\r\n"
+                         f"X-CSRF-Token: {csrf}\r\nContent-Length: {args.max_body + 1}\r\n\r\n").encode())
+            reply = tls.recv(200).decode(errors="replace")
+    check(reply.startswith("HTTP/1.1 413"), "a request body over the limit: 413 from its Content-Length", reply[:40])
+    status, _, _ = con.request("GET", "/api/status", None, {"Cookie": token, "X-Padding": "p" * 9000})
+    check(status == 431, "request headers over 8 KiB: 431", status)
+
+    # Connections are bounded: beyond 64 open ones, the next is closed at once.
+    held = []
+    try:
+        for _ in range(64):
+            held.append(socket.create_connection((con.host, con.port), timeout=10))
+        time.sleep(0.5)
+        extra = socket.create_connection((con.host, con.port), timeout=10)
+        extra.settimeout(5)
+        try:
+            closed = extra.recv(1) == b""
+        except (ConnectionResetError, socket.timeout) as e:
+            closed = isinstance(e, ConnectionResetError)
+        extra.close()
+    finally:
+        for s in held:
+            s.close()
+    check(closed, "the 65th connection at once is closed")
+    time.sleep(0.5)
+    status, _, _ = con.request("GET", "/api/session", None, {"Cookie": token})
+    check(status == 200, "and the console serves again when they are gone", status)
+
+    _, _, vtoken, vcsrf = con.login(*args.viewer)
+    status, _, _ = con.request("POST", "/api/learn?class=spam", spam, {"Cookie": vtoken, "X-CSRF-Token": vcsrf})
+    check(status == 403, "a viewer's learn, CSRF token and all: 403", status)
+    status, _, _ = con.request("POST", "/api/scan", spam, {"Cookie": vtoken, "X-CSRF-Token": vcsrf})
+    check(status == 403, "a viewer's scan: 403", status)
+
+
+def browser(args):
+    o = webdriver.ChromeOptions()
+    for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--window-size=1280,1000", "--ignore-certificate-errors", "--no-first-run",
+              "--disable-background-networking", "--disable-component-update", "--disable-sync"]:
+        o.add_argument(a)
+    o.binary_location = "/usr/bin/chromium"
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
+
+
+def shot(d, args, name):
+    d.save_screenshot(os.path.join(args.shots, name + ".png"))
+
+
+def text_of(d, id_):
+    return d.find_element(By.ID, id_).text
+
+
+def no_alert(d):
+    try:
+        d.switch_to.alert
+        return False
+    except NoAlertPresentException:
+        return True
+
+
+def fetch(d, path, method="GET", csrf=None, body=None):
+    """A request from the page itself (its cookie, its origin); returns the status."""
+    return d.execute_async_script("""
+        const [path, method, csrf, body, done] = arguments;
+        const headers = {};
+        if (csrf) headers['X-CSRF-Token'] = csrf;
+        fetch(path, {method, headers, body, credentials: 'same-origin'}).then(r => done(r.status), e => done(-1));
+    """, path, method, csrf, body)
+
+
+def sign_in(d, w, name, password):
+    d.find_element(By.ID, "login-name").clear()
+    d.find_element(By.ID, "login-name").send_keys(name)
+    d.find_element(By.ID, "login-password").clear()
+    d.find_element(By.ID, "login-password").send_keys(password)
+    d.find_element(By.ID, "login-submit").click()
+
+
+def browser_checks(args):
+    d = browser(args)
+    w = WebDriverWait(d, 15)
+    try:
+        d.get(args.base + "/status")
+        w.until(EC.visibility_of_element_located((By.ID, "login-form")))
+        shot(d, args, "01-sign-in")
+        check(not d.find_element(By.ID, "page-status").is_displayed(), "browser: without a session, the sign-in form")
+
+        sign_in(d, w, args.admin[0], "wrong password")
+        try:
+            w.until(lambda d: text_of(d, "login-error") != "")
+            ok = "wrong name or password" in text_of(d, "login-error")
+        except TimeoutException:
+            ok = False
+        check(ok and not d.find_element(By.ID, "page-status").is_displayed(),
+              "browser: a wrong password is refused with a message")
+
+        sign_in(d, w, *args.admin)
+        w.until(EC.visibility_of_element_located((By.ID, "page-status")))
+        w.until(lambda d: text_of(d, "status-total") not in ("", "–"))
+        by_verdict, model, features = metrics(args.metrics)
+        shown = {v: text_of(d, "status-" + v) for v in ("spam", "unsure", "ham", "skipped", "error")}
+        total = text_of(d, "status-total")
+        check(total == str(sum(by_verdict.values())) and total == str(args.expect_messages),
+              f"browser: the status page shows the {args.expect_messages} messages /metrics counts",
+              f"page {total}, metrics {by_verdict}")
+        check(all(shown[v] == str(by_verdict.get(v, 0)) for v in shown),
+              "browser: each verdict's count on the status page is /metrics' count", f"page {shown}, metrics {by_verdict}")
+        check(text_of(d, "status-model-spam") == str(model["spam"]) and
+              text_of(d, "status-model-ham") == str(model["ham"]) and
+              text_of(d, "status-model-features") == str(features),
+              "browser: the model's size on the status page is /metrics'")
+        bars = d.find_elements(By.CSS_SELECTOR, "#chart svg rect.bar")
+        check(len(bars) > 0, "browser: the chart of the last hour draws the messages", len(bars))
+        shot(d, args, "02-status")
+
+        # Scan a message whose Subject is markup: it must stay text.
+        d.find_element(By.CSS_SELECTOR, "a[data-page=scan]").click()
+        w.until(EC.visibility_of_element_located((By.ID, "scan-text")))
+        xss = ("From: Prize Desk <win@prize.example>\nTo: you@example.org\n"
+               "Subject: <img src=x onerror=alert(1)> winner <b>claim</b>\n\n"
+               "Claim your prize now <script>alert(2)</script> <img src=y onerror=alert(3)>\n")
+        d.find_element(By.ID, "scan-text").send_keys(xss)
+        d.find_element(By.ID, "scan-button").click()
+        w.until(EC.visibility_of_element_located((By.ID, "scan-result")))
+        verdict = text_of(d, "scan-verdict")
+        check(verdict in ("spam", "ham", "unsure"), "browser: a pasted message is scanned, with a verdict", verdict)
+        time.sleep(0.5)
+        injected = d.execute_script(
+            "return document.querySelectorAll('main img, main script, main b').length")
+        check(no_alert(d) and injected == 0,
+              "browser: markup from the message runs nothing and adds no element", f"elements {injected}")
+        subject = text_of(d, "scan-subject")
+        check(subject == "<img src=x onerror=alert(1)> winner <b>claim</b>",
+              "browser: a Subject of markup is shown as the text it is", subject)
+        shot(d, args, "03-scan")
+
+        before = stats(args)
+        d.find_element(By.ID, "learn-spam").click()
+        w.until(lambda d: text_of(d, "learn-result") != "" or text_of(d, "scan-error") != "")
+        after = stats(args)
+        check("learned" in text_of(d, "learn-result") and after["spam"] == before["spam"] + 1,
+              "browser: learn as spam trains the model once (mailsift stats)", f"{before} -> {after}")
+        d.find_element(By.ID, "learn-spam").click()
+        w.until(lambda d: "already learned" in text_of(d, "learn-result"))
+        check(stats(args)["spam"] == after["spam"], "browser: learning it again changes nothing")
+        shot(d, args, "04-learned")
+
+        csrf = d.execute_script("return state.csrf")
+        status = fetch(d, "/api/learn?class=ham", "POST", None, "From: a@b\n\nx\n")
+        check(status == 403, "browser: a POST from the page without the CSRF token is refused (403)", status)
+        check(fetch(d, "/api/learn?class=ham", "POST", "wrong" + csrf[5:], "From: a@b\n\nx\n") == 403,
+              "browser: and with a wrong one")
+
+        d.find_element(By.CSS_SELECTOR, "a[data-page=config]").click()
+        w.until(lambda d: text_of(d, "config-database") != "")
+        check(args.db in text_of(d, "config-database"), "browser: the configuration page names the database")
+        shot(d, args, "05-configuration")
+
+        # A session the server does not know (expired, or forged) is no session.
+        d.delete_cookie("mailsift_session")
+        d.add_cookie({"name": "mailsift_session", "value": "A" * 43, "path": "/", "secure": True})
+        d.get(args.base + "/status")
+        w.until(EC.visibility_of_element_located((By.ID, "login-form")))
+        check(fetch(d, "/api/status") == 401, "browser: an unknown or expired session gets 401 and the sign-in form")
+
+        sign_in(d, w, *args.admin)
+        w.until(EC.visibility_of_element_located((By.ID, "page-status")))
+        d.find_element(By.ID, "sign-out").click()
+        w.until(EC.visibility_of_element_located((By.ID, "login-form")))
+        check(fetch(d, "/api/status") == 401, "browser: after signing out, the API answers 401")
+
+        sign_in(d, w, *args.viewer)
+        w.until(EC.visibility_of_element_located((By.ID, "page-status")))
+        d.find_element(By.CSS_SELECTOR, "a[data-page=scan]").click()
+        w.until(EC.visibility_of_element_located((By.ID, "scan-text")))
+        check(not d.find_element(By.ID, "learn-spam").is_displayed(), "browser: a viewer has no learn buttons")
+        vcsrf = d.execute_script("return state.csrf")
+        check(fetch(d, "/api/learn?class=spam", "POST", vcsrf, "From: a@b\n\nx\n") == 403,
+              "browser: and the viewer's learn is refused (403)")
+        shot(d, args, "06-viewer-scan")
+        logs = [e for e in d.get_log("browser") if "Content Security Policy" in e.get("message", "")]
+        check(not logs, "browser: no Content-Security-Policy violation on any page", logs[:2])
+    finally:
+        d.quit()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--base", required=True)
+    p.add_argument("--metrics", required=True)
+    p.add_argument("--ca", required=True)
+    p.add_argument("--shots", required=True)
+    p.add_argument("--admin", nargs=2, required=True)
+    p.add_argument("--viewer", nargs=2, required=True)
+    p.add_argument("--messages", required=True)
+    p.add_argument("--mailsift", required=True)
+    p.add_argument("--db", required=True)
+    p.add_argument("--expect-messages", type=int, required=True)
+    p.add_argument("--max-body", type=int, required=True)
+    args = p.parse_args()
+    con = Console(args.base, args.ca)
+    try:
+        raw_checks(args, con)
+    except Exception as e:  # a check that cannot even run is a failure
+        check(False, "the HTTPS checks ran", repr(e))
+    try:
+        browser_checks(args)
+    except Exception as e:
+        check(False, "the browser checks ran", repr(e))
+    print("# console_check.py finished")
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
