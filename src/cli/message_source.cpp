@@ -2,6 +2,8 @@
 // iostreams on the bulk path.
 #include "message_source.hpp"
 
+#include "mailsift/engine/filter.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -43,12 +45,7 @@ long long read_fd(int fd, std::string& out, std::size_t max_bytes) {
 std::string errno_text(int e) { return std::strerror(e); }
 
 // Drops an mbox "From " envelope line at the very start.
-void drop_from_line(std::string& raw) {
-    if (raw.rfind("From ", 0) == 0) {
-        const std::size_t nl = raw.find('\n');
-        raw.erase(0, nl == std::string::npos ? raw.size() : nl + 1);
-    }
-}
+void drop_from_line(std::string& raw) { raw.erase(0, raw.size() - engine::without_from_line(raw).size()); }
 
 // Splits an mbox into messages at lines starting with "From " (mboxrd/mboxo:
 // ">From " quoting inside bodies is left as is; it does not change the features).

@@ -277,6 +277,13 @@ Response App::login(const Request& req, const std::string& client, Clock::time_p
         !body["password"].is_string()) {
         return error(req, http::status::bad_request, "expected {\"name\": ..., \"password\": ...}");
     }
+    // However many addresses ask, at most a few hashes a second are checked:
+    // a flood of sign-ins must not take the CPU the mail needs.
+    if (!limiter_.may_check(now)) {
+        Response r = error(req, http::status::too_many_requests, "too many sign-ins right now: try again in a few seconds");
+        r.set(http::field::retry_after, "5");
+        return r;
+    }
     const std::string name = body["name"];
     const std::string password = body["password"];
     if (accounts_->all().empty()) {
@@ -300,7 +307,7 @@ Response App::login(const Request& req, const std::string& client, Clock::time_p
 }
 
 Response App::scan(const Request& req) {
-    const std::string& raw = req.body();
+    const std::string_view raw = engine::without_from_line(req.body());
     const auto problem = engine::check_message(raw, raw.size(), options_.settings.limits);
     if (engine::refused(problem)) return error(req, http::status::unprocessable_entity, engine::describe(problem));
     const auto filter = services_.filter ? services_.filter() : nullptr;
@@ -319,7 +326,7 @@ Response App::scan(const Request& req) {
 Response App::learn(const Request& req) {
     const auto cls = query(sv(req.target()), "class");
     if (cls != "spam" && cls != "ham") return error(req, http::status::bad_request, "class must be spam or ham");
-    const std::string& raw = req.body();
+    const std::string_view raw = engine::without_from_line(req.body());
     const auto problem = engine::check_message(raw, raw.size(), options_.settings.limits);
     if (engine::refused(problem)) return error(req, http::status::unprocessable_entity, engine::describe(problem));
     try {

@@ -1,11 +1,17 @@
 // Server: see server.hpp.
 #include "mailsift/console/server.hpp"
 
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <optional>
 #include <stdexcept>
 
@@ -216,7 +222,19 @@ Server::~Server() { stop(); }
 
 void Server::start() {
     impl_->accept();
-    impl_->thread = std::thread([this] { impl_->io.run(); });
+    impl_->thread = std::thread([this] {
+        // Below the milter's threads: the console runs when they leave a CPU
+        // free (SCHED_IDLE, which any thread may choose for itself); where
+        // that is refused, ten steps nicer than the daemon.
+        const pid_t tid = ::gettid();
+        const sched_param idle{};
+        if (::sched_setscheduler(tid, SCHED_IDLE, &idle) != 0) {
+            errno = 0;
+            const int nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
+            if (errno == 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), std::min(19, nice + 10));
+        }
+        impl_->io.run();
+    });
 }
 
 void Server::stop() {

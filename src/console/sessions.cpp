@@ -100,4 +100,17 @@ void SignInLimiter::failed(const std::string& address, Clock::time_point now) {
 
 void SignInLimiter::succeeded(const std::string& address) { failures_.erase(address); }
 
+bool SignInLimiter::may_check(Clock::time_point now) {
+    if (tokens_ < 0) {
+        tokens_ = limits_.burst;
+    } else {
+        const double elapsed = std::chrono::duration<double>(now - filled_).count();
+        tokens_ = std::min(limits_.burst, tokens_ + std::max(0.0, elapsed) * limits_.checks_per_second);
+    }
+    filled_ = now;
+    if (tokens_ < 1.0) return false;
+    tokens_ -= 1.0;
+    return true;
+}
+
 }  // namespace mailsift::console

@@ -30,6 +30,12 @@ std::vector<model::Term> scoring_terms(const features::FeatureBag& bag) {
     return terms;
 }
 
+std::string_view without_from_line(std::string_view raw) {
+    if (!raw.starts_with("From ")) return raw;
+    const std::size_t nl = raw.find('\n');
+    return nl == std::string_view::npos ? std::string_view() : raw.substr(nl + 1);
+}
+
 MessageProblem check_message(std::string_view raw, std::size_t size_bytes, const mime::Limits& limits) {
     if (size_bytes == 0 || raw.empty()) return MessageProblem::empty;
     // The MIME parser's own rule: whatever else the message holds, broken

@@ -331,6 +331,13 @@ TEST_CASE("a scan's explanation adds up to its score and changes nothing", "[con
     for (const auto& x : l["toward_ham"]) listed += x["weight"].get<double>();
     CHECK(listed == Approx(l["slots_sum"].get<double>()).margin(1e-6));
     CHECK(j["signature"].get<std::string>().size() == 32);
+    CHECK(j["subject"] == "YOU HAVE WON $1,000,000 !!!");
+    // Saved from a mailbox file, with its "From " line: the same message.
+    const auto saved = c.send(http::verb::post, "/api/scan",
+                              "From someone@example.org Thu Aug 22 12:46:39 2002\n" + fixture("spam_money_offer.eml"),
+                              s.token, s.csrf, "message/rfc822");
+    REQUIRE(saved.result() == http::status::ok);
+    CHECK(json::parse(saved.body())["log_odds"] == j["log_odds"]);
     CHECK(c.stats().messages.spam == 5);
     CHECK(c.stats().messages.ham == 5);
 }

@@ -126,3 +126,23 @@ TEST_CASE("The sign-in limiter tracks a bounded number of addresses", "[console]
     for (int i = 0; i < 1000; ++i) limited += l.wait("10.0.0." + std::to_string(i), t0 + 60s) > 0s ? 1 : 0;
     CHECK(limited <= 100);
 }
+
+TEST_CASE("Password checks from all addresses together keep to a budget", "[console]") {
+    const Clock::time_point t0{};
+    SignInLimits limits;
+    limits.checks_per_second = 2.0;
+    limits.burst = 4.0;
+    SignInLimiter l(limits);
+    for (int i = 0; i < 4; ++i) CHECK(l.may_check(t0));  // the burst
+    CHECK_FALSE(l.may_check(t0));
+    CHECK_FALSE(l.may_check(t0 + 400ms));  // 0.8 of a check earned
+    CHECK(l.may_check(t0 + 500ms));        // one
+    CHECK_FALSE(l.may_check(t0 + 500ms));
+    std::size_t allowed = 0;  // a minute of asking 100 times a second
+    for (int ms = 1000; ms < 61000; ms += 10) allowed += l.may_check(t0 + std::chrono::milliseconds(ms)) ? 1 : 0;
+    CHECK(allowed >= 119);
+    CHECK(allowed <= 121);
+    CHECK(l.may_check(t0 + 3600s));  // refilled after a quiet hour, but no more than the burst
+    for (int i = 0; i < 3; ++i) CHECK(l.may_check(t0 + 3600s));
+    CHECK_FALSE(l.may_check(t0 + 3600s));
+}

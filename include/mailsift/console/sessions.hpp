@@ -75,6 +75,10 @@ struct SignInLimits {
     std::size_t attempts = 5;
     std::chrono::seconds window{300};
     std::size_t max_addresses = 10000;  // addresses tracked; the stalest go first
+    // Password checks from all addresses together (Argon2id, 64 MiB each):
+    // this many a second on average, up to `burst` at once.
+    double checks_per_second = 2.0;
+    double burst = 10.0;
 };
 
 class SignInLimiter {
@@ -84,11 +88,16 @@ public:
     std::chrono::seconds wait(const std::string& address, Clock::time_point now);
     void failed(const std::string& address, Clock::time_point now);
     void succeeded(const std::string& address);
+    // Whether a password may be checked now, from any address (takes one of
+    // the checks the global budget allows); false: answer without checking.
+    bool may_check(Clock::time_point now);
 
 private:
     void forget_old(Clock::time_point now);
     SignInLimits limits_;
     std::unordered_map<std::string, std::vector<Clock::time_point>> failures_;
+    double tokens_ = -1.0;  // the budget's bucket; < 0: full, not yet used
+    Clock::time_point filled_{};
 };
 
 }  // namespace mailsift::console

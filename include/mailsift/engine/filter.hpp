@@ -41,6 +41,10 @@ enum class MessageProblem : std::uint8_t {
 const char* describe(MessageProblem p);
 constexpr bool refused(MessageProblem p) { return p == MessageProblem::empty || p == MessageProblem::not_a_message; }
 
+// The message without an mbox "From " envelope line at its very start (a
+// message saved from a mailbox file has one; it is not part of the message).
+std::string_view without_from_line(std::string_view raw);
+
 // A cheap look at the bytes before parsing. `size_bytes` is the full size of
 // the input (it may exceed raw.size()). Never `truncated_mime`: that takes the parse.
 MessageProblem check_message(std::string_view raw, std::size_t size_bytes, const mime::Limits& limits);
