@@ -86,6 +86,41 @@ std::string_view query(std::string_view target, std::string_view name) {
     return {};
 }
 
+// A query value with %XX and '+' decoded; malformed escapes are kept as they are.
+std::string url_decoded(std::string_view v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        const auto hex = [](char c) -> int {
+            if (c >= '0' && c <= '9') return c - '0';
+            if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+            if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+            return -1;
+        };
+        if (v[i] == '+') {
+            out += ' ';
+        } else if (v[i] == '%' && i + 2 < v.size() && hex(v[i + 1]) >= 0 && hex(v[i + 2]) >= 0) {
+            out += static_cast<char>(hex(v[i + 1]) * 16 + hex(v[i + 2]));
+            i += 2;
+        } else {
+            out += v[i];
+        }
+    }
+    return out;
+}
+
+json history_json(const store::HistoryEntry& e) {
+    return json{{"signature", engine::signature_text(e.id)},
+                {"time", e.scanned_at},
+                {"verdict", model::to_string(e.verdict)},
+                {"probability", e.probability},
+                {"action", e.action},
+                {"sender", e.sender},
+                {"recipients", e.recipients},
+                {"from", e.from},
+                {"subject", e.subject},
+                {"size", e.size}};
+}
+
 bool is_page(std::string_view path) {
     return path == "/" || path == "/status" || path == "/history" || path == "/scan" || path == "/config" ||
            path == "/login";
@@ -240,10 +275,12 @@ Response App::handle(const Request& req, const std::string& client, Clock::time_
         return json_answer(req, http::status::ok, j);
     }
     if (path == "/api/config" && !post) return json_answer(req, http::status::ok, configuration());
-    const bool admin_action = path == "/api/scan" || path == "/api/learn";
+    if (path == "/api/history" && !post) return history(req);
+    const bool admin_action = path == "/api/scan" || path == "/api/learn" || path == "/api/correct";
     if (admin_action) {
         if (!post) return error(req, http::status::method_not_allowed, "POST only");
         if (session->role != Role::admin) return error(req, http::status::forbidden, "this needs the admin role");
+        if (path == "/api/correct") return correct(req);
         return path == "/api/scan" ? scan(req) : learn(req);
     }
     return error(req, http::status::not_found, "no such API");
@@ -342,6 +379,61 @@ Response App::learn(const Request& req) {
         j["result"] = outcome.confident ? "already known beyond the training margin: not learned"
                                         : learn_result(outcome.result);
         return json_answer(req, http::status::ok, j);
+    } catch (const std::exception& e) {
+        return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
+    }
+}
+
+Response App::history(const Request& req) {
+    const std::string_view target = sv(req.target());
+    store::HistoryQuery q;
+    const std::string verdict = url_decoded(query(target, "verdict"));
+    if (verdict == "spam") q.verdict = model::Verdict::spam;
+    else if (verdict == "ham") q.verdict = model::Verdict::ham;
+    else if (verdict == "unsure") q.verdict = model::Verdict::unsure;
+    else if (!verdict.empty()) return error(req, http::status::bad_request, "verdict must be spam, ham or unsure");
+    q.text = url_decoded(query(target, "q"));
+    if (q.text.size() > 256) return error(req, http::status::bad_request, "search text too long");
+    q.limit = 100;
+    try {
+        if (const auto limit = query(target, "limit"); !limit.empty()) q.limit = std::min<std::size_t>(1000, std::stoul(std::string(limit)));
+        if (const auto before = query(target, "before"); !before.empty()) q.before = std::stoll(std::string(before));
+    } catch (const std::exception&) {
+        return error(req, http::status::bad_request, "limit and before must be numbers");
+    }
+    try {
+        const auto db = store::open(options_.database.string(), store::Database::Mode::read_only);
+        json rows = json::array();
+        for (const auto& e : db->history(q)) rows.push_back(history_json(e));
+        return json_answer(req, http::status::ok,
+                           json{{"entries", rows}, {"subjects_kept", options_.settings.daemon.history_subjects},
+                                {"kept", options_.settings.daemon.record_history}});
+    } catch (const std::exception& e) {
+        return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
+    }
+}
+
+Response App::correct(const Request& req) {
+    const json body = json::parse(req.body(), nullptr, false);
+    if (!body.is_object() || !body.contains("signature") || !body.contains("class") || !body["signature"].is_string() ||
+        !body["class"].is_string() || (body["class"] != "spam" && body["class"] != "ham")) {
+        return error(req, http::status::bad_request, "expected {\"signature\": ..., \"class\": \"spam\" or \"ham\"}");
+    }
+    const auto id = engine::parse_signature(body["signature"].get<std::string>());
+    if (!id) return error(req, http::status::bad_request, "not a signature (32 hexadecimal digits)");
+    const store::Class to = body["class"] == "spam" ? store::Class::spam : store::Class::ham;
+    try {
+        const auto db = store::open(options_.database.string(), store::Database::Mode::read_write);
+        engine::Trainer trainer(*db, options_.settings);
+        // Exactly as `mailsift correct --signature`: once; the other way moves it.
+        const auto r = trainer.correct_or_defer_signature(*id, to, static_cast<std::int64_t>(std::time(nullptr)));
+        trainer.commit();
+        std::string result;
+        if (r.deferred) result = "no scan recorded yet: kept, and trained when mailsiftd writes it";
+        else if (r.confirmed) result = "mailsiftd already said so with confidence: not trained (train_on_error)";
+        else result = learn_result(r.result);
+        return json_answer(req, http::status::ok,
+                           json{{"signature", engine::signature_text(*id)}, {"class", store::to_string(to)}, {"result", result}});
     } catch (const std::exception& e) {
         return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
     }

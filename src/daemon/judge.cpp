@@ -2,10 +2,14 @@
 // record, count, log.
 #include "judge.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <ctime>
+#include <optional>
 
 #include "log.hpp"
+#include "mailsift/mime/message.hpp"
 
 namespace mailsift::daemon {
 
@@ -48,6 +52,39 @@ std::string limits_hit(const milter::Transaction& t, const std::vector<mime::Lim
     return out;
 }
 
+// The first header field `name` as the console shows it: unfolded, RFC 2047
+// decoded, at most 512 bytes (cut at a character boundary).
+std::string header_text(const milter::Transaction& t, std::string_view name) {
+    for (const auto& h : t.headers) {
+        if (h.name.size() != name.size() ||
+            !std::equal(name.begin(), name.end(), h.name.begin(),
+                        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) ==
+                                                    std::tolower(static_cast<unsigned char>(b)); })) {
+            continue;
+        }
+        std::string value;
+        for (char c : h.value) value += (c == '\r' || c == '\n') ? ' ' : c;
+        const auto first = value.find_first_not_of(" \t");
+        std::string text = mime::decode_header_value(first == std::string::npos ? "" : value.substr(first));
+        if (text.size() > 512) {
+            std::size_t cut = 512;
+            while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+            text.resize(cut);
+        }
+        return text;
+    }
+    return {};
+}
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& i : items) {
+        if (out.size() + i.size() > 2048) return out + (out.empty() ? "" : ", ") + "...";
+        out += (out.empty() ? "" : ", ") + i;
+    }
+    return out;
+}
+
 std::string authenticated_user(const milter::Transaction& t) {
     const auto it = t.macros.find("{auth_authen}");
     return it == t.macros.end() ? std::string() : it->second;
@@ -76,6 +113,7 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
     std::string verdict = "-";
     Metrics::Verdict metric_verdict = Metrics::Verdict::skipped;
     std::vector<mime::LimitHit> mime_limits;
+    std::optional<store::HistoryEntry> history;  // a scored message's line in the console's history
     if (t.watched_overflow) {
         answer = answer_unremovable_headers();
         recorder.count("rejected_forged_headers");
@@ -93,6 +131,18 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
             const auto digest = engine::message_digest(t.message);
             answer = answer_scored(t, actions, c, d, engine::signature_text(digest));
             if (d.record_signatures) recorder.scan(digest, now, c.score.verdict, c.features);
+            if (d.record_history) {
+                history.emplace();
+                history->id = digest;
+                history->scanned_at = now;
+                history->verdict = c.score.verdict;
+                history->probability = c.score.probability;
+                history->sender = t.sender;
+                history->recipients = joined(t.recipients);
+                history->from = header_text(t, "From");
+                if (d.history_subjects) history->subject = header_text(t, "Subject");
+                history->size = t.message_bytes;
+            }
             verdict = std::string(model::to_string(c.score.verdict)) + " p=" + std::to_string(c.score.probability) +
                       " log-odds=" + std::to_string(c.score.log_odds);
             metric_verdict = c.score.verdict == model::Verdict::spam  ? Metrics::Verdict::spam
@@ -109,6 +159,10 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
             log_warning(std::string("scoring failed, applying on_error: ") + e.what());
             answer = answer_failed(t, actions, d, "scoring failed");
         }
+    }
+    if (history) {
+        history->action = to_string(answer.action);
+        recorder.history(std::move(*history));
     }
     ++totals.messages;
     recorder.count("messages");

@@ -55,6 +55,11 @@ void Recorder::contact(std::string address, std::string source, std::int64_t now
     pending_.contacts.push_back({std::move(address), std::move(source), now});
 }
 
+void Recorder::history(store::HistoryEntry entry) {
+    std::lock_guard lock(mutex_);
+    pending_.history.push_back(std::move(entry));
+}
+
 void Recorder::count(const std::string& name, std::int64_t n) {
     std::lock_guard lock(mutex_);
     counters_[name] += n;
@@ -98,7 +103,10 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
     counters_.clear();
     const auto now = std::chrono::steady_clock::now();
     const bool prune = now - last_prune_ > std::chrono::hours(1);
-    if (batch.packed.empty() && batch.contacts.empty() && batch.counter_increments.empty() && !prune) return;
+    if (batch.packed.empty() && batch.contacts.empty() && batch.counter_increments.empty() && batch.history.empty() &&
+        !prune) {
+        return;
+    }
     lock.unlock();
     std::string problem;
     bool pruned_ok = false;
@@ -175,6 +183,23 @@ void Recorder::apply_deferred_corrections(store::Database& db) {
 }
 
 // With the lock held: puts a batch that could not be written back in front of what came since.
+namespace {
+
+// The failed batch's `items` go back in front of what came in meanwhile
+// (`queued`); beyond `cap`, the oldest are dropped and counted under `dropped`.
+template <class T>
+void requeue_items(std::vector<T>& items, std::vector<T>& queued, std::size_t cap, std::int64_t& dropped) {
+    items.insert(items.end(), std::make_move_iterator(queued.begin()), std::make_move_iterator(queued.end()));
+    queued = std::move(items);
+    if (queued.size() > cap) {
+        const std::size_t excess = queued.size() - cap;
+        queued.erase(queued.begin(), queued.begin() + static_cast<std::ptrdiff_t>(excess));
+        dropped += static_cast<std::int64_t>(excess);
+    }
+}
+
+}  // namespace
+
 void Recorder::restore(store::Recording& batch) {
     auto& scans = pending_.packed;
     batch.packed.insert(batch.packed.end(), std::make_move_iterator(scans.begin()), std::make_move_iterator(scans.end()));
@@ -189,15 +214,8 @@ void Recorder::restore(store::Recording& batch) {
         counters_["scans_dropped"] += static_cast<std::int64_t>(excess);
         if (options_.metrics) options_.metrics->scans_dropped(excess);
     }
-    auto& contacts = pending_.contacts;
-    batch.contacts.insert(batch.contacts.end(), std::make_move_iterator(contacts.begin()),
-                          std::make_move_iterator(contacts.end()));
-    contacts = std::move(batch.contacts);
-    if (contacts.size() > options_.max_queued_contacts) {
-        const std::size_t excess = contacts.size() - options_.max_queued_contacts;
-        contacts.erase(contacts.begin(), contacts.begin() + static_cast<std::ptrdiff_t>(excess));
-        counters_["contacts_dropped"] += static_cast<std::int64_t>(excess);
-    }
+    requeue_items(batch.contacts, pending_.contacts, options_.max_queued_contacts, counters_["contacts_dropped"]);
+    requeue_items(batch.history, pending_.history, options_.max_queued_history, counters_["history_dropped"]);
 }
 
 }  // namespace mailsift::daemon

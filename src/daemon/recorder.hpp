@@ -47,6 +47,7 @@ public:
         // Scans waiting that start a write before the interval is up (about 2,000 scans).
         std::size_t batch_bytes = 1u << 20;
         std::size_t max_queued_contacts = 20000;  // beyond: the oldest dropped (contacts_dropped)
+        std::size_t max_queued_history = 60000;   // console history lines; beyond: the oldest dropped (history_dropped)
         std::chrono::seconds keep_scans{14 * 86400};
         engine::Settings settings;  // how a deferred correction is trained (train_on_error, batch size)
         Metrics* metrics = nullptr;  // told of each write attempt and what waits
@@ -59,6 +60,8 @@ public:
     // Packs the scan ("feature<TAB>count" lines, as scored) on the calling thread, then queues it.
     void scan(const store::Digest& id, std::int64_t scanned_at, model::Verdict verdict, std::string_view lines);
     void contact(std::string address, std::string source, std::int64_t now);
+    // A line of the console's history (written with the scans, pruned with them).
+    void history(store::HistoryEntry entry);
     void count(const std::string& name, std::int64_t n = 1);
     // Writes now and waits for it (tests, shutdown).
     void flush();

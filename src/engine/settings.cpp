@@ -222,6 +222,8 @@ const std::map<std::string, Setter, std::less<>>& setters() {
              return s.daemon.subject_tag = std::string(v), true;
          }},
         {"record_signatures", [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.record_signatures); }},
+        {"history", [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.record_history); }},
+        {"history_subjects", [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.history_subjects); }},
         {"signature_days",
          [](Settings& s, std::string_view v) {
              std::size_t days = 0;

@@ -140,4 +140,14 @@ ScanRows scan_rows(const Recording& r,
                    const std::function<bool(const ScanDictionary&)>& held,
                    const std::function<void(const std::string&)>& fail);
 
+// A LIKE / ILIKE pattern (with ESCAPE '\\') for values that contain `text`.
+inline std::string contains_pattern(std::string_view text) {
+    std::string p = "%";
+    for (char c : text) {
+        if (c == '%' || c == '_' || c == '\\') p += '\\';
+        p += c;
+    }
+    return p + "%";
+}
+
 }  // namespace mailsift::store

@@ -374,3 +374,72 @@ TEST_CASE("status comes from the daemon, with the corrections, and configuration
     for (const auto& d : cfg["defaults"]) listed = listed || d == "alpha";
     CHECK(listed);
 }
+
+TEST_CASE("History lists what mailsiftd recorded, and a click corrects it as mailsift correct does", "[console]") {
+    Console c;
+    const std::string raw = fixture("ham_meeting_notes.eml");
+    const auto scored = c.filter->classify(raw, nullptr, true);
+    const auto id = engine::message_digest(raw);
+    {
+        store::Recording r;
+        r.scans.push_back({id, 1000, scored.score.verdict, scored.features});
+        store::HistoryEntry e;
+        e.id = id;
+        e.scanned_at = 1000;
+        e.verdict = scored.score.verdict;
+        e.probability = scored.score.probability;
+        e.action = "accepted";
+        e.sender = "<carol@university.example>";
+        e.recipients = "<team@example.org>";
+        e.from = "Carol <carol@university.example>";
+        e.subject = "Notes & <b>minutes</b>";
+        e.size = raw.size();
+        r.history.push_back(e);
+        e.id = engine::message_digest("From: x@y\n\nother\n");
+        e.scanned_at = 900;
+        e.verdict = model::Verdict::spam;
+        e.subject = "Cheap pills";
+        r.history.push_back(e);
+        const auto w = store::open(c.db.string(), store::Database::Mode::read_write);
+        w->record(r);
+    }
+    const auto viewer = c.sign_in("watcher", viewer_password);
+    auto list = [&](const std::string& query) {
+        const auto r = c.send(http::verb::get, "/api/history" + query, "", viewer.token);
+        REQUIRE(r.result() == http::status::ok);
+        return json::parse(r.body())["entries"];
+    };
+    auto rows = list("");
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0]["signature"] == engine::signature_text(id));
+    CHECK(rows[0]["subject"] == "Notes & <b>minutes</b>");
+    CHECK(rows[0]["time"] == 1000);
+    CHECK(list("?verdict=spam").size() == 1);
+    CHECK(list("?q=%3Cb%3Eminutes").size() == 1);  // "<b>minutes", URL-encoded
+    CHECK(list("?q=cheap+PILLS").size() == 1);
+    CHECK(list("?q=nobody").empty());
+    CHECK(list("?before=1000").size() == 1);
+    CHECK(c.send(http::verb::get, "/api/history?verdict=eggs", "", viewer.token).result() == http::status::bad_request);
+    CHECK(c.send(http::verb::get, "/api/history").result() == http::status::unauthorized);
+
+    const std::string spam_body = json{{"signature", engine::signature_text(id)}, {"class", "spam"}}.dump();
+    CHECK(c.send(http::verb::post, "/api/correct", spam_body, viewer.token, viewer.csrf).result() == http::status::forbidden);
+    const auto admin = c.sign_in("root", admin_password);
+    CHECK(c.send(http::verb::post, "/api/correct", spam_body, admin.token).result() == http::status::forbidden);
+    CHECK(c.stats().messages.spam == 5);
+    auto correct = [&](const std::string& body) {
+        const auto r = c.send(http::verb::post, "/api/correct", body, admin.token, admin.csrf);
+        REQUIRE(r.result() == http::status::ok);
+        return json::parse(r.body())["result"].get<std::string>();
+    };
+    CHECK(correct(spam_body) == "learned");
+    CHECK(c.stats().messages.spam == 6);
+    CHECK(correct(spam_body) == "already learned");
+    CHECK(c.stats().messages.spam == 6);
+    CHECK(correct(json{{"signature", engine::signature_text(id)}, {"class", "ham"}}.dump()) == "moved from the other class");
+    CHECK(c.stats().messages.spam == 5);
+    CHECK(c.stats().messages.ham == 6);
+    CHECK(c.send(http::verb::post, "/api/correct", json{{"signature", "xyz"}, {"class", "spam"}}.dump(), admin.token,
+                 admin.csrf)
+              .result() == http::status::bad_request);
+}

@@ -203,6 +203,36 @@ TEST_CASE("Recipients of authenticated senders become contacts", "[mailsiftd]") 
     REQUIRE(scan->features.find("hdr:sender_in_contacts\t1\n") != std::string::npos);
 }
 
+TEST_CASE("Each scored message leaves a history line and no Subject when history_subjects is off", "[mailsiftd]") {
+    const bool subjects = GENERATE(true, false);
+    Daemon d(std::string("stats_interval = 1\n") + (subjects ? "" : "history_subjects = off\n"));
+    d.train();
+    d.start();
+    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+    Client c(d.socket);
+    c.negotiate();
+    const auto replies = c.message("From: =?UTF-8?Q?Caf=C3=A9?= <cafe@example.org>\nSubject: Opening hours <b>today</b>\n\nopen at nine\n");
+    INFO("X-Mailsift-Status: " << header_value(replies, "X-Mailsift-Status"));
+    const auto id = engine::parse_signature(header_value(replies, "X-Mailsift-Signature"));
+    REQUIRE(id);
+    std::vector<store::HistoryEntry> rows;
+    REQUIRE(eventually([&] {
+        store::SqliteDatabase db(d.dir / "model.db", store::Database::Mode::read_only);
+        rows = db.history({});
+        return !rows.empty();
+    }));
+    REQUIRE(rows.size() == 1);
+    const auto& e = rows[0];
+    CHECK(e.id == *id);
+    CHECK(e.sender == "<sender@example.net>");
+    CHECK(e.recipients == "<user@example.org>");
+    CHECK(e.from == "Café <cafe@example.org>");
+    CHECK(e.subject == (subjects ? "Opening hours <b>today</b>" : ""));
+    CHECK(e.action == "accepted");
+    CHECK(header_value(replies, "X-Mailsift-Status").rfind(engine::verdict_word(e.verdict), 0) == 0);
+    CHECK(e.size > 0);
+}
+
 TEST_CASE("Started as root with user set, the daemon runs as that user and owns its socket", "[mailsiftd]") {
     if (::geteuid() != 0) {
         WARN("needs root to start as root (CI runs as root); not checked here");

@@ -47,7 +47,7 @@ class Console:
         self.ctx = ssl.create_default_context(cafile=ca)
 
     def request(self, method, path, body=None, headers=None):
-        c = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=20)
+        c = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=60)
         c.request(method, path, body=body, headers=headers or {})
         r = c.getresponse()
         data = r.read()
@@ -112,7 +112,7 @@ def raw_checks(args, con):
     check(stats(args) == before, "and nothing was learned (mailsift stats)", f"{before} -> {stats(args)}")
 
     # A body over the limit is refused from its Content-Length, before it is read.
-    with socket.create_connection((con.host, con.port), timeout=20) as raw:
+    with socket.create_connection((con.host, con.port), timeout=60) as raw:
         with con.ctx.wrap_socket(raw, server_hostname=con.host) as tls:
             tls.sendall((f"POST /api/scan HTTP/1.1\r\nHost: {con.host}\r\nCookie: {token}\r\n"
                          f"X-CSRF-Token: {csrf}\r\nContent-Length: {args.max_body + 1}\r\n\r\n").encode())
@@ -195,7 +195,7 @@ def sign_in(d, w, name, password):
 
 def browser_checks(args):
     d = browser(args)
-    w = WebDriverWait(d, 15)
+    w = WebDriverWait(d, 40)
     try:
         d.get(args.base + "/status")
         w.until(EC.visibility_of_element_located((By.ID, "login-form")))
@@ -268,10 +268,56 @@ def browser_checks(args):
         check(fetch(d, "/api/learn?class=ham", "POST", "wrong" + csrf[5:], "From: a@b\n\nx\n") == 403,
               "browser: and with a wrong one")
 
+        # History: what Postfix delivered, with the markup Subject as text, and a correction by click.
+        d.find_element(By.CSS_SELECTOR, "a[data-page=history]").click()
+        w.until(EC.visibility_of_element_located((By.ID, "history-rows")))
+        def rows(d):
+            return d.find_elements(By.CSS_SELECTOR, "#history-rows tr[data-signature]")
+        def all_there(d):
+            if len(rows(d)) >= args.expect_messages:
+                return True
+            d.find_element(By.ID, "history-go").click()  # the recorder writes every second
+            time.sleep(0.5)
+            return False
+        w.until(all_there)
+        check(len(rows(d)) == args.expect_messages, "browser: the history lists every message Postfix delivered",
+              len(rows(d)))
+        subjects = [r.find_element(By.CSS_SELECTOR, "td.subject").text for r in rows(d)]
+        check("<img src=x onerror=alert(1)> you won" in subjects,
+              "browser: a Subject of <img src=x onerror=alert(1)> shows as that text in the history", subjects)
+        injected = d.execute_script("return document.querySelectorAll('main img, main script').length")
+        check(no_alert(d) and injected == 0, "browser: and runs nothing", injected)
+        shot(d, args, "05-history")
+        d.find_element(By.ID, "history-search").send_keys("meeting")
+        d.find_element(By.ID, "history-go").click()
+        w.until(lambda d: len(rows(d)) == 1)
+        row = rows(d)[0]
+        signature = row.get_attribute("data-signature")
+        before = stats(args)
+        row.find_element(By.CSS_SELECTOR, "button.correct[data-class=spam]").click()
+        w.until(lambda d: text_of(d, "correct-result") != "" or text_of(d, "history-error") != "")
+        after = stats(args)
+        check("corrected to spam: learned" in text_of(d, "correct-result") and after["spam"] == before["spam"] + 1,
+              "browser: Correct as spam on a delivered message trains it as spam once (mailsift stats)",
+              f"{text_of(d, 'correct-result')} {text_of(d, 'history-error')}; {before} -> {after}")
+        row.find_element(By.CSS_SELECTOR, "button.correct[data-class=spam]").click()
+        w.until(lambda d: "already learned" in text_of(d, "correct-result"))
+        check(stats(args) == after, "browser: correcting it again the same way changes nothing")
+        row.find_element(By.CSS_SELECTOR, "button.correct[data-class=ham]").click()
+        w.until(lambda d: "moved" in text_of(d, "correct-result"))
+        moved = stats(args)
+        check(moved["spam"] == before["spam"] and moved["ham"] == before["ham"] + 1,
+              "browser: and the other way moves it", f"{before} -> {moved}")
+        out = subprocess.run([args.mailsift, "--db", args.db, "correct", "--ham", "--signature", signature],
+                             capture_output=True, text=True)
+        check(stats(args) == moved, "browser: mailsift correct --signature agrees it is learned as ham",
+              out.stdout + out.stderr)
+        shot(d, args, "06-history-corrected")
+
         d.find_element(By.CSS_SELECTOR, "a[data-page=config]").click()
         w.until(lambda d: text_of(d, "config-database") != "")
         check(args.db in text_of(d, "config-database"), "browser: the configuration page names the database")
-        shot(d, args, "05-configuration")
+        shot(d, args, "07-configuration")
 
         # A session the server does not know (expired, or forged) is no session.
         d.delete_cookie("mailsift_session")
@@ -288,13 +334,24 @@ def browser_checks(args):
 
         sign_in(d, w, *args.viewer)
         w.until(EC.visibility_of_element_located((By.ID, "page-status")))
+        d.find_element(By.CSS_SELECTOR, "a[data-page=history]").click()
+        w.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#history-rows tr[data-signature]")) > 0)
+        buttons = d.find_elements(By.CSS_SELECTOR, "#history-rows button.correct")
+        check(buttons and not any(b.is_displayed() for b in buttons), "browser: a viewer sees the history without correct buttons")
+        vcsrf = d.execute_script("return state.csrf")
+        status = d.execute_async_script("""
+            const [csrf, done] = arguments;
+            fetch('/api/correct', {method: 'POST', headers: {'X-CSRF-Token': csrf, 'Content-Type': 'application/json'},
+                body: JSON.stringify({signature: '00000000000000000000000000000000', class: 'spam'})}).then(r => done(r.status));
+        """, vcsrf)
+        check(status == 403, "browser: and the viewer's correction is refused (403)", status)
+        shot(d, args, "08-viewer-history")
         d.find_element(By.CSS_SELECTOR, "a[data-page=scan]").click()
         w.until(EC.visibility_of_element_located((By.ID, "scan-text")))
         check(not d.find_element(By.ID, "learn-spam").is_displayed(), "browser: a viewer has no learn buttons")
-        vcsrf = d.execute_script("return state.csrf")
         check(fetch(d, "/api/learn?class=spam", "POST", vcsrf, "From: a@b\n\nx\n") == 403,
               "browser: and the viewer's learn is refused (403)")
-        shot(d, args, "06-viewer-scan")
+        shot(d, args, "09-viewer-scan")
         logs = [e for e in d.get_log("browser") if "Content Security Policy" in e.get("message", "")]
         check(not logs, "browser: no Content-Security-Policy violation on any page", logs[:2])
     finally:

@@ -37,6 +37,7 @@ PYTHON=/usr/bin/python3
 SHOTS="$(dirname "$MAILSIFTD")/../../console-screenshots"
 mkdir -p "$SHOTS"
 SHOTS=$(realpath "$SHOTS")
+rm -f "$SHOTS"/*.png   # this run's pages only
 
 make_workdir console
 chmod 755 "$WORK"
@@ -127,26 +128,31 @@ else
     sed 's/^/#   /' "$WORK/postfix-cmd.log"
     bail "private Postfix started (postfix -c $PFETC start)"
 fi
+# The fifth has a Subject of markup: the history must show it as text.
+printf '%s\r\n' "From: Prize Desk <win@prize.example>" "To: rcpt@example.net" \
+    "Subject: <img src=x onerror=alert(1)> you won" "Message-ID: <xss-1@prize.example>" "" \
+    "Claim your prize at http://prize.example/claim now." >"$WORK/xss.eml"
 SENT=0
-for f in spam_money_offer.eml spam_cheap_pills.eml ham_meeting_notes.eml ham_build_report.eml; do
-    if python3 "$HERE/smtp_send.py" 127.0.0.1 "$SMTP_PORT" sender@example.org rcpt@example.net "$MESSAGES/$f" \
+for f in "$MESSAGES"/spam_money_offer.eml "$MESSAGES"/spam_cheap_pills.eml "$MESSAGES"/ham_meeting_notes.eml \
+    "$MESSAGES"/ham_build_report.eml "$WORK/xss.eml"; do
+    if python3 "$HERE/smtp_send.py" 127.0.0.1 "$SMTP_PORT" sender@example.org rcpt@example.net "$f" \
             >>"$WORK/send.log" 2>&1; then
         SENT=$((SENT + 1))
     fi
 done
 delivered() { [ "$(find "$SINK" -type f | wc -l)" -ge "$SENT" ]; }
-if [ "$SENT" -eq 4 ] && wait_for 30 delivered; then
-    ok "Postfix took 4 messages and delivered them through mailsiftd"
+if [ "$SENT" -eq 5 ] && wait_for 30 delivered; then
+    ok "Postfix took 5 messages and delivered them through mailsiftd"
 else
     sed 's/^/#   /' "$WORK/send.log"
-    bail "Postfix delivered 4 messages through mailsiftd ($SENT accepted)"
+    bail "Postfix delivered 5 messages through mailsiftd ($SENT accepted)"
 fi
 
 # ---------------------------------------------------------------- the browser
 "$PYTHON" "$HERE/console_check.py" --base "https://127.0.0.1:$CONSOLE_PORT" \
     --metrics "http://127.0.0.1:$METRICS_PORT/metrics" --ca "$WORK/console.crt" --shots "$SHOTS" \
     --admin admin "$ADMIN_PASSWORD" --viewer watcher "$VIEWER_PASSWORD" --messages "$MESSAGES" \
-    --mailsift "$MAILSIFT" --db "$DB" --expect-messages 4 --max-body $((1024 * 1024 + 64 * 1024)) \
+    --mailsift "$MAILSIFT" --db "$DB" --expect-messages 5 --max-body $((1024 * 1024 + 64 * 1024)) \
     >"$WORK/check.out" 2>&1 || true
 cat "$WORK/check.out"
 PASSED=$((PASSED + $(grep -c '^ok - ' "$WORK/check.out" || true)))

@@ -293,3 +293,81 @@ TEST_CASE("Scans packed where they were scored are written as they are, or packe
     REQUIRE(sorted_lines(fresh->find_scan(packed_id(2))->features) == sorted_lines(lines));
     REQUIRE(sorted_lines(fresh->find_scan(packed_id(1))->features) == sorted_lines(lines));
 }
+
+TEST_CASE("The console's history is written with the scans and is searched and paged and pruned with them", "[store]") {
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    auto entry = [](std::uint8_t n, std::int64_t at, model::Verdict v, std::string subject) {
+        store::HistoryEntry e;
+        e.id = digest(n);
+        e.scanned_at = at;
+        e.verdict = v;
+        e.probability = v == model::Verdict::spam ? 0.998 : 0.0125;
+        e.action = v == model::Verdict::spam ? "tagged" : "accepted";
+        e.sender = "<bounce-" + std::to_string(n) + "@lists.example>";
+        e.recipients = "<alice@example.org>, <Bob@Example.org>";
+        e.from = "Ünïcode Sender <news@shop.example>";
+        e.subject = std::move(subject);
+        e.size = 1000u + n;
+        return e;
+    };
+    store::Recording r;
+    r.history.push_back(entry(1, 1000, model::Verdict::ham, "Minutes of the meeting"));
+    r.history.push_back(entry(2, 2000, model::Verdict::spam, "100% FREE <img src=x onerror=alert(1)>"));
+    r.history.push_back(entry(3, 3000, model::Verdict::ham, "Re: 50_50 split"));
+    db->record(r);
+
+    auto all = db->history({});
+    REQUIRE(all.size() == 3);
+    CHECK(all[0].id == digest(3));  // newest first
+    CHECK(all[2].id == digest(1));
+    const auto& spam = all[1];
+    CHECK(spam.scanned_at == 2000);
+    CHECK(spam.verdict == model::Verdict::spam);
+    CHECK(spam.probability == 0.998);
+    CHECK(spam.action == "tagged");
+    CHECK(spam.sender == "<bounce-2@lists.example>");
+    CHECK(spam.recipients == "<alice@example.org>, <Bob@Example.org>");
+    CHECK(spam.from == "Ünïcode Sender <news@shop.example>");
+    CHECK(spam.subject == "100% FREE <img src=x onerror=alert(1)>");
+    CHECK(spam.size == 1002);
+
+    store::HistoryQuery q;
+    q.verdict = model::Verdict::ham;
+    CHECK(db->history(q).size() == 2);
+    q = {};
+    q.text = "bounce-3";  // sender
+    REQUIRE(db->history(q).size() == 1);
+    CHECK(db->history(q)[0].id == digest(3));
+    q.text = "BOB@example";  // recipients, ASCII case ignored
+    CHECK(db->history(q).size() == 3);
+    q.text = "100%";  // LIKE's wildcards are searched as themselves
+    REQUIRE(db->history(q).size() == 1);
+    CHECK(db->history(q)[0].id == digest(2));
+    q.text = "50_50";
+    CHECK(db->history(q).size() == 1);
+    q.text = "Minutes_of";  // as a wildcard, '_' would match the blank
+    CHECK(db->history(q).empty());
+    q = {};
+    q.limit = 2;
+    CHECK(db->history(q).size() == 2);
+    q.before = 2000;  // the next page
+    REQUIRE(db->history(q).size() == 1);
+    CHECK(db->history(q)[0].id == digest(1));
+
+    // The same signature again (the same message scanned twice): one entry, the newest.
+    store::Recording again;
+    again.history.push_back(entry(1, 4000, model::Verdict::spam, "Minutes of the meeting"));
+    db->record(again);
+    all = db->history({});
+    REQUIRE(all.size() == 3);
+    CHECK(all[0].id == digest(1));
+    CHECK(all[0].verdict == model::Verdict::spam);
+
+    CHECK(db->prune_scans(2500) == 0);  // no scans, but the history before goes with them
+    all = db->history({});
+    REQUIRE(all.size() == 2);
+    CHECK(all[1].id == digest(3));
+    db->prune(3500, 0);
+    REQUIRE(db->history({}).size() == 1);
+}

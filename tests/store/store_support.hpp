@@ -61,6 +61,7 @@ private:
 // text lines, no dictionaries, no deferred corrections, no model change log), for the tests of
 // upgrades from older schemas.
 inline const char* const scans_as_schema_3 =
+    "DROP TABLE history;"
     "DROP TABLE linear_messages;"
     "DROP TABLE linear_samples;"
     "DROP TABLE linear_pages;"

@@ -10,6 +10,8 @@
 //   POST /api/login   {"name","password"}  -> the session cookie and a CSRF token
 //   POST /api/logout
 //   GET  /api/session, /api/status, /api/config
+//   GET  /api/history?verdict=spam|ham|unsure&q=TEXT&before=TIME&limit=N  newest first
+//   POST /api/correct {"signature","class"}  (admin) as `mailsift correct --signature`
 //   POST /api/scan          (admin) the message as the body: verdict and explanation
 //   POST /api/learn?class=spam|ham  (admin) the message as the body: trained once
 //
@@ -74,6 +76,8 @@ private:
     Response login(const Request& request, const std::string& client, Clock::time_point now);
     Response scan(const Request& request);
     Response learn(const Request& request);
+    Response history(const Request& request);
+    Response correct(const Request& request);
     nlohmann::json configuration() const;
     nlohmann::json corrections() const;
     // Rereads the accounts file when it changed; ends the sessions of accounts

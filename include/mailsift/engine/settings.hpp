@@ -46,6 +46,8 @@ struct DaemonSettings {
     std::string reject_reply = "550 5.7.1 Message rejected as spam";
     double quarantine_threshold = 2.0;            // P(spam) at or above: quarantine (> 1 = off)
     bool record_signatures = true;                // keep each scan's features for `mailsift correct`
+    bool record_history = true;                   // keep a line per message for the console's history
+    bool history_subjects = true;                 // ... with its Subject (off: a site that may not keep them)
     std::chrono::seconds signature_keep{14 * 86400};  // how long scans are kept
     bool learn_contacts = true;                   // recipients of authenticated senders become contacts
     std::chrono::seconds stats_interval{5};       // how often scans and counters are written

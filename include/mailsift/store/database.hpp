@@ -44,7 +44,7 @@
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 7;
+inline constexpr int schema_version = 8;
 
 class Error : public std::runtime_error {
 public:
@@ -149,6 +149,29 @@ private:
     std::shared_ptr<const ScanDictionary> dictionary_;
 };
 
+// One line of the console's history: what mailsiftd did with a message, kept
+// as long as its scan (signature_days) and pruned with it.
+struct HistoryEntry {
+    Digest id{};  // the message's signature
+    std::int64_t scanned_at = 0;
+    model::Verdict verdict = model::Verdict::unsure;
+    double probability = 0.0;
+    std::string action;      // accepted, tagged, quarantined, rejected, tempfailed
+    std::string sender;      // MAIL FROM, as sent
+    std::string recipients;  // RCPT TO, as sent, separated by ", "
+    std::string from;        // the From: header field, decoded
+    std::string subject;     // the Subject: header field, decoded; "" when history_subjects = off
+    std::uint64_t size = 0;  // the message's bytes
+};
+
+// Which history entries to read: the newest first, up to `limit`.
+struct HistoryQuery {
+    std::optional<model::Verdict> verdict;  // only this verdict
+    std::string text;  // only those whose sender, recipients, From or Subject hold it (ASCII case ignored)
+    std::size_t limit = 100;
+    std::int64_t before = INT64_MAX;  // only those scanned before this (the next page)
+};
+
 // What the daemon's recorder writes in one transaction.
 struct Recording {
     std::vector<Scan> scans;
@@ -157,6 +180,7 @@ struct Recording {
     std::vector<PackedScan> packed;
     std::vector<Contact> contacts;
     std::vector<std::pair<std::string, std::int64_t>> counter_increments;
+    std::vector<HistoryEntry> history;
 };
 
 // Corrections of scanned messages since some time.
@@ -277,6 +301,8 @@ public:
     virtual std::string feature_text(model::FeatureId id) = 0;
 
     virtual std::optional<Scan> find_scan(const Digest& id) = 0;
+    // The console's history (Recording::history), newest first.
+    virtual std::vector<HistoryEntry> history(const HistoryQuery& q) = 0;
     // One transaction; read_write only.
     virtual void record(const Recording& r) = 0;
     // The packer for scans recorded from now on: with the newest dictionary,

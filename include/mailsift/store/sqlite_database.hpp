@@ -44,6 +44,7 @@ public:
     std::string feature_text(model::FeatureId id) override;
 
     std::optional<Scan> find_scan(const Digest& id) override;
+    std::vector<HistoryEntry> history(const HistoryQuery& q) override;
     void record(const Recording& r) override;
     ScanPacker scan_packer(std::int64_t now) override;
     std::size_t prune_scans(std::int64_t before) override;
@@ -92,6 +93,7 @@ private:
     // `ids` are the features it wrote or deleted (ascending), nullptr for "reload all".
     void log_model_change(const std::vector<model::FeatureId>* ids);
     void prune_deferred_corrections(std::int64_t before);
+    void prune_history(std::int64_t before);
 };
 
 }  // namespace mailsift::store

@@ -5,7 +5,7 @@
 
 const state = { account: null, role: null, csrf: null, timer: null, chart: 'hour', status: null };
 const $ = (id) => document.getElementById(id);
-const pages = ['login', 'status', 'scan', 'config'];
+const pages = ['login', 'status', 'history', 'scan', 'config'];
 
 function text(id, value) { $(id).textContent = value === null || value === undefined ? '–' : String(value); }
 
@@ -33,6 +33,7 @@ function show(page) {
   if (state.timer) { clearInterval(state.timer); state.timer = null; }
   if (page === 'status') { loadStatus(); state.timer = setInterval(loadStatus, 10000); }
   if (page === 'config') loadConfig();
+  if (page === 'history') loadHistory(false);
 }
 
 function route() {
@@ -156,6 +157,69 @@ function drawChart() {
   $('chart').replaceChildren(svg);
 }
 
+// History --------------------------------------------------------------
+
+const historyState = { before: null };
+
+async function loadHistory(more) {
+  text('history-error', '');
+  const params = new URLSearchParams();
+  const verdict = $('history-verdict').value;
+  const q = $('history-search').value.trim();
+  if (verdict) params.set('verdict', verdict);
+  if (q) params.set('q', q);
+  if (more && historyState.before !== null) params.set('before', historyState.before);
+  let h;
+  try { h = await api('/api/history?' + params.toString()); } catch (e) { text('history-error', e.message); return; }
+  const rows = $('history-rows');
+  if (!more) rows.replaceChildren();
+  for (const e of h.entries) rows.append(historyRow(e));
+  historyState.before = h.entries.length ? h.entries[h.entries.length - 1].time : historyState.before;
+  $('history-more').hidden = h.entries.length < 100;
+  text('history-note', h.kept ? (h.subjects_kept ? '' : 'Subject lines are not kept on this server (history_subjects = off).')
+    : 'mailsiftd keeps no history on this server (history = off).');
+  if (!more && !h.entries.length) {
+    const r = el('tr'); const td = el('td', 'no messages'); td.colSpan = 9; r.append(td); rows.append(r);
+  }
+}
+
+function historyRow(e) {
+  const r = el('tr');
+  r.dataset.signature = e.signature;
+  const when = new Date(e.time * 1000);
+  r.append(el('td', when.toLocaleString(), 'nowrap'));
+  const v = el('td', e.verdict, 'verdict ' + e.verdict); r.append(v);
+  r.append(el('td', e.probability.toFixed(4), 'num'));
+  r.append(el('td', e.action));
+  const env = el('td', null, 'small');
+  env.append(el('div', e.sender), el('div', '→ ' + e.recipients));
+  r.append(env);
+  r.append(el('td', e.from, 'small'));
+  r.append(el('td', e.subject, 'subject'));
+  r.append(el('td', e.size, 'num'));
+  const act = el('td', null, 'admin nowrap');
+  for (const cls of ['spam', 'ham']) {
+    const b = el('button', cls, 'correct');
+    b.type = 'button';
+    b.title = 'Correct as ' + cls;
+    b.dataset.class = cls;
+    b.addEventListener('click', () => correct(e.signature, cls, r));
+    act.append(b);
+  }
+  r.append(act);
+  return r;
+}
+
+async function correct(signature, cls, row) {
+  text('history-error', ''); text('correct-result', '');
+  try {
+    const r = await api('/api/correct', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ signature, class: cls }) });
+    text('correct-result', `${r.signature}: corrected to ${r.class}: ${r.result}`);
+    row.classList.add('corrected');
+  } catch (e) { text('history-error', e.message); }
+}
+
 // Scan -----------------------------------------------------------------
 
 async function messageBody() {
@@ -267,6 +331,8 @@ document.addEventListener('DOMContentLoaded', async () => {
   $('chart-hour').addEventListener('click', () => { state.chart = 'hour'; $('chart-hour').classList.add('on'); $('chart-day').classList.remove('on'); drawChart(); });
   $('chart-day').addEventListener('click', () => { state.chart = 'day'; $('chart-day').classList.add('on'); $('chart-hour').classList.remove('on'); drawChart(); });
   $('scan-button').addEventListener('click', scan);
+  $('history-form').addEventListener('submit', (ev) => { ev.preventDefault(); loadHistory(false); });
+  $('history-more').addEventListener('click', () => loadHistory(true));
   $('learn-spam').addEventListener('click', () => learn('spam'));
   $('learn-ham').addEventListener('click', () => learn('ham'));
   window.addEventListener('popstate', () => { if (state.account) route(); });

@@ -19,7 +19,7 @@ using pg::Param;
 namespace {
 
 // The version of the PostgreSQL schema (its own numbering, kept in mailsift_schema).
-constexpr int pg_schema_version = 2;
+constexpr int pg_schema_version = 3;
 
 // pg_advisory_xact_lock(key, what): migrations and commits.
 constexpr const char* lock_migration = "SELECT pg_advisory_xact_lock(1835100524, 1)";
@@ -123,6 +123,22 @@ const char* const migrations[] = {
         digest bytea PRIMARY KEY,
         class smallint NOT NULL CHECK (class IN (0, 1))
     );
+    )sql",
+    // 2 -> 3: the console's history, as SQLite's schema 8
+    R"sql(
+    CREATE TABLE history (
+        id bytea PRIMARY KEY,
+        scanned_at bigint NOT NULL,
+        verdict smallint NOT NULL,
+        probability double precision NOT NULL,
+        action text NOT NULL,
+        sender text NOT NULL,
+        recipients text NOT NULL,
+        from_header text NOT NULL,
+        subject text NOT NULL,
+        size bigint NOT NULL
+    );
+    CREATE INDEX history_scanned_at ON history (scanned_at);
     )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);

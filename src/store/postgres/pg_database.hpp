@@ -48,6 +48,7 @@ public:
     std::string feature_text(model::FeatureId id) override;
 
     std::optional<Scan> find_scan(const Digest& id) override;
+    std::vector<HistoryEntry> history(const HistoryQuery& q) override;
     void record(const Recording& r) override;
     ScanPacker scan_packer(std::int64_t now) override;
     std::size_t prune_scans(std::int64_t before) override;
@@ -95,6 +96,7 @@ private:
     std::optional<std::string> stored_scan(const pg::Result& r, int row, int dictionary_column, int features_column);
     void drop_unused_dictionaries();
     void prune_deferred_corrections(std::int64_t before);
+    void prune_history(std::int64_t before);
     ClassTotals read_totals(model::TermFrequency tf);
 
     Mode mode_;

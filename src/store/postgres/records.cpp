@@ -2,6 +2,8 @@
 // signature (compact form, as on SQLite), corrections, counters, contacts,
 // and pruning.
 #include <algorithm>
+#include <charconv>
+#include <cstring>
 #include <map>
 
 #include "../codec.hpp"
@@ -126,6 +128,20 @@ void PgDatabase::record(const Recording& r) {
                        {Param(id), Param(when)});
         }
         for (const Contact* c : contacts) add_contact(c->address, c->source, c->added_at);
+        for (const auto& e : r.history) {
+            char probability[32];
+            const auto end = std::to_chars(probability, probability + sizeof probability, e.probability).ptr;
+            conn_.exec("INSERT INTO history (id, scanned_at, verdict, probability, action, sender, recipients,"
+                       " from_header, subject, size) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+                       " ON CONFLICT (id) DO UPDATE SET scanned_at = excluded.scanned_at, verdict = excluded.verdict,"
+                       " probability = excluded.probability, action = excluded.action, sender = excluded.sender,"
+                       " recipients = excluded.recipients, from_header = excluded.from_header,"
+                       " subject = excluded.subject, size = excluded.size",
+                       {Param::digest(e.id), Param(e.scanned_at), Param(static_cast<int>(e.verdict)),
+                        Param::text(std::string_view(probability, static_cast<std::size_t>(end - probability))),
+                        Param::text(e.action), Param::text(e.sender), Param::text(e.recipients), Param::text(e.from),
+                        Param::text(e.subject), Param(e.size)});
+        }
         for (const auto& [name, n] : counters) {
             conn_.exec("INSERT INTO counters (name, value) VALUES ($1, $2)"
                        " ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value",
@@ -139,8 +155,52 @@ std::size_t PgDatabase::prune_scans(std::int64_t before) {
         const auto removed = conn_.exec("DELETE FROM signatures WHERE scanned_at < $1", {Param(before)}).affected();
         drop_unused_dictionaries();
         prune_deferred_corrections(before);
+        prune_history(before);
         return static_cast<std::size_t>(removed);
     });
+}
+
+void PgDatabase::prune_history(std::int64_t before) {
+    conn_.exec("DELETE FROM history WHERE scanned_at < $1", {Param(before)});
+}
+
+std::vector<HistoryEntry> PgDatabase::history(const HistoryQuery& query) {
+    std::string sql =
+        "SELECT id, scanned_at, verdict, probability::text, action, sender, recipients, from_header, subject, size"
+        " FROM history WHERE scanned_at < $1";
+    std::vector<Param> params{Param(query.before)};
+    if (query.verdict) {
+        params.push_back(Param(static_cast<int>(*query.verdict)));
+        sql += " AND verdict = $" + std::to_string(params.size());
+    }
+    if (!query.text.empty()) {
+        params.push_back(Param::text(contains_pattern(query.text)));
+        const std::string p = "$" + std::to_string(params.size());
+        // ILIKE folds more than ASCII; SQLite's LIKE folds ASCII only: the same for the ASCII the issue asks of it.
+        sql += " AND (sender ILIKE " + p + " OR recipients ILIKE " + p + " OR from_header ILIKE " + p +
+               " OR subject ILIKE " + p + ")";
+    }
+    params.push_back(Param(static_cast<std::int64_t>(std::min<std::size_t>(query.limit, INT64_MAX))));
+    sql += " ORDER BY scanned_at DESC, id LIMIT $" + std::to_string(params.size());
+    auto r = conn_.exec(sql, params);
+    std::vector<HistoryEntry> out;
+    for (int i = 0; i < r.rows(); ++i) {
+        HistoryEntry e;
+        const auto id = r.bytes(i, 0);
+        if (id.size() == e.id.size()) std::memcpy(e.id.data(), id.data(), e.id.size());
+        e.scanned_at = r.integer(i, 1);
+        e.verdict = static_cast<model::Verdict>(r.integer(i, 2));
+        const auto p = r.bytes(i, 3);
+        std::from_chars(p.data(), p.data() + p.size(), e.probability);
+        e.action = r.bytes(i, 4);
+        e.sender = r.bytes(i, 5);
+        e.recipients = r.bytes(i, 6);
+        e.from = r.bytes(i, 7);
+        e.subject = r.bytes(i, 8);
+        e.size = static_cast<std::uint64_t>(r.integer(i, 9));
+        out.push_back(std::move(e));
+    }
+    return out;
 }
 
 void PgDatabase::prune_deferred_corrections(std::int64_t before) {
@@ -220,6 +280,7 @@ PruneResult PgDatabase::prune(std::int64_t signatures_before, std::int64_t featu
             conn_.exec("DELETE FROM signatures WHERE scanned_at < $1", {Param(signatures_before)}).affected();
         drop_unused_dictionaries();
         prune_deferred_corrections(signatures_before);
+        prune_history(signatures_before);
         auto r = conn_.exec(
             "WITH gone AS (DELETE FROM features WHERE spam_occurrences + ham_occurrences = 1 AND last_seen < $1"
             " RETURNING spam_occurrences, ham_occurrences, spam_presences, ham_presences)"

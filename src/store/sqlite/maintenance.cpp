@@ -27,6 +27,7 @@ PruneResult SqliteDatabase::prune(std::int64_t signatures_before, std::int64_t f
             r.signatures = static_cast<std::uint64_t>(sqlite3_changes(db_));
             drop_unused_dictionaries();
             prune_deferred_corrections(signatures_before);
+            prune_history(signatures_before);
         }
         // Seen exactly once in all, and not since the cut-off.
         const std::string once = " FROM features WHERE spam_occurrences + ham_occurrences = 1 AND last_seen < ?1";

@@ -150,6 +150,25 @@ void SqliteDatabase::record(const Recording& r) {
             if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot record signature: ") + error_text());
         }
         for (const auto& c : r.contacts) add_contact(c.address, c.source, c.added_at);
+        if (!r.history.empty()) {
+            Statement h(db_,
+                        "INSERT OR REPLACE INTO history (id, scanned_at, verdict, probability, action, sender,"
+                        " recipients, from_header, subject, size) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                        path_);
+            for (const auto& e : r.history) {
+                sqlite3_reset(h.get());
+                bind_digest(h.get(), 1, e.id);
+                sqlite3_bind_int64(h.get(), 2, e.scanned_at);
+                sqlite3_bind_int(h.get(), 3, static_cast<int>(e.verdict));
+                sqlite3_bind_double(h.get(), 4, e.probability);
+                int i = 5;
+                for (const std::string* t : {&e.action, &e.sender, &e.recipients, &e.from, &e.subject}) {
+                    sqlite3_bind_text(h.get(), i++, t->data(), static_cast<int>(t->size()), SQLITE_STATIC);
+                }
+                sqlite3_bind_int64(h.get(), 10, static_cast<std::int64_t>(e.size));
+                if (sqlite3_step(h.get()) != SQLITE_DONE) fail(std::string("cannot record history: ") + error_text());
+            }
+        }
         for (const auto& [name, n] : r.counter_increments) {
             Use s(st_->add_counter);
             sqlite3_bind_text(*s, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
@@ -170,7 +189,56 @@ std::size_t SqliteDatabase::prune_scans(std::int64_t before) {
     const auto removed = static_cast<std::size_t>(sqlite3_changes(db_));
     drop_unused_dictionaries();
     prune_deferred_corrections(before);
+    prune_history(before);
     return removed;
+}
+
+void SqliteDatabase::prune_history(std::int64_t before) {
+    Statement q(db_, "DELETE FROM history WHERE scanned_at < ?1", path_);
+    sqlite3_bind_int64(q.get(), 1, before);
+    if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune the history: ") + error_text());
+}
+
+std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
+    std::string sql =
+        "SELECT id, scanned_at, verdict, probability, action, sender, recipients, from_header, subject, size"
+        " FROM history WHERE scanned_at < ?1";
+    if (query.verdict) sql += " AND verdict = ?2";
+    if (!query.text.empty()) {
+        sql += " AND (sender LIKE ?3 ESCAPE '\\' OR recipients LIKE ?3 ESCAPE '\\' OR from_header LIKE ?3 ESCAPE '\\'"
+               " OR subject LIKE ?3 ESCAPE '\\')";
+    }
+    sql += " ORDER BY scanned_at DESC, id LIMIT ?4";
+    Statement q(db_, sql.c_str(), path_);
+    sqlite3_bind_int64(q.get(), 1, query.before);
+    if (query.verdict) sqlite3_bind_int(q.get(), 2, static_cast<int>(*query.verdict));
+    const std::string pattern = contains_pattern(query.text);
+    if (!query.text.empty()) sqlite3_bind_text(q.get(), 3, pattern.data(), static_cast<int>(pattern.size()), SQLITE_STATIC);
+    sqlite3_bind_int64(q.get(), 4, static_cast<std::int64_t>(std::min<std::size_t>(query.limit, INT64_MAX)));
+    std::vector<HistoryEntry> out;
+    auto text = [&](int col) {
+        const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(q.get(), col));
+        return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(q.get(), col))) : std::string();
+    };
+    int rc = SQLITE_ROW;
+    while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+        HistoryEntry e;
+        if (sqlite3_column_bytes(q.get(), 0) == static_cast<int>(e.id.size())) {
+            std::memcpy(e.id.data(), sqlite3_column_blob(q.get(), 0), e.id.size());
+        }
+        e.scanned_at = sqlite3_column_int64(q.get(), 1);
+        e.verdict = static_cast<model::Verdict>(sqlite3_column_int(q.get(), 2));
+        e.probability = sqlite3_column_double(q.get(), 3);
+        e.action = text(4);
+        e.sender = text(5);
+        e.recipients = text(6);
+        e.from = text(7);
+        e.subject = text(8);
+        e.size = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 9));
+        out.push_back(std::move(e));
+    }
+    if (rc != SQLITE_DONE) fail(std::string("cannot read the history: ") + error_text());
+    return out;
 }
 
 void SqliteDatabase::prune_deferred_corrections(std::int64_t before) {

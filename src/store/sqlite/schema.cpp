@@ -164,6 +164,22 @@ constexpr Migration migrations[] = {
         class INTEGER NOT NULL CHECK (class IN (0, 1))
     ) WITHOUT ROWID;
     )sql"},
+    // 7 -> 8: the console's history of what mailsiftd did with each message.
+    {R"sql(
+    CREATE TABLE history (
+        id BLOB PRIMARY KEY,
+        scanned_at INTEGER NOT NULL,
+        verdict INTEGER NOT NULL,
+        probability REAL NOT NULL,
+        action TEXT NOT NULL,
+        sender TEXT NOT NULL,
+        recipients TEXT NOT NULL,
+        from_header TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        size INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX history_scanned_at ON history (scanned_at);
+    )sql"},
 };
 static_assert(std::size(migrations) == schema_version);
 
