@@ -316,7 +316,9 @@ def browser_checks(args):
 
         d.find_element(By.CSS_SELECTOR, "a[data-page=config]").click()
         w.until(lambda d: text_of(d, "config-database") != "")
-        check(args.db in text_of(d, "config-database"), "browser: the configuration page names the database")
+        shown = text_of(d, "config-database")
+        check(shown.startswith("postgresql://") if args.db.startswith("postgresql:") else args.db in shown,
+              "browser: the configuration page names the database", shown)
         shot(d, args, "07-configuration")
 
         # A session the server does not know (expired, or forged) is no session.

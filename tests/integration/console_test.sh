@@ -8,6 +8,8 @@
 # the browser and HTTP checks; this script sets up and counts.
 #
 # usage: console_test.sh MAILSIFTD MAILSIFT
+#   MAILSIFT_CONSOLE_STORE=postgresql: the model in a private PostgreSQL
+#   (tests/support/postgres.sh) instead of an SQLite file.
 #
 # A screenshot of every page goes to console-screenshots/ in the build
 # directory (beside src/; CI output, not committed). Everything runs on
@@ -23,7 +25,10 @@ SINKPID=""
 PF_STARTED=""
 PFETC=""
 LOGS+=(postfix.log sink.log)
-CLEANUP_STEPS+=(stop_postfix stop_sink)
+STORE=${MAILSIFT_CONSOLE_STORE:-sqlite}
+PGCTL="$HERE/../support/postgres.sh"
+stop_database() { [ "$STORE" != postgresql ] || [ -z "$WORK" ] || "$PGCTL" stop "$WORK/pg" >/dev/null 2>&1; }
+CLEANUP_STEPS+=(stop_postfix stop_sink stop_database)
 
 read_args "$@"
 if [ "$(id -u)" -ne 0 ]; then
@@ -35,6 +40,7 @@ need_packages python3-selenium
 # Debian's Python, which has python3-selenium (a python3 earlier on PATH may not).
 PYTHON=/usr/bin/python3
 SHOTS="$(dirname "$MAILSIFTD")/../../console-screenshots"
+[ "$STORE" = sqlite ] || SHOTS="$SHOTS-$STORE"
 mkdir -p "$SHOTS"
 SHOTS=$(realpath "$SHOTS")
 rm -f "$SHOTS"/*.png   # this run's pages only
@@ -48,6 +54,11 @@ CONSOLE_PORT=$(free_port)
 METRICS_PORT=$(free_port)
 note "work directory $WORK; smtpd :$SMTP_PORT, mailsiftd :$MILTER_PORT, console :$CONSOLE_PORT, metrics :$METRICS_PORT"
 
+if [ "$STORE" = postgresql ]; then
+    "$PGCTL" start "$WORK/pg" >"$WORK/pg-start.log" 2>&1 || { sed 's/^/#   /' "$WORK/pg-start.log"; bail "private PostgreSQL started"; }
+    DB=$(cat "$WORK/pg/uri")
+    ok "the model in a private PostgreSQL: $DB"
+fi
 train_model
 
 # ---------------------------------------------------------------- accounts and TLS
