@@ -156,31 +156,15 @@ void explain_linear(const engine::LinearExplanation& l, const engine::Settings& 
                 number(settings.model.calibration_temperature).c_str(), l.clipped ? ", clipped" : "");
     std::printf("  %+12.6f  weights of %zu slots (below)\n", z.features, l.slots.size());
     std::printf("  %+12.6f  = log-odds\n", z.z());
-    const auto& by_weight = l.slots;  // strongest toward spam first
-    constexpr std::size_t shown = 15;
-    std::vector<bool> listed(by_weight.size(), false);
-    auto list = [&](const char* title, bool spam) {
+    const engine::SlotSplit split = l.split(15);
+    auto list = [](const char* title, const std::vector<engine::SlotWeight>& slots) {
         std::printf("\n%s\n  %12s  %s\n", title, "weight", "slot: its 4-grams and features");
-        std::size_t n = 0;
-        for (std::size_t k = 0; k < by_weight.size() && n < shown; ++k) {
-            const std::size_t i = spam ? k : by_weight.size() - 1 - k;
-            if (listed[i] || (spam ? by_weight[i].weight <= 0 : by_weight[i].weight >= 0)) break;
-            listed[i] = true;
-            ++n;
-            std::printf("  %+12.6f  %u: %s\n", by_weight[i].weight, by_weight[i].slot, by_weight[i].source.c_str());
-        }
-        if (n == 0) std::printf("  (none)\n");
+        for (const auto& w : slots) std::printf("  %+12.6f  %u: %s\n", w.weight, w.slot, w.source.c_str());
+        if (slots.empty()) std::printf("  (none)\n");
     };
-    list("slots toward spam:", true);
-    list("slots toward ham:", false);
-    double rest = 0.0;
-    std::size_t others = 0;
-    for (std::size_t i = 0; i < by_weight.size(); ++i) {
-        if (listed[i]) continue;
-        rest += by_weight[i].weight;
-        ++others;
-    }
-    std::printf("  %+12.6f  the other %zu slots together\n", rest, others);
+    list("slots toward spam:", split.toward_spam);
+    list("slots toward ham:", split.toward_ham);
+    std::printf("  %+12.6f  the other %zu slots together\n", split.others_sum, split.others);
 }
 
 int explain(const Context& ctx, const std::vector<std::string>& paths) {

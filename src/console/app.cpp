@@ -23,9 +23,9 @@ constexpr std::string_view cookie_name = "mailsift_session";
 std::string_view sv(boost::beast::string_view v) { return {v.data(), v.size()}; }
 constexpr std::size_t slots_shown = 20;  // linear slots listed each way on the page
 
-// Headers every answer carries: the page may run only its own script and
-// style, load nothing from elsewhere, and be framed by nobody.
-void secure(Response& r) {
+}  // namespace
+
+void add_security_headers(Response& r) {
     r.set(http::field::server, "mailsiftd");
     r.set("Content-Security-Policy",
           "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -37,9 +37,11 @@ void secure(Response& r) {
     r.set("Cross-Origin-Resource-Policy", "same-origin");
 }
 
+namespace {
+
 Response answer(const Request& req, http::status status, std::string_view type, std::string body) {
     Response r{status, req.version()};
-    secure(r);
+    add_security_headers(r);
     r.set(http::field::content_type, boost::beast::string_view(type.data(), type.size()));
     r.set(http::field::cache_control, "no-store");
     r.keep_alive(req.keep_alive());
@@ -134,6 +136,29 @@ json reasons(const std::vector<engine::Reason>& rs) {
     return out;
 }
 
+json slot_list(const std::vector<engine::SlotWeight>& slots) {
+    json out = json::array();
+    for (const auto& w : slots) out.push_back({{"weight", w.weight}, {"slot", w.slot}, {"source", w.source}});
+    return out;
+}
+
+// The linear scorer's sum, part by part: what a scan and a history line show alike.
+json linear_json(const engine::LinearParts& l) {
+    return json{{"bias", l.score.bias},
+                {"nb_weight", l.score.nb_weight},
+                {"nb_input", l.score.nb_input},
+                {"nb_term", l.score.nb_weight * l.score.nb_input},
+                {"nb_log_odds", l.nb_log_odds},
+                {"clipped", l.clipped},
+                {"slots_sum", l.score.features},
+                {"slots", l.slots},
+                {"z", l.score.z()},
+                {"toward_spam", slot_list(l.split.toward_spam)},
+                {"toward_ham", slot_list(l.split.toward_ham)},
+                {"others", l.split.others},
+                {"others_sum", l.split.others_sum}};
+}
+
 json explanation_json(const engine::Explanation& e) {
     const auto& c = e.classification;
     json j{{"verdict", model::to_string(c.score.verdict)},
@@ -147,37 +172,19 @@ json explanation_json(const engine::Explanation& e) {
            {"truncated", c.truncated}};
     if (e.linear) {
         const auto& l = *e.linear;
-        json spam = json::array(), ham = json::array();
-        std::vector<bool> listed(l.slots.size(), false);
-        for (std::size_t i = 0; i < l.slots.size() && spam.size() < slots_shown && l.slots[i].weight > 0; ++i) {
-            listed[i] = true;
-            spam.push_back({{"weight", l.slots[i].weight}, {"slot", l.slots[i].slot}, {"source", l.slots[i].source}});
-        }
-        for (std::size_t k = 0; k < l.slots.size() && ham.size() < slots_shown; ++k) {
-            const std::size_t i = l.slots.size() - 1 - k;
-            if (listed[i] || l.slots[i].weight >= 0) break;
-            listed[i] = true;
-            ham.push_back({{"weight", l.slots[i].weight}, {"slot", l.slots[i].slot}, {"source", l.slots[i].source}});
-        }
-        double rest = 0;
-        std::size_t others = 0;
-        for (std::size_t i = 0; i < l.slots.size(); ++i) {
-            if (!listed[i]) rest += l.slots[i].weight, ++others;
-        }
-        j["linear"] = {{"bias", l.score.bias},
-                       {"nb_weight", l.score.nb_weight},
-                       {"nb_input", l.score.nb_input},
-                       {"nb_term", l.score.nb_weight * l.score.nb_input},
-                       {"nb_log_odds", l.nb_log_odds},
-                       {"clipped", l.clipped},
-                       {"slots_sum", l.score.features},
-                       {"slots", l.slots.size()},
-                       {"z", l.score.z()},
-                       {"toward_spam", spam},
-                       {"toward_ham", ham},
-                       {"others", others},
-                       {"others_sum", rest}};
+        j["linear"] = linear_json({l.score, l.nb_log_odds, l.clipped, l.slots.size(), l.split(slots_shown)});
     }
+    return j;
+}
+
+// A history line's explanation, as mailsiftd kept it when it scored the message.
+json recorded_json(const engine::ScoreParts& p) {
+    json j{{"log_odds", p.log_odds},
+           {"prior_log_odds", p.prior_log_odds},
+           {"nb_log_odds", p.nb_log_odds},
+           {"toward_spam", reasons(p.toward_spam)},
+           {"toward_ham", reasons(p.toward_ham)}};
+    if (p.linear) j["linear"] = linear_json(*p.linear);
     return j;
 }
 
@@ -276,6 +283,7 @@ Response App::handle(const Request& req, const std::string& client, Clock::time_
     }
     if (path == "/api/config" && !post) return json_answer(req, http::status::ok, configuration());
     if (path == "/api/history" && !post) return history(req);
+    if (path == "/api/explanation" && !post) return explanation(req);
     const bool admin_action = path == "/api/scan" || path == "/api/learn" || path == "/api/correct";
     if (admin_action) {
         if (!post) return error(req, http::status::method_not_allowed, "POST only");
@@ -335,10 +343,10 @@ Response App::login(const Request& req, const std::string& client, Clock::time_p
         return error(req, http::status::unauthorized, "wrong name or password");
     }
     limiter_.succeeded(client);
-    const std::string token = sessions_.create(name, *role, now);
-    const auto s = sessions_.find(token, now);
-    Response r = json_answer(req, http::status::ok, json{{"account", name}, {"role", to_string(*role)}, {"csrf", s->csrf}});
-    r.set(http::field::set_cookie, std::string(cookie_name) + "=" + token + "; Path=/; HttpOnly; SameSite=Strict" +
+    const auto session = sessions_.create(name, *role, now);
+    Response r =
+        json_answer(req, http::status::ok, json{{"account", name}, {"role", to_string(*role)}, {"csrf", session.csrf}});
+    r.set(http::field::set_cookie, std::string(cookie_name) + "=" + session.token + "; Path=/; HttpOnly; SameSite=Strict" +
                                        (options_.tls ? "; Secure" : ""));
     return r;
 }
@@ -408,6 +416,27 @@ Response App::history(const Request& req) {
         return json_answer(req, http::status::ok,
                            json{{"entries", rows}, {"subjects_kept", options_.settings.daemon.history_subjects},
                                 {"kept", options_.settings.daemon.record_history}});
+    } catch (const std::exception& e) {
+        return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
+    }
+}
+
+Response App::explanation(const Request& req) {
+    const auto id = engine::parse_signature(url_decoded(query(sv(req.target()), "signature")));
+    if (!id) return error(req, http::status::bad_request, "signature must be 32 hexadecimal digits");
+    store::HistoryQuery q;
+    q.id = *id;
+    q.limit = 1;
+    q.explanations = true;
+    try {
+        const auto db = store::open(options_.database.string(), store::Database::Mode::read_only);
+        const auto found = db->history(q);
+        if (found.empty()) return error(req, http::status::not_found, "no such message in the history (pruned?)");
+        json j = history_json(found.front());
+        const auto parts = engine::decode_score_parts(found.front().explanation);
+        // A line written before explanations were kept, or by a later mailsift, has none.
+        j["explanation"] = parts ? recorded_json(*parts) : json(nullptr);
+        return json_answer(req, http::status::ok, j);
     } catch (const std::exception& e) {
         return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
     }

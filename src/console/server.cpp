@@ -129,11 +129,9 @@ private:
     void on_read(beast::error_code ec) {
         if (ec == http::error::body_limit || ec == http::error::header_limit) {
             // Say why, then close: the rest of the request is not read.
-            Request req;
-            req.version(11);
-            req.keep_alive(false);
             const bool body = ec == http::error::body_limit;
             response_ = Response{body ? http::status::payload_too_large : http::status::request_header_fields_too_large, 11};
+            add_security_headers(response_);
             response_.set(http::field::content_type, "text/plain; charset=utf-8");
             response_.body() = body ? "request body too large\n" : "request header too large\n";
             response_.keep_alive(false);

@@ -29,7 +29,7 @@ std::string random_token(std::size_t bytes) {
     return out;
 }
 
-std::string Sessions::create(std::string account, Role role, Clock::time_point now) {
+Sessions::Created Sessions::create(std::string account, Role role, Clock::time_point now) {
     if (by_digest_.size() >= limits_.max_sessions && !by_digest_.empty()) {
         // Full: the session seen longest ago goes (its user signs in again).
         auto oldest = std::min_element(by_digest_.begin(), by_digest_.end(), [](const auto& a, const auto& b) {
@@ -37,9 +37,9 @@ std::string Sessions::create(std::string account, Role role, Clock::time_point n
         });
         by_digest_.erase(oldest);
     }
-    const std::string token = random_token();
-    by_digest_[digest(token)] = Session{std::move(account), role, random_token(), now, now};
-    return token;
+    Created c{random_token(), random_token()};
+    by_digest_[digest(c.token)] = Session{std::move(account), role, c.csrf, now, now};
+    return c;
 }
 
 std::optional<Session> Sessions::find(std::string_view token, Clock::time_point now) {

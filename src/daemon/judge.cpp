@@ -126,7 +126,10 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
         recorder.count("skipped");
     } else {
         try {
-            const auto c = scorer.classify(t.message, envelope, d.record_signatures);
+            // An explanation quotes words and fragments of the message, its Subject among
+            // them: a site that keeps no Subject lines keeps no explanations either.
+            const bool explained = d.record_history && d.history_subjects;
+            const auto c = scorer.classify(t.message, envelope, d.record_signatures, explained);
             mime_limits = c.limits_hit;
             const auto digest = engine::message_digest(t.message);
             answer = answer_scored(t, actions, c, d, engine::signature_text(digest));
@@ -142,6 +145,7 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
                 history->from = header_text(t, "From");
                 if (d.history_subjects) history->subject = header_text(t, "Subject");
                 history->size = t.message_bytes;
+                if (c.parts) history->explanation = engine::encode(*c.parts);
             }
             verdict = std::string(model::to_string(c.score.verdict)) + " p=" + std::to_string(c.score.probability) +
                       " log-odds=" + std::to_string(c.score.log_odds);

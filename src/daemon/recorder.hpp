@@ -47,7 +47,9 @@ public:
         // Scans waiting that start a write before the interval is up (about 2,000 scans).
         std::size_t batch_bytes = 1u << 20;
         std::size_t max_queued_contacts = 20000;  // beyond: the oldest dropped (contacts_dropped)
-        std::size_t max_queued_history = 60000;   // console history lines; beyond: the oldest dropped (history_dropped)
+        // Console history lines (up to about 1 KB each with its explanation);
+        // beyond: the oldest dropped (history_dropped).
+        std::size_t max_queued_history = 60000;
         std::chrono::seconds keep_scans{14 * 86400};
         engine::Settings settings;  // how a deferred correction is trained (train_on_error, batch size)
         Metrics* metrics = nullptr;  // told of each write attempt and what waits

@@ -59,7 +59,7 @@ public:
 
     // Throws std::runtime_error when no model is loaded.
     engine::Classification classify(std::string_view raw, const features::Envelope& envelope,
-                                    bool record_features = false) const;
+                                    bool record_features = false, bool record_parts = false) const;
 
     // New settings (SIGHUP): takes effect with the next reload.
     void reconfigure(engine::Settings settings);

@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "mailsift/features/feature_hash.hpp"
@@ -289,7 +290,8 @@ features::FeatureBag Filter::features_of(std::string_view raw, const features::E
     return features::extract(parsed, envelope, &model()->contacts, settings_.features);
 }
 
-Classification Filter::classify(std::string_view raw, const features::Envelope* envelope, bool record_features) const {
+Classification Filter::classify(std::string_view raw, const features::Envelope* envelope, bool record_features,
+                                bool record_parts) const {
     const std::shared_ptr<const Model> m = model();  // one model for the whole message
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
     const features::FeatureBag bag = features::extract(parsed, envelope, &m->contacts, settings_.features);
@@ -301,14 +303,18 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
     c.truncated = parsed.truncated;
     if (record_features) c.features = feature_lines(bag);
     c.score = model::score(terms, m->snapshot, settings_.reasons);
+    const double nb_log_odds = c.score.log_odds;
+    std::optional<LinearParts> linear;
     if (m->linear) {
         // The linear scorer: its weights over the message's slots, the naive-Bayes log-odds one input.
         thread_local std::vector<model::Slot> slots;
         features::message_slots(raw, bag, settings_.slots, slots);
         const model::Score nb = c.score;
-        c.score = linear_score(m->linear->score(slots, linear_nb_input(nb.log_odds, settings_)), settings_);
+        const model::LinearScore z = m->linear->score(slots, linear_nb_input(nb_log_odds, settings_));
+        c.score = linear_score(z, settings_);
         c.score.toward_spam = nb.toward_spam;
         c.score.toward_ham = nb.toward_ham;
+        if (record_parts) linear = linear_parts(raw, bag, slots, z, nb_log_odds, *m->linear);
     }
     if (settings_.reasons > 0) {
         // Map ids back to the text of this message's features.
@@ -321,7 +327,41 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
         for (const auto& x : c.score.toward_spam) c.toward_spam.push_back({name(x.id), x.log_odds, m->snapshot.counts(x.id)});
         for (const auto& x : c.score.toward_ham) c.toward_ham.push_back({name(x.id), x.log_odds, m->snapshot.counts(x.id)});
     }
+    if (record_parts) {
+        c.parts.emplace();
+        c.parts->log_odds = c.score.log_odds;
+        c.parts->prior_log_odds = m->snapshot.prior_log_odds();
+        c.parts->nb_log_odds = nb_log_odds;
+        const auto kept = [](const std::vector<Reason>& rs) {
+            return std::vector<Reason>(rs.begin(), rs.begin() + static_cast<std::ptrdiff_t>(std::min(rs.size(), most_parts)));
+        };
+        c.parts->toward_spam = kept(c.toward_spam);
+        c.parts->toward_ham = kept(c.toward_ham);
+        c.parts->linear = std::move(linear);
+    }
     return c;
+}
+
+LinearParts Filter::linear_parts(std::string_view raw, const features::FeatureBag& bag,
+                                 std::span<const model::Slot> slots, const model::LinearScore& z, double nb_log_odds,
+                                 const model::LinearModel& linear) const {
+    LinearParts l;
+    l.score = z;
+    l.nb_log_odds = nb_log_odds;
+    l.clipped = std::abs(linear_nb_input(nb_log_odds, settings_)) > settings_.linear.nb_clip;
+    l.slots = slots.size();
+    l.split = split_slots(slots, linear, std::min(settings_.reasons, most_parts), z.features);
+    // What the listed slots stand for: only theirs are spelled out.
+    std::vector<model::Slot> listed;
+    for (const auto* side : {&l.split.toward_spam, &l.split.toward_ham}) {
+        for (const auto& w : *side) listed.push_back(w.slot);
+    }
+    auto sources = features::slot_sources(raw, bag, settings_.slots, listed);
+    std::size_t i = 0;
+    for (auto* side : {&l.split.toward_spam, &l.split.toward_ham}) {
+        for (auto& w : *side) w.source = std::move(sources[i++]);
+    }
+    return l;
 }
 
 }  // namespace mailsift::engine

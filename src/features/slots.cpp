@@ -73,19 +73,20 @@ void message_slots(std::string_view raw, const std::vector<std::pair<std::uint64
         options, out);
 }
 
-std::unordered_map<std::uint32_t, std::string> slot_sources(std::string_view raw, const FeatureBag& bag,
-                                                            const SlotOptions& options) {
-    std::unordered_map<std::uint32_t, std::string> out;
-    auto add = [&](std::uint32_t slot, const std::string& what) {
-        std::string& s = out[slot];
-        if (!s.empty()) s += ", ";
-        s += what;
-    };
+namespace {
+
+// Calls add(slot, text) for each 4-gram and feature of the message whose slot
+// wanted(slot) accepts; text is the 4-gram quoted (see slots.hpp) or the feature.
+template <class Wanted, class Add>
+void each_source(std::string_view raw, const FeatureBag& bag, const SlotOptions& options, const Wanted& wanted,
+                 const Add& add) {
     const std::size_t n = std::min(raw.size(), options.ngram_bytes);
     std::uint32_t window = 0;
     for (std::size_t i = 0; i < n; ++i) {
         window = (window << 8) | static_cast<unsigned char>(raw[i]);
         if (i < 3) continue;
+        const std::uint32_t slot = ngram_slot(window, options.bits);
+        if (!wanted(slot)) continue;
         std::string gram = "\"";
         for (std::size_t k = i - 3; k <= i; ++k) {
             const auto c = static_cast<unsigned char>(raw[k]);
@@ -99,12 +100,49 @@ std::unordered_map<std::uint32_t, std::string> slot_sources(std::string_view raw
             }
         }
         gram.push_back('"');
-        const std::uint32_t slot = ngram_slot(window, options.bits);
-        if (auto it = out.find(slot); it == out.end() || it->second.find(gram) == std::string::npos) add(slot, gram);
+        add(slot, gram, true);
     }
     if (options.bag) {
-        for (const auto& e : bag.entries()) add(feature_slot(e.id, options.bits), std::string(bag.text(e)));
+        for (const auto& e : bag.entries()) {
+            const std::uint32_t slot = feature_slot(e.id, options.bits);
+            if (wanted(slot)) add(slot, std::string(bag.text(e)), false);
+        }
     }
+}
+
+// Appends `what` to a slot's source text, a 4-gram only once.
+void append_source(std::string& s, const std::string& what, bool gram) {
+    if (gram && s.find(what) != std::string::npos) return;
+    if (!s.empty()) s += ", ";
+    s += what;
+}
+
+}  // namespace
+
+std::unordered_map<std::uint32_t, std::string> slot_sources(std::string_view raw, const FeatureBag& bag,
+                                                            const SlotOptions& options) {
+    std::unordered_map<std::uint32_t, std::string> out;
+    each_source(
+        raw, bag, options, [](std::uint32_t) { return true; },
+        [&](std::uint32_t slot, const std::string& what, bool gram) { append_source(out[slot], what, gram); });
+    return out;
+}
+
+std::vector<std::string> slot_sources(std::string_view raw, const FeatureBag& bag, const SlotOptions& options,
+                                      std::span<const std::uint32_t> wanted) {
+    std::vector<std::string> out(wanted.size());
+    // A 4096-bit filter rules out nearly every slot before the list is searched.
+    std::uint64_t filter[64] = {};
+    for (const auto s : wanted) filter[(s >> 6) & 63] |= std::uint64_t{1} << (s & 63);
+    auto index = [&](std::uint32_t slot) {
+        return static_cast<std::size_t>(std::find(wanted.begin(), wanted.end(), slot) - wanted.begin());
+    };
+    each_source(
+        raw, bag, options,
+        [&](std::uint32_t slot) {
+            return (filter[(slot >> 6) & 63] >> (slot & 63) & 1) != 0 && index(slot) < wanted.size();
+        },
+        [&](std::uint32_t slot, const std::string& what, bool gram) { append_source(out[index(slot)], what, gram); });
     return out;
 }
 

@@ -378,8 +378,9 @@ TEST_CASE("status comes from the daemon, with the corrections, and configuration
 TEST_CASE("History lists what mailsiftd recorded, and a click corrects it as mailsift correct does", "[console]") {
     Console c;
     const std::string raw = fixture("ham_meeting_notes.eml");
-    const auto scored = c.filter->classify(raw, nullptr, true);
+    const auto scored = c.filter->classify(raw, nullptr, true, true);
     const auto id = engine::message_digest(raw);
+    REQUIRE(scored.parts);
     {
         store::Recording r;
         r.scans.push_back({id, 1000, scored.score.verdict, scored.features});
@@ -394,7 +395,9 @@ TEST_CASE("History lists what mailsiftd recorded, and a click corrects it as mai
         e.from = "Carol <carol@university.example>";
         e.subject = "Notes & <b>minutes</b>";
         e.size = raw.size();
+        e.explanation = engine::encode(*scored.parts);
         r.history.push_back(e);
+        e.explanation.clear();  // a line written before explanations were kept
         e.id = engine::message_digest("From: x@y\n\nother\n");
         e.scanned_at = 900;
         e.verdict = model::Verdict::spam;
@@ -421,6 +424,33 @@ TEST_CASE("History lists what mailsiftd recorded, and a click corrects it as mai
     CHECK(list("?before=1000").size() == 1);
     CHECK(c.send(http::verb::get, "/api/history?verdict=eggs", "", viewer.token).result() == http::status::bad_request);
     CHECK(c.send(http::verb::get, "/api/history").result() == http::status::unauthorized);
+    CHECK_FALSE(rows[0].contains("explanation"));  // a page of the list carries none
+
+    // One click on a line: its explanation as mailsiftd kept it, which a viewer may read, and which adds up.
+    auto explained = [&](const std::string& signature) {
+        return c.send(http::verb::get, "/api/explanation?signature=" + signature, "", viewer.token);
+    };
+    const auto r = explained(engine::signature_text(id));
+    REQUIRE(r.result() == http::status::ok);
+    const json line = json::parse(r.body());
+    CHECK(line["subject"] == "Notes & <b>minutes</b>");
+    const json& x = line["explanation"];
+    CHECK(x["log_odds"].get<double>() == Approx(scored.score.log_odds));
+    REQUIRE(x.contains("linear"));  // the default scorer
+    const json& l = x["linear"];
+    double sum = l["bias"].get<double>() + l["nb_term"].get<double>() + l["others_sum"].get<double>();
+    for (const auto& w : l["toward_spam"]) sum += w["weight"].get<double>();
+    for (const auto& w : l["toward_ham"]) sum += w["weight"].get<double>();
+    CHECK(sum == Approx(scored.score.log_odds).margin(1e-6));
+    CHECK(l["toward_spam"].size() + l["toward_ham"].size() > 0);
+    CHECK(x["toward_ham"].size() == scored.toward_ham.size());  // the naive-Bayes input's features
+    const auto older = explained(engine::signature_text(engine::message_digest("From: x@y\n\nother\n")));
+    REQUIRE(older.result() == http::status::ok);
+    CHECK(json::parse(older.body())["explanation"].is_null());
+    CHECK(explained(std::string(32, '0')).result() == http::status::not_found);
+    CHECK(explained("nonsense").result() == http::status::bad_request);
+    CHECK(c.send(http::verb::get, "/api/explanation?signature=" + engine::signature_text(id)).result() ==
+          http::status::unauthorized);
 
     const std::string spam_body = json{{"signature", engine::signature_text(id)}, {"class", "spam"}}.dump();
     CHECK(c.send(http::verb::post, "/api/correct", spam_body, viewer.token, viewer.csrf).result() == http::status::forbidden);

@@ -23,7 +23,7 @@ TEST_CASE("Tokens are 256 random bits in base64url, never the same twice", "[con
 TEST_CASE("A session lives until logout, idleness or its absolute limit", "[console]") {
     const Clock::time_point t0{};
     Sessions s(SessionLimits{30min, 12h, 1000});
-    const std::string token = s.create("alice", Role::admin, t0);
+    const std::string token = s.create("alice", Role::admin, t0).token;
     REQUIRE(s.size() == 1);
 
     SECTION("it is found by its token only") {
@@ -55,8 +55,8 @@ TEST_CASE("A session lives until logout, idleness or its absolute limit", "[cons
         CHECK_FALSE(s.end(token));
     }
     SECTION("a changed account ends all of its sessions and only those") {
-        const std::string second = s.create("alice", Role::admin, t0);
-        const std::string bob = s.create("bob", Role::viewer, t0);
+        const std::string second = s.create("alice", Role::admin, t0).token;
+        const std::string bob = s.create("bob", Role::viewer, t0).token;
         CHECK(s.end_all_of("alice") == 2);
         CHECK_FALSE(s.find(token, t0 + 1min));
         CHECK_FALSE(s.find(second, t0 + 1min));
@@ -67,11 +67,11 @@ TEST_CASE("A session lives until logout, idleness or its absolute limit", "[cons
 TEST_CASE("Sessions are bounded: the one seen longest ago goes first", "[console]") {
     const Clock::time_point t0{};
     Sessions s(SessionLimits{30min, 12h, 3});
-    const std::string a = s.create("a", Role::viewer, t0);
-    const std::string b = s.create("b", Role::viewer, t0 + 1s);
-    const std::string c = s.create("c", Role::viewer, t0 + 2s);
+    const std::string a = s.create("a", Role::viewer, t0).token;
+    const std::string b = s.create("b", Role::viewer, t0 + 1s).token;
+    const std::string c = s.create("c", Role::viewer, t0 + 2s).token;
     REQUIRE(s.find(a, t0 + 3s));  // a was seen last now; b is the stalest
-    const std::string d = s.create("d", Role::viewer, t0 + 4s);
+    const std::string d = s.create("d", Role::viewer, t0 + 4s).token;
     CHECK(s.size() == 3);
     CHECK_FALSE(s.find(b, t0 + 5s));
     CHECK(s.find(a, t0 + 5s));
@@ -82,8 +82,11 @@ TEST_CASE("Sessions are bounded: the one seen longest ago goes first", "[console
 TEST_CASE("A CSRF token matches only itself", "[console]") {
     Sessions s;
     const Clock::time_point t0{};
-    const auto session = s.find(s.create("alice", Role::admin, t0), t0);
+    const auto created = s.create("alice", Role::admin, t0);
+    const auto session = s.find(created.token, t0);
     REQUIRE(session);
+    CHECK(session->csrf == created.csrf);
+    CHECK(created.csrf != created.token);
     CHECK(csrf_matches(*session, session->csrf));
     std::string wrong = session->csrf;
     wrong.back() = wrong.back() == 'A' ? 'B' : 'A';

@@ -231,6 +231,27 @@ TEST_CASE("Each scored message leaves a history line and no Subject when history
     CHECK(e.action == "accepted");
     CHECK(header_value(replies, "X-Mailsift-Status").rfind(engine::verdict_word(e.verdict), 0) == 0);
     CHECK(e.size > 0);
+    // Its score taken apart as it was scored (the console's explanation), adding up to the probability given.
+    store::HistoryQuery q;
+    q.id = *id;
+    q.explanations = true;
+    const auto kept = store::SqliteDatabase(d.dir / "model.db", store::Database::Mode::read_only).history(q);
+    REQUIRE(kept.size() == 1);
+    if (!subjects) {
+        // It quotes the message, its Subject among the rest: not kept where Subject lines are not.
+        CHECK(kept[0].explanation.empty());
+        return;
+    }
+    const auto parts = engine::decode_score_parts(kept[0].explanation);
+    REQUIRE(parts);
+    REQUIRE(parts->linear);  // the default scorer
+    const auto& l = *parts->linear;
+    double z = l.score.bias + l.score.nb_weight * l.score.nb_input + l.split.others_sum;
+    for (const auto& w : l.split.toward_spam) z += w.weight;
+    for (const auto& w : l.split.toward_ham) z += w.weight;
+    CHECK(z == Approx(parts->log_odds).margin(1e-6));
+    CHECK(mailsift::model::probability_from_log_odds(z) == Approx(e.probability).margin(1e-6));
+    CHECK(l.split.toward_spam.size() + l.split.toward_ham.size() > 0);
 }
 
 TEST_CASE("Started as root with user set, the daemon runs as that user and owns its socket", "[mailsiftd]") {

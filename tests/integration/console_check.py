@@ -116,10 +116,19 @@ def raw_checks(args, con):
         with con.ctx.wrap_socket(raw, server_hostname=con.host) as tls:
             tls.sendall((f"POST /api/scan HTTP/1.1\r\nHost: {con.host}\r\nCookie: {token}\r\n"
                          f"X-CSRF-Token: {csrf}\r\nContent-Length: {args.max_body + 1}\r\n\r\n").encode())
-            reply = tls.recv(200).decode(errors="replace")
+            reply = b""
+            while b"\r\n\r\n" not in reply:
+                more = tls.recv(4096)
+                if not more:
+                    break
+                reply += more
+            reply = reply.decode(errors="replace")
     check(reply.startswith("HTTP/1.1 413"), "a request body over the limit: 413 from its Content-Length", reply[:40])
-    status, _, _ = con.request("GET", "/api/status", None, {"Cookie": token, "X-Padding": "p" * 9000})
+    check("frame-ancestors 'none'" in reply and "nosniff" in reply, "the 413 carries the security headers", reply)
+    status, headers, _ = con.request("GET", "/api/status", None, {"Cookie": token, "X-Padding": "p" * 9000})
     check(status == 431, "request headers over 8 KiB: 431", status)
+    check("frame-ancestors 'none'" in headers.get("Content-Security-Policy", ""),
+          "the 431 carries the security headers", headers)
 
     # Connections are bounded: beyond 64 open ones, the next is closed at once.
     held = []
@@ -228,6 +237,12 @@ def browser_checks(args):
               "browser: the model's size on the status page is /metrics'")
         bars = d.find_elements(By.CSS_SELECTOR, "#chart svg rect.bar")
         check(len(bars) > 0, "browser: the chart of the last hour draws the messages", len(bars))
+        drawn_verdicts = sum(int(b.get_attribute("data-count")) for b in bars)
+        drawn_actions = sum(int(b.get_attribute("data-count"))
+                            for b in d.find_elements(By.CSS_SELECTOR, "#chart-actions svg rect.bar"))
+        check(drawn_verdicts == args.expect_messages and drawn_actions == args.expect_messages,
+              "browser: the charts by verdict and by action each count every message of the hour",
+              f"{drawn_verdicts}, {drawn_actions}")
         shot(d, args, "02-status")
 
         # Scan a message whose Subject is markup: it must stay text.
@@ -293,8 +308,23 @@ def browser_checks(args):
         w.until(lambda d: len(rows(d)) == 1)
         row = rows(d)[0]
         signature = row.get_attribute("data-signature")
+        # One click opens its explanation, as mailsiftd kept it: the parts add up to the score.
+        shown_p = row.find_elements(By.TAG_NAME, "td")[2].text
+        row.find_element(By.CSS_SELECTOR, "button.why").click()
+        w.until(EC.visibility_of_element_located((By.ID, "explain-panel")))
+        w.until(lambda d: text_of(d, "explain-signature") == signature)
+        parts = [float(tr.find_elements(By.TAG_NAME, "td")[0].text)
+                 for tr in d.find_elements(By.CSS_SELECTOR, "#explain-sum table.sum tr")]
+        check(len(parts) == 4 and abs(sum(parts[:3]) - parts[3]) < 3e-4,
+              "browser: the message's explanation opens from the history and its parts add up to its log-odds", parts)
+        check(text_of(d, "explain-probability") == shown_p, "browser: and its P(spam) is the one in the history",
+              f"{text_of(d, 'explain-probability')} vs {shown_p}")
+        slots = d.find_elements(By.CSS_SELECTOR, "#explain-sum table.reasons td.mono")
+        check(len(slots) > 0 and all(t.text for t in slots), "browser: it names the strongest slots",
+              [t.text for t in slots][:4])
+        shot(d, args, "06-history-explanation")
         before = stats(args)
-        row.find_element(By.CSS_SELECTOR, "button.correct[data-class=spam]").click()
+        d.find_element(By.ID, "explain-spam").click()  # Correct as spam, from the explanation
         w.until(lambda d: text_of(d, "correct-result") != "" or text_of(d, "history-error") != "")
         after = stats(args)
         check("corrected to spam: learned" in text_of(d, "correct-result") and after["spam"] == before["spam"] + 1,
@@ -312,14 +342,14 @@ def browser_checks(args):
                              capture_output=True, text=True)
         check(stats(args) == moved, "browser: mailsift correct --signature agrees it is learned as ham",
               out.stdout + out.stderr)
-        shot(d, args, "06-history-corrected")
+        shot(d, args, "07-history-corrected")
 
         d.find_element(By.CSS_SELECTOR, "a[data-page=config]").click()
         w.until(lambda d: text_of(d, "config-database") != "")
         shown = text_of(d, "config-database")
         check(shown.startswith("postgresql://") if args.db.startswith("postgresql:") else args.db in shown,
               "browser: the configuration page names the database", shown)
-        shot(d, args, "07-configuration")
+        shot(d, args, "08-configuration")
 
         # A session the server does not know (expired, or forged) is no session.
         d.delete_cookie("mailsift_session")
@@ -347,13 +377,13 @@ def browser_checks(args):
                 body: JSON.stringify({signature: '00000000000000000000000000000000', class: 'spam'})}).then(r => done(r.status));
         """, vcsrf)
         check(status == 403, "browser: and the viewer's correction is refused (403)", status)
-        shot(d, args, "08-viewer-history")
+        shot(d, args, "09-viewer-history")
         d.find_element(By.CSS_SELECTOR, "a[data-page=scan]").click()
         w.until(EC.visibility_of_element_located((By.ID, "scan-text")))
         check(not d.find_element(By.ID, "learn-spam").is_displayed(), "browser: a viewer has no learn buttons")
         check(fetch(d, "/api/learn?class=spam", "POST", vcsrf, "From: a@b\n\nx\n") == 403,
               "browser: and the viewer's learn is refused (403)")
-        shot(d, args, "09-viewer-scan")
+        shot(d, args, "10-viewer-scan")
         logs = [e for e in d.get_log("browser") if "Content Security Policy" in e.get("message", "")]
         check(not logs, "browser: no Content-Security-Policy violation on any page", logs[:2])
     finally:

@@ -371,3 +371,47 @@ TEST_CASE("The console's history is written with the scans and is searched and p
     db->prune(3500, 0);
     REQUIRE(db->history({}).size() == 1);
 }
+
+TEST_CASE("A history line keeps its explanation, read only when asked for, and lines from before it have none", "[store]") {
+    FOR_EACH_BACKEND(s);
+    const std::string kept = "mailsift-parts\t1\t2.5\t-0.25\t1.75\n+\t0.5\t3\t1\tsubject:Ünïcode";
+    {
+        auto db = s.open();
+        store::Recording r;
+        for (std::uint8_t n = 1; n <= 2; ++n) {
+            store::HistoryEntry e;
+            e.id = digest(n);
+            e.scanned_at = 1000 + n;
+            e.action = "accepted";
+            e.explanation = n == 1 ? kept : "";
+            r.history.push_back(e);
+        }
+        db->record(r);
+        CHECK(db->history({})[1].explanation.empty());  // a page of the list does not carry them
+        store::HistoryQuery q;
+        q.id = digest(1);
+        q.explanations = true;
+        const auto one = db->history(q);
+        REQUIRE(one.size() == 1);
+        CHECK(one[0].id == digest(1));
+        CHECK(one[0].explanation == kept);
+        q.id = digest(2);
+        REQUIRE(db->history(q).size() == 1);
+        CHECK(db->history(q)[0].explanation.empty());
+        q.id = digest(3);
+        CHECK(db->history(q).empty());
+    }
+    // A store written before explanations were kept (SQLite schema 8, PostgreSQL 3) is brought up to date.
+    s.exec("ALTER TABLE history DROP COLUMN explanation");
+    s.exec(s.kind() == "sqlite" ? "PRAGMA user_version = 8" : "UPDATE mailsift_schema SET version = 3");
+    auto db = s.open();
+    store::HistoryQuery q;
+    q.id = digest(1);
+    q.explanations = true;
+    const auto migrated = db->history(q);
+    REQUIRE(migrated.size() == 1);
+    CHECK(migrated[0].scanned_at == 1001);
+    CHECK(migrated[0].explanation.empty());
+    CHECK(s.value(s.kind() == "sqlite" ? "PRAGMA user_version" : "SELECT version FROM mailsift_schema") ==
+          (s.kind() == "sqlite" ? 9 : 4));
+}

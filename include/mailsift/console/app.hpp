@@ -43,6 +43,11 @@ namespace mailsift::console {
 using Request = boost::beast::http::request<boost::beast::http::string_body>;
 using Response = boost::beast::http::response<boost::beast::http::string_body>;
 
+// Headers every answer carries, including those the server sends before a
+// request reaches the App (413, 431): the page may run only its own script
+// and style, load nothing from elsewhere, and be framed by nobody.
+void add_security_headers(Response& r);
+
 // What mailsiftd lends the console.
 struct Services {
     // The daemon's figures (the ones /metrics has), as JSON.
@@ -77,6 +82,7 @@ private:
     Response scan(const Request& request);
     Response learn(const Request& request);
     Response history(const Request& request);
+    Response explanation(const Request& request);
     Response correct(const Request& request);
     nlohmann::json configuration() const;
     nlohmann::json corrections() const;

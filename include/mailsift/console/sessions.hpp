@@ -46,8 +46,13 @@ class Sessions {
 public:
     explicit Sessions(SessionLimits limits = {}) : limits_(limits) {}
 
-    // A new session; returns its token (43 characters, base64url, 256 random bits).
-    std::string create(std::string account, Role role, Clock::time_point now);
+    // A new session: its token (43 characters, base64url, 256 random bits) and
+    // the CSRF token its state-changing requests must carry.
+    struct Created {
+        std::string token;
+        std::string csrf;
+    };
+    Created create(std::string account, Role role, Clock::time_point now);
     // The live session named by `token`, its last_seen moved to `now`; nullopt
     // (and the session dropped) when it is unknown or expired.
     std::optional<Session> find(std::string_view token, Clock::time_point now);

@@ -17,17 +17,14 @@
 
 namespace mailsift::engine {
 
-struct SlotWeight {
-    double weight = 0.0;
-    model::Slot slot = 0;
-    std::string source;  // the slot's 4-grams and features in this message
-};
-
 struct LinearExplanation {
     model::LinearScore score;      // bias, u, input, Σ slot weights; z() is the log-odds
     double nb_log_odds = 0.0;      // the naive-Bayes log-odds the input is taken from
     bool clipped = false;          // the input was clipped to ±nb_clip
     std::vector<SlotWeight> slots; // every slot of the message, by weight, toward spam first
+
+    // The `n` strongest slots each way and the others summed, as they are shown.
+    SlotSplit split(std::size_t n) const { return split_slots(slots, n, score.features); }
 };
 
 struct Explanation {

@@ -13,10 +13,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "mailsift/engine/score_parts.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/features/extractor.hpp"
 #include "mailsift/mime/message.hpp"
@@ -87,12 +89,6 @@ std::optional<model::Verdict> verdict_of_status(std::string_view status);
 std::string feature_lines(const features::FeatureBag& bag);
 std::vector<std::pair<std::string, std::uint32_t>> parse_feature_lines(std::string_view lines);
 
-struct Reason {
-    std::string feature;
-    double log_odds = 0.0;
-    model::ClassCounts counts;  // messages (or occurrences) per class behind the weight
-};
-
 struct Classification {
     model::Score score;
     std::vector<Reason> toward_spam;
@@ -101,6 +97,7 @@ struct Classification {
     std::vector<mime::LimitHit> limits_hit;  // which ones (mime::ParsedMessage::limits_hit)
     bool truncated = false;    // the MIME structure was cut short; scored on what was read
     std::string features;      // feature_lines() of what was scored, when asked for
+    std::optional<ScoreParts> parts;  // the score taken apart, when asked for (settings.reasons each way)
 };
 
 // The linear scorer as a store holds it, in memory: `since` 0 reads every
@@ -155,11 +152,17 @@ public:
     const Settings& settings() const { return settings_; }
 
     features::FeatureBag features_of(std::string_view raw, const features::Envelope* envelope = nullptr) const;
-    // With `record_features`, Classification::features holds what was scored.
+    // With `record_features`, Classification::features holds what was scored;
+    // with `record_parts`, Classification::parts the score taken apart (the
+    // settings.reasons strongest each way, up to most_parts), as the console's
+    // history keeps it.
     Classification classify(std::string_view raw, const features::Envelope* envelope = nullptr,
-                            bool record_features = false) const;
+                            bool record_features = false, bool record_parts = false) const;
 
 private:
+    LinearParts linear_parts(std::string_view raw, const features::FeatureBag& bag, std::span<const model::Slot> slots,
+                             const model::LinearScore& z, double nb_log_odds, const model::LinearModel& linear) const;
+
     store::Database& db_;
     Settings settings_;
     std::uint64_t seen_data_version_ = 0;  // refresh()'s own: the last version checked

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -40,6 +41,10 @@ void message_slots(std::string_view raw, const FeatureBag& bag, const SlotOption
 // and features that fell in it, comma-separated, in the order met.
 std::unordered_map<std::uint32_t, std::string> slot_sources(std::string_view raw, const FeatureBag& bag,
                                                             const SlotOptions& options);
+// The same for the `wanted` slots only, in their order ("" for one the message
+// does not touch): cheap enough for the scoring path.
+std::vector<std::string> slot_sources(std::string_view raw, const FeatureBag& bag, const SlotOptions& options,
+                                      std::span<const std::uint32_t> wanted);
 // The same from the start of the message and its features as learned (id, count).
 void message_slots(std::string_view raw, const std::vector<std::pair<std::uint64_t, std::uint32_t>>& terms,
                    const SlotOptions& options, std::vector<std::uint32_t>& out);

@@ -44,7 +44,7 @@
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 8;
+inline constexpr int schema_version = 9;
 
 class Error : public std::runtime_error {
 public:
@@ -162,6 +162,9 @@ struct HistoryEntry {
     std::string from;        // the From: header field, decoded
     std::string subject;     // the Subject: header field, decoded; "" when history_subjects = off
     std::uint64_t size = 0;  // the message's bytes
+    // Its score taken apart as it was scored (engine::encode of ScoreParts;
+    // opaque here), "" when none was kept. Read only when HistoryQuery asks.
+    std::string explanation;
 };
 
 // Which history entries to read: the newest first, up to `limit`.
@@ -170,6 +173,8 @@ struct HistoryQuery {
     std::string text;  // only those whose sender, recipients, From or Subject hold it (ASCII case ignored)
     std::size_t limit = 100;
     std::int64_t before = INT64_MAX;  // only those scanned before this (the next page)
+    std::optional<Digest> id;         // only this message
+    bool explanations = false;        // with HistoryEntry::explanation (a few hundred bytes each)
 };
 
 // What the daemon's recorder writes in one transaction.

@@ -110,14 +110,23 @@ async function loadStatus() {
   drawChart();
 }
 
-// Stacked bars, one per step, drawn as SVG elements (no markup, no inline style).
+const verdictOrder = ['spam', 'unsure', 'ham', 'skipped', 'error'];
+const actionOrder = ['rejected', 'quarantined', 'tagged', 'tempfailed', 'accepted', 'skipped'];
+
 function drawChart() {
   const s = state.status;
   if (!s) return;
   const series = s[state.chart];
-  const order = ['spam', 'unsure', 'ham', 'skipped', 'error'];
+  drawBars($('chart'), series, series.by_verdict, verdictOrder);
+  drawBars($('chart-actions'), series, series.by_action, actionOrder);
+}
+
+// Stacked bars, one per step, drawn as SVG elements (no markup, no inline
+// style); each bar's title says what it counts.
+function drawBars(box, series, counts, order) {
+  const kinds = order.filter((k) => counts[k]);
   const steps = series.by_verdict.ham.length;
-  const totals = Array.from({ length: steps }, (_, i) => order.reduce((t, v) => t + series.by_verdict[v][i], 0));
+  const totals = Array.from({ length: steps }, (_, i) => kinds.reduce((t, k) => t + counts[k][i], 0));
   const top = Math.max(1, ...totals);
   const W = 720, H = 180, pad = 28, bw = (W - pad) / steps;
   const ns = 'http://www.w3.org/2000/svg';
@@ -125,7 +134,7 @@ function drawChart() {
   svg.setAttribute('viewBox', `0 0 ${W} ${H + 20}`);
   svg.setAttribute('role', 'img');
   const perMinute = series.step_seconds / 60;
-  svg.setAttribute('aria-label', `messages per ${series.step_seconds / 60} minutes`);
+  svg.setAttribute('aria-label', `messages per ${perMinute} minutes`);
   const label = (x, y, t, anchor) => {
     const e = document.createElementNS(ns, 'text');
     e.setAttribute('x', x); e.setAttribute('y', y); e.setAttribute('class', 'axis');
@@ -136,16 +145,17 @@ function drawChart() {
   label(pad - 4, H, '0', 'end');
   for (let i = 0; i < steps; ++i) {
     let y = H;
-    for (const v of order) {
-      const n = series.by_verdict[v][i];
+    for (const k of kinds) {
+      const n = counts[k][i];
       if (!n) continue;
       const h = (n / top) * (H - 10);
       const r = document.createElementNS(ns, 'rect');
       r.setAttribute('x', pad + i * bw); r.setAttribute('y', y - h);
       r.setAttribute('width', Math.max(1, bw - 1)); r.setAttribute('height', h);
-      r.setAttribute('class', 'bar ' + v);
+      r.setAttribute('class', 'bar ' + k);
+      r.dataset.count = n;
       const title = document.createElementNS(ns, 'title');
-      title.textContent = `${new Date((series.start + i * series.step_seconds) * 1000).toLocaleTimeString()}: ${n} ${v}`;
+      title.textContent = `${new Date((series.start + i * series.step_seconds) * 1000).toLocaleTimeString()}: ${n} ${k}`;
       r.append(title); svg.append(r);
       y -= h;
     }
@@ -154,7 +164,7 @@ function drawChart() {
   label(pad, H + 16, first, 'start');
   label(W, H + 16, 'now', 'end');
   label(W / 2, H + 16, perMinute === 1 ? 'messages per minute' : `messages per ${perMinute} minutes`, 'middle');
-  $('chart').replaceChildren(svg);
+  box.replaceChildren(svg);
 }
 
 // History --------------------------------------------------------------
@@ -179,7 +189,7 @@ async function loadHistory(more) {
   text('history-note', h.kept ? (h.subjects_kept ? '' : 'Subject lines are not kept on this server (history_subjects = off).')
     : 'mailsiftd keeps no history on this server (history = off).');
   if (!more && !h.entries.length) {
-    const r = el('tr'); const td = el('td', 'no messages'); td.colSpan = 9; r.append(td); rows.append(r);
+    const r = el('tr'); const td = el('td', 'no messages'); td.colSpan = 10; r.append(td); rows.append(r);
   }
 }
 
@@ -197,6 +207,11 @@ function historyRow(e) {
   r.append(el('td', e.from, 'small'));
   r.append(el('td', e.subject, 'subject'));
   r.append(el('td', e.size, 'num'));
+  const why = el('button', 'explain', 'why');
+  why.type = 'button';
+  why.title = 'How this score adds up';
+  why.addEventListener('click', () => explainLine(e.signature, r));
+  const whyCell = el('td'); whyCell.append(why); r.append(whyCell);
   const act = el('td', null, 'admin nowrap');
   for (const cls of ['spam', 'ham']) {
     const b = el('button', cls, 'correct');
@@ -208,6 +223,32 @@ function historyRow(e) {
   }
   r.append(act);
   return r;
+}
+
+// One history line's explanation, as mailsiftd kept it when it scored the message.
+const explainState = { signature: null, row: null };
+
+async function explainLine(signature, row) {
+  text('history-error', ''); text('correct-result', '');
+  let x;
+  try { x = await api('/api/explanation?signature=' + encodeURIComponent(signature)); } catch (e) { text('history-error', e.message); return; }
+  explainState.signature = signature; explainState.row = row;
+  text('explain-verdict', x.verdict);
+  $('explain-verdict').className = 'verdict ' + x.verdict;
+  text('explain-subject', x.subject || '(no Subject kept)');
+  text('explain-from', x.from);
+  text('explain-time', new Date(x.time * 1000).toLocaleString());
+  text('explain-probability', x.probability.toFixed(4));
+  text('explain-action', x.action);
+  text('explain-signature', x.signature);
+  const p = x.explanation;
+  text('explain-note', p ? 'As the model scored it then (it may have learned since).'
+    : 'No explanation was kept for this message (history_subjects = off, reasons = 0, or scored by an older mailsiftd).');
+  scoreSum($('explain-sum'), p);
+  reasonRows($('explain-toward-spam'), p ? p.toward_spam : []);
+  reasonRows($('explain-toward-ham'), p ? p.toward_ham : []);
+  $('explain-panel').hidden = false;
+  $('explain-panel').scrollIntoView({ block: 'nearest' });
 }
 
 async function correct(signature, cls, row) {
@@ -242,13 +283,27 @@ function reasonRows(table, reasons) {
   }
 }
 
-function linearPart(l) {
-  const box = $('scan-linear');
+// How a score adds up: the linear scorer's terms and slots, or the naive-Bayes
+// prior and features. `p` holds log_odds, prior_log_odds, toward_spam/ham and,
+// with the linear scorer, linear.
+function scoreSum(box, p) {
   box.replaceChildren();
-  if (!l) return;
-  box.append(el('h3', 'How the score adds up (linear scorer)'));
+  if (!p) return;
   const t = el('table', null, 'figures sum');
   const row = (v, what) => { const r = el('tr'); r.append(el('td', (v >= 0 ? '+' : '') + v.toFixed(4), 'num'), el('td', what)); t.append(r); };
+  const l = p.linear;
+  if (!l) {
+    box.append(el('h3', 'How the score adds up (naive Bayes)'));
+    let listed = 0;
+    for (const x of p.toward_spam.concat(p.toward_ham)) listed += x.log_odds;
+    row(p.prior_log_odds, 'prior (the classes learned)');
+    row(listed, 'the features listed below');
+    row(p.log_odds - p.prior_log_odds - listed, 'the other features together');
+    row(p.log_odds, '= log-odds');
+    box.append(t);
+    return;
+  }
+  box.append(el('h3', 'How the score adds up (linear scorer)'));
   row(l.bias, 'bias');
   row(l.nb_term, `naive Bayes: weight ${l.nb_weight.toFixed(4)} × input ${l.nb_input.toFixed(4)} (log-odds ${l.nb_log_odds.toFixed(3)}${l.clipped ? ', clipped' : ''})`);
   row(l.slots_sum, `the weights of the message's ${l.slots} slots (the strongest below)`);
@@ -282,7 +337,7 @@ async function scan() {
     text('scan-model', `${r.model.spam} spam and ${r.model.ham} ham learned, ${r.model.features} features`);
     reasonRows($('scan-toward-spam'), r.toward_spam);
     reasonRows($('scan-toward-ham'), r.toward_ham);
-    linearPart(r.linear);
+    scoreSum($('scan-linear'), r.linear ? { linear: r.linear } : null);
   } catch (e) { text('scan-error', e.message); }
 }
 
@@ -333,6 +388,10 @@ document.addEventListener('DOMContentLoaded', async () => {
   $('scan-button').addEventListener('click', scan);
   $('history-form').addEventListener('submit', (ev) => { ev.preventDefault(); loadHistory(false); });
   $('history-more').addEventListener('click', () => loadHistory(true));
+  $('explain-close').addEventListener('click', () => { $('explain-panel').hidden = true; });
+  for (const cls of ['spam', 'ham']) {
+    $('explain-' + cls).addEventListener('click', () => correct(explainState.signature, cls, explainState.row));
+  }
   $('learn-spam').addEventListener('click', () => learn('spam'));
   $('learn-ham').addEventListener('click', () => learn('ham'));
   window.addEventListener('popstate', () => { if (state.account) route(); });

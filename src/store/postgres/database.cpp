@@ -19,7 +19,7 @@ using pg::Param;
 namespace {
 
 // The version of the PostgreSQL schema (its own numbering, kept in mailsift_schema).
-constexpr int pg_schema_version = 3;
+constexpr int pg_schema_version = 4;
 
 // pg_advisory_xact_lock(key, what): migrations and commits.
 constexpr const char* lock_migration = "SELECT pg_advisory_xact_lock(1835100524, 1)";
@@ -139,6 +139,10 @@ const char* const migrations[] = {
         size bigint NOT NULL
     );
     CREATE INDEX history_scanned_at ON history (scanned_at);
+    )sql",
+    // 3 -> 4: each history line keeps its score taken apart, as SQLite's schema 9
+    R"sql(
+    ALTER TABLE history ADD COLUMN explanation text NOT NULL DEFAULT '';
     )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);

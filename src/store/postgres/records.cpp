@@ -132,15 +132,16 @@ void PgDatabase::record(const Recording& r) {
             char probability[32];
             const auto end = std::to_chars(probability, probability + sizeof probability, e.probability).ptr;
             conn_.exec("INSERT INTO history (id, scanned_at, verdict, probability, action, sender, recipients,"
-                       " from_header, subject, size) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+                       " from_header, subject, size, explanation)"
+                       " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
                        " ON CONFLICT (id) DO UPDATE SET scanned_at = excluded.scanned_at, verdict = excluded.verdict,"
                        " probability = excluded.probability, action = excluded.action, sender = excluded.sender,"
                        " recipients = excluded.recipients, from_header = excluded.from_header,"
-                       " subject = excluded.subject, size = excluded.size",
+                       " subject = excluded.subject, size = excluded.size, explanation = excluded.explanation",
                        {Param::digest(e.id), Param(e.scanned_at), Param(static_cast<int>(e.verdict)),
                         Param::text(std::string_view(probability, static_cast<std::size_t>(end - probability))),
                         Param::text(e.action), Param::text(e.sender), Param::text(e.recipients), Param::text(e.from),
-                        Param::text(e.subject), Param(e.size)});
+                        Param::text(e.subject), Param(e.size), Param::text(e.explanation)});
         }
         for (const auto& [name, n] : counters) {
             conn_.exec("INSERT INTO counters (name, value) VALUES ($1, $2)"
@@ -166,9 +167,14 @@ void PgDatabase::prune_history(std::int64_t before) {
 
 std::vector<HistoryEntry> PgDatabase::history(const HistoryQuery& query) {
     std::string sql =
-        "SELECT id, scanned_at, verdict, probability::text, action, sender, recipients, from_header, subject, size"
-        " FROM history WHERE scanned_at < $1";
+        "SELECT id, scanned_at, verdict, probability::text, action, sender, recipients, from_header, subject, size, ";
+    sql += query.explanations ? "explanation" : "''";
+    sql += " FROM history WHERE scanned_at < $1";
     std::vector<Param> params{Param(query.before)};
+    if (query.id) {
+        params.push_back(Param::digest(*query.id));
+        sql += " AND id = $" + std::to_string(params.size());
+    }
     if (query.verdict) {
         params.push_back(Param(static_cast<int>(*query.verdict)));
         sql += " AND verdict = $" + std::to_string(params.size());
@@ -198,6 +204,7 @@ std::vector<HistoryEntry> PgDatabase::history(const HistoryQuery& query) {
         e.from = r.bytes(i, 7);
         e.subject = r.bytes(i, 8);
         e.size = static_cast<std::uint64_t>(r.integer(i, 9));
+        e.explanation = r.bytes(i, 10);
         out.push_back(std::move(e));
     }
     return out;

@@ -153,7 +153,8 @@ void SqliteDatabase::record(const Recording& r) {
         if (!r.history.empty()) {
             Statement h(db_,
                         "INSERT OR REPLACE INTO history (id, scanned_at, verdict, probability, action, sender,"
-                        " recipients, from_header, subject, size) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                        " recipients, from_header, subject, size, explanation)"
+                        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                         path_);
             for (const auto& e : r.history) {
                 sqlite3_reset(h.get());
@@ -166,6 +167,8 @@ void SqliteDatabase::record(const Recording& r) {
                     sqlite3_bind_text(h.get(), i++, t->data(), static_cast<int>(t->size()), SQLITE_STATIC);
                 }
                 sqlite3_bind_int64(h.get(), 10, static_cast<std::int64_t>(e.size));
+                sqlite3_bind_text(h.get(), 11, e.explanation.data(), static_cast<int>(e.explanation.size()),
+                                  SQLITE_STATIC);
                 if (sqlite3_step(h.get()) != SQLITE_DONE) fail(std::string("cannot record history: ") + error_text());
             }
         }
@@ -200,10 +203,12 @@ void SqliteDatabase::prune_history(std::int64_t before) {
 }
 
 std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
-    std::string sql =
-        "SELECT id, scanned_at, verdict, probability, action, sender, recipients, from_header, subject, size"
-        " FROM history WHERE scanned_at < ?1";
+    std::string sql = "SELECT id, scanned_at, verdict, probability, action, sender, recipients, from_header, subject,"
+                      " size, ";
+    sql += query.explanations ? "explanation" : "''";
+    sql += " FROM history WHERE scanned_at < ?1";
     if (query.verdict) sql += " AND verdict = ?2";
+    if (query.id) sql += " AND id = ?5";
     if (!query.text.empty()) {
         sql += " AND (sender LIKE ?3 ESCAPE '\\' OR recipients LIKE ?3 ESCAPE '\\' OR from_header LIKE ?3 ESCAPE '\\'"
                " OR subject LIKE ?3 ESCAPE '\\')";
@@ -215,6 +220,7 @@ std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
     const std::string pattern = contains_pattern(query.text);
     if (!query.text.empty()) sqlite3_bind_text(q.get(), 3, pattern.data(), static_cast<int>(pattern.size()), SQLITE_STATIC);
     sqlite3_bind_int64(q.get(), 4, static_cast<std::int64_t>(std::min<std::size_t>(query.limit, INT64_MAX)));
+    if (query.id) bind_digest(q.get(), 5, *query.id);
     std::vector<HistoryEntry> out;
     auto text = [&](int col) {
         const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(q.get(), col));
@@ -235,6 +241,7 @@ std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
         e.from = text(7);
         e.subject = text(8);
         e.size = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 9));
+        e.explanation = text(10);
         out.push_back(std::move(e));
     }
     if (rc != SQLITE_DONE) fail(std::string("cannot read the history: ") + error_text());

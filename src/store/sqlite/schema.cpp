@@ -180,6 +180,10 @@ constexpr Migration migrations[] = {
     ) WITHOUT ROWID;
     CREATE INDEX history_scanned_at ON history (scanned_at);
     )sql"},
+    // 8 -> 9: each history line keeps its score taken apart (the console's explanation).
+    {R"sql(
+    ALTER TABLE history ADD COLUMN explanation TEXT NOT NULL DEFAULT '';
+    )sql"},
 };
 static_assert(std::size(migrations) == schema_version);
 
