@@ -277,9 +277,15 @@ Response App::handle(const Request& req, const std::string& client, Clock::time_
                            json{{"account", session->account}, {"role", to_string(session->role)}, {"csrf", session->csrf}});
     }
     if (path == "/api/status" && !post) {
-        json j = services_.status ? services_.status() : json::object();
-        j["corrections"] = corrections();
-        return json_answer(req, http::status::ok, j);
+        // One reading a second serves every session: the figures move by the
+        // second, and corrections() reads the store.
+        if (status_body_.empty() || now - status_at_ >= std::chrono::seconds(1) || now < status_at_) {
+            json j = services_.status ? services_.status() : json::object();
+            j["corrections"] = corrections();
+            status_body_ = j.dump(-1, ' ', false, json::error_handler_t::replace);
+            status_at_ = now;
+        }
+        return answer(req, http::status::ok, "application/json; charset=utf-8", status_body_);
     }
     if (path == "/api/config" && !post) return json_answer(req, http::status::ok, configuration());
     if (path == "/api/history" && !post) return history(req);

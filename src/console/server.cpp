@@ -88,6 +88,7 @@ struct Server::Impl {
     std::optional<ssl::context> tls;
     tcp::acceptor acceptor{io};
     std::thread thread;
+    std::optional<Pacer> pacer;  // the io thread's only
 
     void accept();
 };
@@ -107,9 +108,12 @@ public:
         if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
             read();
         } else {
-            beast::get_lowest_layer(stream_).expires_after(server_.options.request_timeout);
-            stream_.async_handshake(ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
-                if (!ec) self->read();
+            // A handshake costs a public-key operation: it waits its turn as a request does.
+            after_turn([self = this->shared_from_this()] {
+                beast::get_lowest_layer(self->stream_).expires_after(self->server_.options.request_timeout);
+                self->stream_.async_handshake(ssl::stream_base::server, [self](beast::error_code ec) {
+                    if (!ec) self->read();
+                });
             });
         }
     }
@@ -141,8 +145,21 @@ private:
         }
         if (ec) return close();
         ++requests_;
-        response_ = server_.app->handle(parser_->get(), client_, Clock::now());
-        write();
+        after_turn([self = this->shared_from_this()] {
+            self->response_ = self->server_.app->handle(self->parser_->get(), self->client_, Clock::now());
+            self->write();
+        });
+    }
+
+    // Runs `f` now, or when the server's pace lets it.
+    template <class F>
+    void after_turn(F f) {
+        const auto wait = server_.pacer->reserve(Clock::now());
+        if (wait <= Clock::duration::zero()) return f();
+        timer_.expires_after(wait);
+        timer_.async_wait([f = std::move(f)](beast::error_code ec) {
+            if (!ec) f();
+        });
     }
 
     void write() {
@@ -167,6 +184,7 @@ private:
     Server::Impl& server_;
     std::string client_;
     Stream stream_;
+    asio::steady_timer timer_{server_.io};
     beast::flat_buffer buffer_;
     std::optional<http::request_parser<http::string_body>> parser_;
     Response response_;
@@ -206,6 +224,7 @@ Server::Server(ServerOptions options, std::unique_ptr<App> app) : impl_(std::mak
     const auto& o = impl_->options;
     const tcp::endpoint endpoint = parse_endpoint("console_listen", o.listen);
     impl_->tls = tls_context(o, endpoint);
+    impl_->pacer.emplace(o.requests_per_second, o.request_burst);
     auto& a = impl_->acceptor;
     boost::system::error_code ec;
     a.open(endpoint.protocol(), ec);

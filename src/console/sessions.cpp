@@ -100,6 +100,18 @@ void SignInLimiter::failed(const std::string& address, Clock::time_point now) {
 
 void SignInLimiter::succeeded(const std::string& address) { failures_.erase(address); }
 
+Clock::duration Pacer::reserve(Clock::time_point now) {
+    if (started_) {
+        const double elapsed = std::chrono::duration<double>(now - filled_).count();
+        tokens_ = std::min(burst_, tokens_ + std::max(0.0, elapsed) * rate_);
+    }
+    started_ = true;
+    filled_ = now;
+    tokens_ -= 1.0;
+    if (tokens_ >= 0.0) return Clock::duration::zero();
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(-tokens_ / rate_));
+}
+
 bool SignInLimiter::may_check(Clock::time_point now) {
     if (tokens_ < 0) {
         tokens_ = limits_.burst;

@@ -149,3 +149,29 @@ TEST_CASE("Password checks from all addresses together keep to a budget", "[cons
     for (int i = 0; i < 3; ++i) CHECK(l.may_check(t0 + 3600s));
     CHECK_FALSE(l.may_check(t0 + 3600s));
 }
+
+TEST_CASE("The pacer serves a burst at once, then one turn per 1/rate, in the order asked", "[console]") {
+    const Clock::time_point t0{};
+    Pacer p(10.0, 3.0);  // 10 a second, 3 at once
+    for (int i = 0; i < 3; ++i) CHECK(p.reserve(t0) == Clock::duration::zero());
+    // Asked at once, the next ones wait 0.1 s, 0.2 s, 0.3 s: a flood waits longer, it does not get more.
+    CHECK(p.reserve(t0) == 100ms);
+    CHECK(p.reserve(t0) == 200ms);
+    CHECK(p.reserve(t0) == 300ms);
+    // Once they have had their turns, a quiet second refills the burst, no more.
+    for (int i = 0; i < 3; ++i) CHECK(p.reserve(t0 + 2s) == Clock::duration::zero());
+    CHECK(p.reserve(t0 + 2s) == 100ms);
+    // Callers that each come back when served (as a connection does): over a
+    // minute, 10 a second are served, however many callers there are.
+    Pacer q(10.0, 1.0);
+    std::vector<Clock::time_point> next(64, t0);  // 64 connections
+    std::size_t served = 0;
+    for (;;) {
+        auto c = std::min_element(next.begin(), next.end());
+        if (*c >= t0 + 60s) break;
+        *c += q.reserve(*c);  // its turn comes then
+        if (*c < t0 + 60s) ++served;
+    }
+    CHECK(served >= 598);
+    CHECK(served <= 602);
+}

@@ -130,6 +130,21 @@ def raw_checks(args, con):
     check("frame-ancestors 'none'" in headers.get("Content-Security-Policy", ""),
           "the 431 carries the security headers", headers)
 
+    # Requests are paced: 50 a second after a burst of 50, so 150 in a row take at
+    # least two seconds (a lower bound: a busy machine only makes it longer).
+    c = http.client.HTTPSConnection(con.host, con.port, context=con.ctx, timeout=60)
+    started = time.monotonic()
+    answered = 0
+    for _ in range(150):
+        c.request("GET", "/api/session", headers={"Cookie": token})
+        r = c.getresponse()
+        r.read()
+        answered += r.status == 200
+    took = time.monotonic() - started
+    c.close()
+    check(answered == 150 and took >= 1.9, "150 requests at once are all answered, paced to 50 a second",
+          f"{answered} answered in {took:.2f} s")
+
     # Connections are bounded: beyond 64 open ones, the next is closed at once.
     held = []
     try:

@@ -98,6 +98,8 @@ private:
     std::optional<Accounts> accounts_;
     struct stat accounts_stat_ {};
     bool accounts_seen_ = false;
+    std::string status_body_;  // the last /api/status answer, and when it was read
+    Clock::time_point status_at_{};
 };
 
 }  // namespace mailsift::console

@@ -8,6 +8,11 @@
 // request headers up to 8 KiB, bodies up to App::max_body_bytes(), and each
 // request (with its TLS handshake) must arrive within request_timeout;
 // connections are kept alive between requests up to idle_timeout.
+// Pace: requests (and TLS handshakes) are served at most requests_per_second
+// on average (request_burst at once), in the order they came; beyond, they
+// wait. So a flood on the console waits, at most max_connections /
+// requests_per_second seconds, and never takes more of the CPU from the
+// milter than that many requests a second cost.
 #pragma once
 
 #include <utility>  // Boost 1.74 Asio uses std::exchange without including it
@@ -33,6 +38,8 @@ struct ServerOptions {
     std::size_t max_connections = 64;
     std::chrono::seconds request_timeout{30};
     std::chrono::seconds idle_timeout{60};
+    double requests_per_second = 50;  // the status page asks for one every 10 s
+    double request_burst = 50;        // a page load is five
 };
 
 // What Server's constructor checks before it binds: the address, the TLS

@@ -80,10 +80,27 @@ struct SignInLimits {
     std::size_t attempts = 5;
     std::chrono::seconds window{300};
     std::size_t max_addresses = 10000;  // addresses tracked; the stalest go first
-    // Password checks from all addresses together (Argon2id, 64 MiB each):
-    // this many a second on average, up to `burst` at once.
-    double checks_per_second = 2.0;
-    double burst = 10.0;
+    // Password checks from all addresses together (Argon2id, 64 MiB, about
+    // 0.1 s of a core each): this many a second on average, up to `burst` at once.
+    double checks_per_second = 1.0;
+    double burst = 5.0;
+};
+
+// Paces work to `per_second` on average, `burst` at once: reserve() takes a
+// turn and says how long its caller must wait for it (zero: go now). Turns are
+// granted in the order asked for, however many are waiting, so a flood waits
+// longer rather than getting more; what bounds the queue is the caller's (the
+// server's connection limit).
+class Pacer {
+public:
+    Pacer(double per_second, double burst) : rate_(per_second), burst_(burst), tokens_(burst) {}
+    Clock::duration reserve(Clock::time_point now);
+
+private:
+    double rate_, burst_;
+    double tokens_;  // below zero: turns already promised ahead of this one
+    Clock::time_point filled_{};
+    bool started_ = false;
 };
 
 class SignInLimiter {
