@@ -501,7 +501,7 @@ json App::configuration() const {
     for (const auto& name : engine::setting_names()) {
         bool set = false;
         for (const auto& g : options_.settings.given) set = set || g.first == name;
-        if (!set) defaults.push_back(name);
+        if (!set) defaults.push_back({{"key", name}, {"value", engine::setting_value(options_.settings, name)}});
     }
     return json{{"file", options_.config.empty() ? std::string("(none: built-in defaults)") : options_.config.string()},
                 {"database", store::display_location(options_.database.string())},

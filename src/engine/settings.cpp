@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -311,6 +312,114 @@ const std::map<std::string, Setter, std::less<>>& setters() {
     return table;
 }
 
+// What each setting holds, as text the file takes back (setting_value()):
+// the same keys as setters(); a test reads every one back.
+using Shower = std::function<std::string(const Settings&)>;
+
+std::string on_off(bool b) { return b ? "on" : "off"; }
+
+std::string size_text(std::size_t n) {
+    if (n > 0 && n % (1024 * 1024) == 0) return std::to_string(n / (1024 * 1024)) + "M";
+    if (n > 0 && n % 1024 == 0) return std::to_string(n / 1024) + "K";
+    return std::to_string(n);
+}
+
+std::string real_text(double d) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, d);
+    return std::string(buf, r.ptr);
+}
+
+const std::map<std::string, Shower, std::less<>>& showers() {
+    using S = const Settings&;
+    auto threshold_text = [](double t) { return t > 1.0 ? std::string("off") : real_text(t); };
+    auto optional_text = [](const std::optional<double>& d) { return d ? real_text(*d) : std::string("off"); };
+    static const std::map<std::string, Shower, std::less<>> table{
+        {"database", [](S s) { return s.database.string(); }},
+        {"console_users", [](S s) { return s.console.users.string(); }},
+        {"console_listen", [](S s) { return s.console.listen.empty() ? std::string("off") : s.console.listen; }},
+        {"console_tls_certificate", [](S s) { return s.console.tls_certificate.string(); }},
+        {"console_tls_key", [](S s) { return s.console.tls_key.string(); }},
+        {"alpha", [](S s) { return real_text(s.model.alpha); }},
+        {"term_frequency",
+         [](S s) { return std::string(s.model.term_frequency == model::TermFrequency::raw ? "raw" : "boolean"); }},
+        {"calibration_temperature", [](S s) { return real_text(s.model.calibration_temperature); }},
+        {"spam_threshold", [](S s) { return real_text(s.model.spam_threshold); }},
+        {"spam_log_odds", [=](S s) { return optional_text(s.model.spam_log_odds); }},
+        {"ham_log_odds", [=](S s) { return optional_text(s.model.ham_log_odds); }},
+        {"ham_threshold", [](S s) { return real_text(s.model.ham_threshold); }},
+        {"reasons", [](S s) { return std::to_string(s.reasons); }},
+        {"batch_messages", [](S s) { return std::to_string(s.batch_messages); }},
+        {"listen", [](S s) { return s.daemon.listen; }},
+        {"metrics_listen", [](S s) { return s.daemon.metrics_listen.empty() ? std::string("off") : s.daemon.metrics_listen; }},
+        {"socket_mode",
+         [](S s) {
+             char buf[8];
+             std::snprintf(buf, sizeof buf, "%04o", s.daemon.socket_mode);
+             return std::string(buf);
+         }},
+        {"socket_group", [](S s) { return s.daemon.socket_group; }},
+        {"socket_owner", [](S s) { return s.daemon.socket_owner; }},
+        {"user", [](S s) { return s.daemon.user; }},
+        {"threads", [](S s) { return std::to_string(s.daemon.threads); }},
+        {"max_frame_bytes", [](S s) { return size_text(s.daemon.max_frame_bytes); }},
+        {"read_timeout", [](S s) { return std::to_string(s.daemon.read_timeout.count()); }},
+        {"drain_timeout", [](S s) { return std::to_string(s.daemon.drain_timeout.count()); }},
+        {"refresh_interval", [](S s) { return std::to_string(s.daemon.refresh_interval.count()); }},
+        {"on_error",
+         [](S s) { return std::string(s.daemon.on_error == DaemonSettings::OnError::accept ? "accept" : "tempfail"); }},
+        {"oversize",
+         [](S s) { return std::string(s.daemon.oversize == DaemonSettings::Oversize::prefix ? "prefix" : "skip"); }},
+        {"skip_authenticated", [](S s) { return on_off(s.daemon.skip_authenticated); }},
+        {"add_reasons", [](S s) { return on_off(s.daemon.add_reasons); }},
+        {"subject_tag", [](S s) { return s.daemon.subject_tag; }},
+        {"record_signatures", [](S s) { return on_off(s.daemon.record_signatures); }},
+        {"history", [](S s) { return on_off(s.daemon.record_history); }},
+        {"history_subjects", [](S s) { return on_off(s.daemon.history_subjects); }},
+        {"signature_days", [](S s) { return std::to_string(s.daemon.signature_keep.count() / 86400); }},
+        {"learn_contacts", [](S s) { return on_off(s.daemon.learn_contacts); }},
+        {"stats_interval", [](S s) { return std::to_string(s.daemon.stats_interval.count()); }},
+        {"reject_threshold", [=](S s) { return threshold_text(s.daemon.reject_threshold); }},
+        {"quarantine_threshold", [=](S s) { return threshold_text(s.daemon.quarantine_threshold); }},
+        {"reject_reply", [](S s) { return s.daemon.reject_reply; }},
+        {"train_on_error", [](S s) { return on_off(s.train_on_error); }},
+        {"train_margin", [](S s) { return real_text(s.train_margin); }},
+        {"model", [](S s) { return std::string(s.scorer == Scorer::linear ? "linear" : "naive_bayes"); }},
+        {"linear_rate", [](S s) { return real_text(s.linear.rate); }},
+        {"linear_nb_rate", [](S s) { return real_text(s.linear.nb_rate); }},
+        {"linear_ngram_bytes", [](S s) { return std::to_string(s.slots.ngram_bytes); }},
+        {"linear_rehearsal", [](S s) { return std::to_string(s.linear.rehearsal); }},
+        {"linear_replays", [](S s) { return std::to_string(s.linear.replays); }},
+        {"linear_replay_margin", [](S s) { return real_text(s.linear.replay_margin); }},
+        {"linear_epochs", [](S s) { return std::to_string(s.linear.epochs); }},
+        {"linear_hash_bits", [](S s) { return std::to_string(s.linear.hash_bits); }},
+        {"linear_features", [](S s) { return on_off(s.slots.bag); }},
+        {"feature_confidence", [](S s) { return real_text(s.model.feature_confidence); }},
+        {"length_norm_features", [](S s) { return std::to_string(s.model.length_norm_features); }},
+        {"header_length_norm_features", [](S s) { return std::to_string(s.model.header_length_norm_features); }},
+        {"features.words", [](S s) { return on_off(s.features.words); }},
+        {"features.word_pairs", [](S s) { return on_off(s.features.word_pairs); }},
+        {"features.cjk_bigrams", [](S s) { return on_off(s.features.cjk_bigrams); }},
+        {"features.relay_path", [](S s) { return on_off(s.features.relay_path); }},
+        {"features.dates", [](S s) { return on_off(s.features.dates); }},
+        {"features.subject", [](S s) { return on_off(s.features.subject); }},
+        {"features.headers", [](S s) { return on_off(s.features.headers); }},
+        {"features.patterns", [](S s) { return on_off(s.features.patterns); }},
+        {"features.urls", [](S s) { return on_off(s.features.urls); }},
+        {"features.mime_shape", [](S s) { return on_off(s.features.mime_shape); }},
+        {"features.envelope", [](S s) { return on_off(s.features.envelope); }},
+        {"features.min_token_bytes", [](S s) { return std::to_string(s.features.min_token_bytes); }},
+        {"features.max_token_bytes", [](S s) { return std::to_string(s.features.max_token_bytes); }},
+        {"features.max_features", [](S s) { return std::to_string(s.features.max_features); }},
+        {"limits.max_message_bytes", [](S s) { return size_text(s.limits.max_message_bytes); }},
+        {"limits.max_depth", [](S s) { return std::to_string(s.limits.max_depth); }},
+        {"limits.max_parts", [](S s) { return std::to_string(s.limits.max_parts); }},
+        {"limits.max_headers", [](S s) { return std::to_string(s.limits.max_headers); }},
+        {"limits.max_header_bytes", [](S s) { return size_text(s.limits.max_header_bytes); }},
+    };
+    return table;
+}
+
 }  // namespace
 
 Settings parse_settings(std::string_view text, const std::string& source) {
@@ -346,6 +455,12 @@ Settings parse_settings(std::string_view text, const std::string& source) {
         throw ConfigError(source + ": features.min_token_bytes must not exceed features.max_token_bytes");
     }
     return s;
+}
+
+std::string setting_value(const Settings& settings, std::string_view name) {
+    const auto it = showers().find(name);
+    if (it == showers().end()) throw ConfigError("unknown setting '" + std::string(name) + "'");
+    return it->second(settings);
 }
 
 std::vector<std::string> setting_names() {

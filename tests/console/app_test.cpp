@@ -371,9 +371,14 @@ TEST_CASE("status comes from the daemon, with the corrections, and configuration
     const json cfg = json::parse(r.body());
     CHECK(cfg["given"][1]["key"] == "reasons");
     CHECK(cfg["given"][1]["value"] == "7");
-    bool listed = false;
-    for (const auto& d : cfg["defaults"]) listed = listed || d == "alpha";
-    CHECK(listed);
+    // Every other setting, with the value it has (its default), as the file would say it.
+    std::map<std::string, std::string> defaults;
+    for (const auto& d : cfg["defaults"]) defaults[d["key"].get<std::string>()] = d["value"].get<std::string>();
+    CHECK(defaults.size() + 2 == engine::setting_names().size());
+    CHECK(defaults.at("alpha") == engine::setting_value(engine::Settings{}, "alpha"));
+    CHECK(defaults.at("limits.max_message_bytes") == "4M");
+    CHECK(defaults.at("reject_threshold") == "off");
+    CHECK(defaults.count("reasons") == 0);  // given, so listed with the given ones
 }
 
 TEST_CASE("History lists what mailsiftd recorded, and a click corrects it as mailsift correct does", "[console]") {

@@ -885,3 +885,54 @@ TEST_CASE("Kept score parts survive awkward text and refuse what they did not wr
         CHECK_FALSE(engine::decode_score_parts(bad));
     }
 }
+
+TEST_CASE("Every setting's value reads back as itself, and the shipped file's defaults are the built-in ones",
+          "[engine]") {
+    const engine::Settings defaults;
+    const auto names = engine::setting_names();
+    REQUIRE(names.size() >= 70);
+    for (const auto& name : names) {
+        INFO(name);
+        const std::string v = engine::setting_value(defaults, name);
+        if (v.empty()) continue;  // not set (socket_group, subject_tag, ...): nothing to read back
+        CHECK(engine::setting_value(engine::parse_settings(name + " = " + v, "x.conf"), name) == v);
+        // A switch shows the value it was given: the other one reads back as the other one.
+        const bool is_switch = v == "on" || v == "off";
+        if (is_switch && name.find("listen") == std::string::npos && name.find("threshold") == std::string::npos &&
+            name.find("log_odds") == std::string::npos) {
+            const std::string other = v == "on" ? "off" : "on";
+            CHECK(engine::setting_value(engine::parse_settings(name + " = " + other, "x.conf"), name) == other);
+        }
+    }
+    CHECK(engine::setting_value(engine::parse_settings("limits.max_message_bytes = 8M\nreject_threshold = 0.999\n"
+                                                       "socket_mode = 0600\nsignature_days = 30\n",
+                                                       "x.conf"),
+                                "limits.max_message_bytes") == "8M");
+    const auto set = engine::parse_settings("reject_threshold = 0.999\nsocket_mode = 0600\nsignature_days = 30\n"
+                                            "spam_log_odds = 12.5\nmodel = naive_bayes\n", "x.conf");
+    CHECK(engine::setting_value(set, "reject_threshold") == "0.999");
+    CHECK(engine::setting_value(defaults, "reject_threshold") == "off");
+    CHECK(engine::setting_value(set, "socket_mode") == "0600");
+    CHECK(engine::setting_value(set, "signature_days") == "30");
+    CHECK(engine::setting_value(set, "spam_log_odds") == "12.5");
+    CHECK(engine::setting_value(set, "model") == "naive_bayes");
+    CHECK_THROWS_AS(engine::setting_value(defaults, "no_such_setting"), engine::ConfigError);
+
+    // The shipped mailsift.conf documents every default ("#key = value"): each is the built-in one.
+    std::ifstream in(std::string(MAILSIFT_TEST_DATA) + "/../../etc/mailsift/mailsift.conf");
+    REQUIRE(in);
+    std::size_t documented = 0;
+    for (std::string line; std::getline(in, line);) {
+        if (line.size() < 2 || line[0] != '#' || line[1] == ' ' || line.find('=') == std::string::npos) continue;
+        line.erase(0, 1);
+        if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+        const std::string key = line.substr(0, line.find_first_of(" ="));
+        // The packaged database path, and the console's example address and files, are not defaults.
+        if (key == "database" || key.starts_with("console_")) continue;
+        INFO(line);
+        CHECK(engine::setting_value(engine::parse_settings(line, "mailsift.conf"), key) ==
+              engine::setting_value(defaults, key));
+        ++documented;
+    }
+    CHECK(documented >= 55);
+}

@@ -364,6 +364,12 @@ def browser_checks(args):
         shown = text_of(d, "config-database")
         check(shown.startswith("postgresql://") if args.db.startswith("postgresql:") else args.db in shown,
               "browser: the configuration page names the database", shown)
+        defaults = {tr.find_element(By.TAG_NAME, "th").text: tr.find_element(By.TAG_NAME, "td").text
+                    for tr in d.find_elements(By.CSS_SELECTOR, "#config-defaults tr")}
+        check(defaults.get("limits.max_header_bytes") == "64K" and defaults.get("model") == "linear" and
+              "limits.max_message_bytes" not in defaults,
+              "browser: and shows the settings left at their defaults with their values",
+              {k: defaults.get(k) for k in ("limits.max_header_bytes", "model", "limits.max_message_bytes")})
         shot(d, args, "08-configuration")
 
         # A session the server does not know (expired, or forged) is no session.

@@ -99,6 +99,10 @@ Settings parse_settings(std::string_view text, const std::string& source);
 Settings load_settings(const std::filesystem::path& path);
 // Every setting the file may hold, in name order.
 std::vector<std::string> setting_names();
+// What `settings` holds for the setting `name`, as the file would say it
+// ("on", "4M", "0.995", "off" for an unset threshold); parsing it back gives
+// the same value. Throws ConfigError for an unknown name.
+std::string setting_value(const Settings& settings, std::string_view name);
 
 // The system-wide configuration file, used when it exists and none is named.
 inline constexpr const char* system_config_path = "/etc/mailsift/mailsift.conf";

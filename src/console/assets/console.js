@@ -361,7 +361,9 @@ async function loadConfig() {
   t.replaceChildren();
   if (!c.given.length) { const r = el('tr'); r.append(el('td', '(nothing: every setting is at its default)')); t.append(r); }
   for (const g of c.given) { const r = el('tr'); r.append(el('th', g.key, 'mono'), el('td', g.value, 'mono')); t.append(r); }
-  text('config-defaults', c.defaults.join(', '));
+  const d = $('config-defaults');
+  d.replaceChildren();
+  for (const g of c.defaults) { const r = el('tr'); r.append(el('th', g.key, 'mono'), el('td', g.value === '' ? '(not set)' : g.value, 'mono')); d.append(r); }
 }
 
 // Start ---------------------------------------------------------------
