@@ -18,6 +18,7 @@ using nlohmann::json;
 namespace {
 
 constexpr std::string_view cookie_name = "mailsift_session";
+constexpr std::string_view device_cookie_name = "mailsift_device";  // sent to /api/login only
 
 // Boost 1.74's Beast has its own string_view.
 std::string_view sv(boost::beast::string_view v) { return {v.data(), v.size()}; }
@@ -203,7 +204,8 @@ App::App(AppOptions options, Services services)
     : options_(std::move(options)),
       services_(std::move(services)),
       sessions_(options_.sessions),
-      limiter_(options_.sign_in) {}
+      limiter_(options_.sign_in),
+      devices_(options_.devices) {}
 
 std::size_t App::max_body_bytes() const { return options_.settings.limits.max_message_bytes + 64 * 1024; }
 
@@ -220,7 +222,10 @@ void App::refresh_accounts() {
         // A removed account, a new password or another role: its sessions end.
         for (const auto& old : accounts_->all()) {
             const Account* now = fresh.find(old.name);
-            if (now == nullptr || now->hash != old.hash || now->role != old.role) sessions_.end_all_of(old.name);
+            if (now == nullptr || now->hash != old.hash || now->role != old.role) {
+                sessions_.end_all_of(old.name);
+                devices_.forget(old.name);
+            }
         }
     }
     accounts_ = std::move(fresh);
@@ -317,26 +322,33 @@ Response App::login(const Request& req, const std::string& client, Clock::time_p
             return error(req, http::status::forbidden, "sign-in from another origin");
         }
     }
-    if (const auto wait = limiter_.wait(client, now); wait.count() > 0) {
-        Response r = error(req, http::status::too_many_requests,
-                           "too many failed sign-ins from this address: try again in " + std::to_string(wait.count()) + " s");
-        r.set(http::field::retry_after, std::to_string(wait.count()));
-        return r;
-    }
     const json body = json::parse(req.body(), nullptr, false);
     if (!body.is_object() || !body.contains("name") || !body.contains("password") || !body["name"].is_string() ||
         !body["password"].is_string()) {
         return error(req, http::status::bad_request, "expected {\"name\": ..., \"password\": ...}");
     }
-    // However many addresses ask, at most a few hashes a second are checked:
-    // a flood of sign-ins must not take the CPU the mail needs.
-    if (!limiter_.may_check(now)) {
-        Response r = error(req, http::status::too_many_requests, "too many sign-ins right now: try again in a few seconds");
+    const std::string name = body["name"];
+    const std::string password = body["password"];
+    // A browser that signed in to this account before has its own budget and
+    // failure count; every other sign-in is counted by its address.
+    const std::string_view device = cookie(sv(req[http::field::cookie]), device_cookie_name);
+    const bool trusted = devices_.trusted(device, name, now);
+    if (const auto wait = trusted ? std::chrono::seconds(0) : limiter_.wait(client, now); wait.count() > 0) {
+        Response r = error(req, http::status::too_many_requests,
+                           "too many failed sign-ins from this address: try again in " + std::to_string(wait.count()) + " s");
+        r.set(http::field::retry_after, std::to_string(wait.count()));
+        return r;
+    }
+    // However many addresses ask, a password is checked only as often as the
+    // budget allows: a flood of sign-ins must not take what the mail needs.
+    if (!limiter_.may_check(now, trusted)) {
+        Response r = error(req, http::status::too_many_requests,
+                           trusted ? "too many sign-ins right now: try again in a few seconds"
+                                   : "too many sign-ins right now: try again in a few seconds (a browser that "
+                                     "signed in to this account before is let through first)");
         r.set(http::field::retry_after, "5");
         return r;
     }
-    const std::string name = body["name"];
-    const std::string password = body["password"];
     if (accounts_->all().empty()) {
         return error(req, http::status::service_unavailable,
                      "no console accounts yet: create one with 'mailsift console-user add NAME --role admin'");
@@ -345,15 +357,24 @@ Response App::login(const Request& req, const std::string& client, Clock::time_p
                           ? accounts_->authenticate(name, password)
                           : std::nullopt;
     if (!role) {
-        limiter_.failed(client, now);
+        trusted ? devices_.failed(device) : limiter_.failed(client, now);
         return error(req, http::status::unauthorized, "wrong name or password");
     }
     limiter_.succeeded(client);
     const auto session = sessions_.create(name, *role, now);
     Response r =
         json_answer(req, http::status::ok, json{{"account", name}, {"role", to_string(*role)}, {"csrf", session.csrf}});
-    r.set(http::field::set_cookie, std::string(cookie_name) + "=" + session.token + "; Path=/; HttpOnly; SameSite=Strict" +
-                                       (options_.tls ? "; Secure" : ""));
+    const std::string secure = options_.tls ? "; Secure" : "";
+    r.set(http::field::set_cookie,
+          std::string(cookie_name) + "=" + session.token + "; Path=/; HttpOnly; SameSite=Strict" + secure);
+    if (trusted) {
+        devices_.succeeded(device);
+    } else {
+        const auto lifetime = std::chrono::duration_cast<std::chrono::seconds>(options_.devices.lifetime).count();
+        r.insert(http::field::set_cookie, std::string(device_cookie_name) + "=" + devices_.issue(name, now) +
+                                              "; Path=/api/login; Max-Age=" + std::to_string(lifetime) +
+                                              "; HttpOnly; SameSite=Strict" + secure);
+    }
     return r;
 }
 

@@ -1,6 +1,7 @@
 // Server: see server.hpp.
 #include "mailsift/console/server.hpp"
 
+#include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -88,7 +89,7 @@ struct Server::Impl {
     std::optional<ssl::context> tls;
     tcp::acceptor acceptor{io};
     std::thread thread;
-    std::optional<Pacer> pacer;  // the io thread's only
+    std::optional<TokenBucket> pacer;  // the io thread's only
 
     void accept();
 };
@@ -247,6 +248,7 @@ void Server::start() {
         errno = 0;
         const int nice = ::getpriority(PRIO_PROCESS, tid);
         if (errno == 0) ::setpriority(PRIO_PROCESS, tid, std::min(19, nice + 10));
+        pthread_setname_np(pthread_self(), "console");  // shows in top -H and /proc/PID/task
         impl_->io.run();
     });
 }

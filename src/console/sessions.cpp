@@ -100,29 +100,63 @@ void SignInLimiter::failed(const std::string& address, Clock::time_point now) {
 
 void SignInLimiter::succeeded(const std::string& address) { failures_.erase(address); }
 
-Clock::duration Pacer::reserve(Clock::time_point now) {
+void TokenBucket::refill(Clock::time_point now) {
     if (started_) {
         const double elapsed = std::chrono::duration<double>(now - filled_).count();
         tokens_ = std::min(burst_, tokens_ + std::max(0.0, elapsed) * rate_);
     }
     started_ = true;
     filled_ = now;
+}
+
+bool TokenBucket::take(Clock::time_point now) {
+    refill(now);
+    if (tokens_ < 1.0) return false;
+    tokens_ -= 1.0;
+    return true;
+}
+
+Clock::duration TokenBucket::reserve(Clock::time_point now) {
+    refill(now);
     tokens_ -= 1.0;
     if (tokens_ >= 0.0) return Clock::duration::zero();
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(-tokens_ / rate_));
 }
 
-bool SignInLimiter::may_check(Clock::time_point now) {
-    if (tokens_ < 0) {
-        tokens_ = limits_.burst;
-    } else {
-        const double elapsed = std::chrono::duration<double>(now - filled_).count();
-        tokens_ = std::min(limits_.burst, tokens_ + std::max(0.0, elapsed) * limits_.checks_per_second);
+bool SignInLimiter::may_check(Clock::time_point now, bool trusted_device) {
+    return (trusted_device ? trusted_ : untrusted_).take(now);
+}
+
+std::string TrustedDevices::issue(std::string account, Clock::time_point now) {
+    std::erase_if(by_digest_, [&](const auto& kv) { return now - kv.second.issued >= limits_.lifetime; });
+    if (by_digest_.size() >= limits_.max_devices && !by_digest_.empty()) {
+        auto oldest = std::min_element(by_digest_.begin(), by_digest_.end(),
+                                       [](const auto& a, const auto& b) { return a.second.issued < b.second.issued; });
+        by_digest_.erase(oldest);
     }
-    filled_ = now;
-    if (tokens_ < 1.0) return false;
-    tokens_ -= 1.0;
-    return true;
+    std::string token = random_token();
+    by_digest_[digest(token)] = Device{std::move(account), now, 0};
+    return token;
+}
+
+bool TrustedDevices::trusted(std::string_view token, std::string_view account, Clock::time_point now) const {
+    if (token.empty()) return false;
+    const auto it = by_digest_.find(digest(token));
+    return it != by_digest_.end() && it->second.account == account && now - it->second.issued < limits_.lifetime;
+}
+
+void TrustedDevices::failed(std::string_view token) {
+    const auto it = by_digest_.find(digest(token));
+    if (it != by_digest_.end() && ++it->second.failures >= limits_.attempts) by_digest_.erase(it);
+}
+
+void TrustedDevices::succeeded(std::string_view token) {
+    const auto it = by_digest_.find(digest(token));
+    if (it != by_digest_.end()) it->second.failures = 0;
+}
+
+std::size_t TrustedDevices::forget(std::string_view account) {
+    return std::erase_if(by_digest_, [&](const auto& kv) { return kv.second.account == account; });
 }
 
 }  // namespace mailsift::console

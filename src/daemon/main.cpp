@@ -233,7 +233,8 @@ int main(int argc, char** argv) {
                                     .settings = resolved.settings,
                                     .tls = !c.tls_certificate.empty(),
                                     .sessions = {},
-                                    .sign_in = {}},
+                                    .sign_in = {},
+                                    .devices = {}},
                 console::Services{.status = [&metrics] { return daemon::console_status(metrics); },
                                   .filter = [&scorer] { return scorer.filter(); }});
             console_server = std::make_unique<console::Server>(console_options(resolved.settings), std::move(app));

@@ -71,7 +71,7 @@ struct Console {
         Services services{.status = [this] { ++status_calls; return json{{"messages", {{"total", 7}}}}; },
                           .filter = [this] { return std::shared_ptr<const engine::Filter>(filter); }};
         app = std::make_unique<App>(AppOptions{.accounts = users, .database = db, .config = {}, .settings = settings,
-                                               .tls = tls, .sessions = {}, .sign_in = {}},
+                                               .tls = tls, .sessions = {}, .sign_in = {}, .devices = {}},
                                     std::move(services));
     }
 
@@ -89,13 +89,18 @@ struct Console {
     }
 
     struct SignedIn {
-        std::string token, csrf, set_cookie;
+        std::string token, csrf, set_cookie, device_cookie;
     };
     SignedIn sign_in(const std::string& name, const std::string& password) {
         const auto r = send(http::verb::post, "/api/login", json{{"name", name}, {"password", password}}.dump());
         REQUIRE(r.result() == http::status::ok);
         SignedIn s;
         s.set_cookie = str(r[http::field::set_cookie]);
+        for (const auto& f : r) {
+            if (f.name() == http::field::set_cookie && str(f.value()).starts_with("mailsift_device=")) {
+                s.device_cookie = str(f.value());
+            }
+        }
         const auto start = s.set_cookie.find('=') + 1;
         s.token = s.set_cookie.substr(start, s.set_cookie.find(';') - start);
         s.csrf = json::parse(r.body())["csrf"];
@@ -161,13 +166,15 @@ TEST_CASE("without a session, pages answer 401 and APIs refuse", "[console]") {
     CHECK(c.stats().messages.spam == 5);
 }
 
-TEST_CASE("signing in sets a strict session cookie, Secure under TLS", "[console]") {
+TEST_CASE("signing in sets strict session and device cookies, Secure under TLS", "[console]") {
     SECTION("plain HTTP on loopback") {
         Console c;
         const auto s = c.sign_in("root", admin_password);
         CHECK(s.set_cookie.find("HttpOnly") != std::string::npos);
         CHECK(s.set_cookie.find("SameSite=Strict") != std::string::npos);
         CHECK(s.set_cookie.find("Secure") == std::string::npos);
+        CHECK(s.device_cookie.find("; HttpOnly; SameSite=Strict") != std::string::npos);
+        CHECK(s.device_cookie.find("Secure") == std::string::npos);
         CHECK(s.token.size() >= 43);  // 256 random bits, base64url
         const auto r = c.send(http::verb::get, "/api/session", "", s.token);
         REQUIRE(r.result() == http::status::ok);
@@ -178,13 +185,14 @@ TEST_CASE("signing in sets a strict session cookie, Secure under TLS", "[console
         Console c(true);
         const auto s = c.sign_in("root", admin_password);
         CHECK(s.set_cookie.find("; Secure") != std::string::npos);
+        CHECK(s.device_cookie.find("; Secure") != std::string::npos);
     }
 }
 
 TEST_CASE("a wrong password is refused, and sign-ins are limited per address", "[console]") {
     Console c;
     auto attempt = [&](const std::string& pw, const std::string& client) {
-        c.now += std::chrono::seconds(1);  // within the budget of checks from all addresses
+        c.now += std::chrono::seconds(10);  // within the budget of checks from all addresses
         return c.send(http::verb::post, "/api/login", json{{"name", "root"}, {"password", pw}}.dump(), "", "",
                       "application/json", client);
     };
@@ -198,6 +206,60 @@ TEST_CASE("a wrong password is refused, and sign-ins are limited per address", "
     CHECK(attempt(admin_password, "192.0.2.8").result() == http::status::ok);  // another address is not held
     c.now += std::chrono::minutes(6);
     CHECK(attempt(admin_password, "192.0.2.7").result() == http::status::ok);
+}
+
+TEST_CASE("a flood of guesses does not lock out a browser that signed in before", "[console]") {
+    Console c;
+    auto login = [&](const std::string& name, const std::string& pw, const std::string& device,
+                     const std::string& client) {
+        Request req{http::verb::post, "/api/login", 11};
+        req.set(http::field::host, "console.example:8443");
+        req.set(http::field::content_type, "application/json");
+        if (!device.empty()) req.set(http::field::cookie, "mailsift_device=" + device);
+        req.body() = json{{"name", name}, {"password", pw}}.dump();
+        req.prepare_payload();
+        return c.app->handle(req, client, c.now);
+    };
+    // The first sign-in hands out a device cookie, for the sign-in route only.
+    const auto first = login("root", admin_password, "", "192.0.2.1");
+    REQUIRE(first.result() == http::status::ok);
+    std::string device;
+    for (const auto& f : first) {
+        const std::string v = str(f.value());
+        if (f.name() == http::field::set_cookie && v.starts_with("mailsift_device=")) device = v;
+    }
+    REQUIRE(!device.empty());
+    CHECK(device.find("; Path=/api/login;") != std::string::npos);
+    CHECK(device.find("; HttpOnly") != std::string::npos);
+    CHECK(device.find("; SameSite=Strict") != std::string::npos);
+    CHECK(device.find("; Max-Age=2592000") != std::string::npos);
+    const std::string token = device.substr(16, device.find(';') - 16);
+    CHECK(token.size() == 43);
+
+    // Guesses from ever-new addresses use up what everyone else shares.
+    int refused = 0;
+    for (int i = 0; i < 20; ++i) {
+        refused += login("root", "guess", "", "198.51.100." + std::to_string(i)).result() ==
+                           http::status::too_many_requests
+                       ? 1
+                       : 0;
+    }
+    CHECK(refused >= 15);
+    CHECK(login("root", admin_password, "", "192.0.2.1").result() == http::status::too_many_requests);
+    // The browser that signed in before is let through, and is not given another device.
+    const auto trusted = login("root", admin_password, token, "198.51.100.1");
+    CHECK(trusted.result() == http::status::ok);
+    CHECK(str(trusted[http::field::set_cookie]).starts_with("mailsift_session="));
+    CHECK(std::distance(trusted.base().equal_range(http::field::set_cookie).first,
+                        trusted.base().equal_range(http::field::set_cookie).second) == 1);
+    // Only for its own account: the device does not vouch for another name.
+    CHECK(login("watcher", viewer_password, token, "192.0.2.1").result() == http::status::too_many_requests);
+    // A device that keeps failing is no longer trusted.
+    for (int i = 0; i < 5; ++i) {
+        c.now += std::chrono::seconds(1);
+        CHECK(login("root", "guess", token, "192.0.2.1").result() == http::status::unauthorized);
+    }
+    CHECK(login("root", admin_password, token, "192.0.2.1").result() == http::status::too_many_requests);
 }
 
 TEST_CASE("sign-in only as JSON, and not from another origin", "[console]") {
@@ -354,7 +416,7 @@ TEST_CASE("status comes from the daemon, with the corrections, and configuration
     engine::Settings settings = engine::parse_settings(
         "database = postgresql://mailsift:s3cret-word@db.example/mailsift\nreasons = 7\n", "test.conf");
     App app(AppOptions{.accounts = c.users, .database = c.db, .config = "/etc/mailsift/mailsift.conf",
-                       .settings = settings, .tls = false, .sessions = {}, .sign_in = {}},
+                       .settings = settings, .tls = false, .sessions = {}, .sign_in = {}, .devices = {}},
             Services{});
     Request login{http::verb::post, "/api/login", 11};
     login.set(http::field::content_type, "application/json");

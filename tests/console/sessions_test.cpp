@@ -136,23 +136,72 @@ TEST_CASE("Password checks from all addresses together keep to a budget", "[cons
     limits.checks_per_second = 2.0;
     limits.burst = 4.0;
     SignInLimiter l(limits);
-    for (int i = 0; i < 4; ++i) CHECK(l.may_check(t0));  // the burst
-    CHECK_FALSE(l.may_check(t0));
-    CHECK_FALSE(l.may_check(t0 + 400ms));  // 0.8 of a check earned
-    CHECK(l.may_check(t0 + 500ms));        // one
-    CHECK_FALSE(l.may_check(t0 + 500ms));
+    for (int i = 0; i < 4; ++i) CHECK(l.may_check(t0, false));  // the burst
+    CHECK_FALSE(l.may_check(t0, false));
+    CHECK_FALSE(l.may_check(t0 + 400ms, false));  // 0.8 of a check earned
+    CHECK(l.may_check(t0 + 500ms, false));        // one
+    CHECK_FALSE(l.may_check(t0 + 500ms, false));
     std::size_t allowed = 0;  // a minute of asking 100 times a second
-    for (int ms = 1000; ms < 61000; ms += 10) allowed += l.may_check(t0 + std::chrono::milliseconds(ms)) ? 1 : 0;
+    for (int ms = 1000; ms < 61000; ms += 10) allowed += l.may_check(t0 + std::chrono::milliseconds(ms), false) ? 1 : 0;
     CHECK(allowed >= 119);
     CHECK(allowed <= 121);
-    CHECK(l.may_check(t0 + 3600s));  // refilled after a quiet hour, but no more than the burst
-    for (int i = 0; i < 3; ++i) CHECK(l.may_check(t0 + 3600s));
-    CHECK_FALSE(l.may_check(t0 + 3600s));
+    CHECK(l.may_check(t0 + 3600s, false));  // refilled after a quiet hour, but no more than the burst
+    for (int i = 0; i < 3; ++i) CHECK(l.may_check(t0 + 3600s, false));
+    CHECK_FALSE(l.may_check(t0 + 3600s, false));
+
+    SECTION("trusted devices have a budget of their own that the flood does not touch") {
+        for (int i = 0; i < 5; ++i) CHECK(l.may_check(t0 + 3600s, true));
+        CHECK_FALSE(l.may_check(t0 + 3600s, true));
+        CHECK_FALSE(l.may_check(t0 + 3600s, false));  // the other budget is still spent
+        CHECK(l.may_check(t0 + 3601s, true));         // one a second
+    }
+    SECTION("by default, untrusted sign-ins get one check every ten seconds after a burst of five") {
+        SignInLimiter d;
+        for (int i = 0; i < 5; ++i) CHECK(d.may_check(t0, false));
+        CHECK_FALSE(d.may_check(t0 + 9s, false));
+        CHECK(d.may_check(t0 + 10s, false));
+        CHECK_FALSE(d.may_check(t0 + 10s, false));
+    }
 }
 
-TEST_CASE("The pacer serves a burst at once, then one turn per 1/rate, in the order asked", "[console]") {
+TEST_CASE("A trusted device is its account's only, lives a while, and goes after repeated failures", "[console]") {
     const Clock::time_point t0{};
-    Pacer p(10.0, 3.0);  // 10 a second, 3 at once
+    TrustedDevices d(DeviceLimits{.lifetime = 3600s, .attempts = 3, .max_devices = 10});
+    const std::string token = d.issue("root", t0);
+    CHECK(token.size() == 43);
+    CHECK(d.trusted(token, "root", t0 + 10s));
+    CHECK_FALSE(d.trusted(token, "watcher", t0 + 10s));  // another account: not trusted
+    CHECK_FALSE(d.trusted("", "root", t0));
+    CHECK_FALSE(d.trusted(token.substr(1), "root", t0));
+    CHECK_FALSE(d.trusted(random_token(), "root", t0));
+    CHECK_FALSE(d.trusted(token, "root", t0 + 3600s));  // expired
+
+    SECTION("failures in a row end the trust; a success in between starts the count again") {
+        d.failed(token);
+        d.failed(token);
+        d.succeeded(token);
+        d.failed(token);
+        d.failed(token);
+        CHECK(d.trusted(token, "root", t0));
+        d.failed(token);
+        CHECK_FALSE(d.trusted(token, "root", t0));
+    }
+    SECTION("an account changed or removed forgets its devices") {
+        const std::string other = d.issue("watcher", t0);
+        CHECK(d.forget("root") == 1);
+        CHECK_FALSE(d.trusted(token, "root", t0));
+        CHECK(d.trusted(other, "watcher", t0));
+    }
+    SECTION("the number kept is bounded: the oldest goes") {
+        for (int i = 1; i <= 10; ++i) d.issue("root", t0 + std::chrono::seconds(i));
+        CHECK(d.size() == 10);
+        CHECK_FALSE(d.trusted(token, "root", t0 + 20s));
+    }
+}
+
+TEST_CASE("A token bucket paces: it serves a burst at once, then one turn per 1/rate, in the order asked", "[console]") {
+    const Clock::time_point t0{};
+    TokenBucket p(10.0, 3.0);  // 10 a second, 3 at once
     for (int i = 0; i < 3; ++i) CHECK(p.reserve(t0) == Clock::duration::zero());
     // Asked at once, the next ones wait 0.1 s, 0.2 s, 0.3 s: a flood waits longer, it does not get more.
     CHECK(p.reserve(t0) == 100ms);
@@ -163,7 +212,7 @@ TEST_CASE("The pacer serves a burst at once, then one turn per 1/rate, in the or
     CHECK(p.reserve(t0 + 2s) == 100ms);
     // Callers that each come back when served (as a connection does): over a
     // minute, 10 a second are served, however many callers there are.
-    Pacer q(10.0, 1.0);
+    TokenBucket q(10.0, 1.0);
     std::vector<Clock::time_point> next(64, t0);  // 64 connections
     std::size_t served = 0;
     for (;;) {

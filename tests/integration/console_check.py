@@ -46,18 +46,19 @@ class Console:
         self.host, self.port = m.group(1), int(m.group(2))
         self.ctx = ssl.create_default_context(cafile=ca)
 
-    def request(self, method, path, body=None, headers=None):
-        c = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=60)
+    def request(self, method, path, body=None, headers=None, source=None):
+        c = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=60,
+                                        source_address=(source, 0) if source else None)
         c.request(method, path, body=body, headers=headers or {})
         r = c.getresponse()
         data = r.read()
         c.close()
         return r.status, r.headers, data
 
-    def login(self, name, password):
+    def login(self, name, password, source=None):
         status, headers, body = self.request(
             "POST", "/api/login", json.dumps({"name": name, "password": password}),
-            {"Content-Type": "application/json"})
+            {"Content-Type": "application/json"}, source)
         cookie = headers.get("Set-Cookie", "")
         token = cookie.split(";", 1)[0]
         return status, cookie, token, (json.loads(body).get("csrf") if status == 200 else None)
@@ -217,6 +218,21 @@ def sign_in(d, w, name, password):
     d.find_element(By.ID, "login-submit").click()
 
 
+def sign_in_patiently(d, w, name, password):
+    """Signs in as a person would while sign-ins are being rationed: on "too
+    many sign-ins right now" (429, the budget of password checks that browsers
+    new to an account share), tries again a few seconds later."""
+    deadline = time.monotonic() + 90
+    while True:
+        sign_in(d, w, name, password)
+        w.until(lambda d: d.find_element(By.ID, "page-status").is_displayed() or text_of(d, "login-error") != "")
+        if d.find_element(By.ID, "page-status").is_displayed():
+            return
+        if "too many sign-ins right now" not in text_of(d, "login-error") or time.monotonic() > deadline:
+            raise AssertionError("cannot sign in as " + name + ": " + text_of(d, "login-error"))
+        time.sleep(5)
+
+
 def browser_checks(args):
     d = browser(args)
     w = WebDriverWait(d, 40)
@@ -235,7 +251,7 @@ def browser_checks(args):
         check(ok and not d.find_element(By.ID, "page-status").is_displayed(),
               "browser: a wrong password is refused with a message")
 
-        sign_in(d, w, *args.admin)
+        sign_in_patiently(d, w, *args.admin)
         w.until(EC.visibility_of_element_located((By.ID, "page-status")))
         w.until(lambda d: text_of(d, "status-total") not in ("", "–"))
         by_verdict, model, features = metrics(args.metrics)
@@ -379,13 +395,13 @@ def browser_checks(args):
         w.until(EC.visibility_of_element_located((By.ID, "login-form")))
         check(fetch(d, "/api/status") == 401, "browser: an unknown or expired session gets 401 and the sign-in form")
 
-        sign_in(d, w, *args.admin)
+        sign_in_patiently(d, w, *args.admin)
         w.until(EC.visibility_of_element_located((By.ID, "page-status")))
         d.find_element(By.ID, "sign-out").click()
         w.until(EC.visibility_of_element_located((By.ID, "login-form")))
         check(fetch(d, "/api/status") == 401, "browser: after signing out, the API answers 401")
 
-        sign_in(d, w, *args.viewer)
+        sign_in_patiently(d, w, *args.viewer)
         w.until(EC.visibility_of_element_located((By.ID, "page-status")))
         d.find_element(By.CSS_SELECTOR, "a[data-page=history]").click()
         w.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#history-rows tr[data-signature]")) > 0)
@@ -407,6 +423,30 @@ def browser_checks(args):
         shot(d, args, "10-viewer-scan")
         logs = [e for e in d.get_log("browser") if "Content Security Policy" in e.get("message", "")]
         check(not logs, "browser: no Content-Security-Policy violation on any page", logs[:2])
+
+        # A flood of wrong passwords from ever-new addresses uses up the checks
+        # that browsers new to an account share; this browser, which signed in
+        # as the viewer before, is still let through on its device cookie.
+        d.find_element(By.ID, "sign-out").click()
+        w.until(EC.visibility_of_element_located((By.ID, "login-form")))
+        con = Console(args.base, args.ca)
+        statuses = []
+        for i in range(30):
+            statuses.append(con.login(args.viewer[0], "a wrong guess", source=f"127.0.9.{10 + i}")[0])
+            if statuses[-1] == 429:
+                break
+        fresh = con.login(*args.viewer, source="127.0.9.200")[0]
+        check(statuses[-1] == 429 and fresh == 429,
+              "a flood of guesses from new addresses leaves no check for a sign-in without a device cookie (429)",
+              (statuses, fresh))
+        sign_in(d, w, *args.viewer)
+        try:
+            w.until(EC.visibility_of_element_located((By.ID, "page-status")))
+            ok = True
+        except TimeoutException:
+            ok = False
+        check(ok, "browser: the browser that signed in before is let through the flood",
+              text_of(d, "login-error"))
     finally:
         d.quit()
 

@@ -8,6 +8,7 @@
 //        without a session it answers 401 and shows the sign-in form)
 //   GET  /static/console.js, /static/console.css        built into the binary
 //   POST /api/login   {"name","password"}  -> the session cookie and a CSRF token
+//        (and, the first time, a device cookie: sessions.hpp, TrustedDevices)
 //   POST /api/logout
 //   GET  /api/session, /api/status, /api/config
 //   GET  /api/history?verdict=spam|ham|unsure&q=TEXT&before=TIME&limit=N  newest first
@@ -64,6 +65,7 @@ struct AppOptions {
     bool tls = false;                       // cookies are Secure
     SessionLimits sessions;
     SignInLimits sign_in;
+    DeviceLimits devices;
 };
 
 class App {
@@ -95,6 +97,7 @@ private:
     Services services_;
     Sessions sessions_;
     SignInLimiter limiter_;
+    TrustedDevices devices_;
     std::optional<Accounts> accounts_;
     struct stat accounts_stat_ {};
     bool accounts_seen_ = false;

@@ -8,7 +8,8 @@
 // `absolute` whatever happens. Tokens are looked up by their BLAKE2b digest,
 // so the lookup's timing says nothing about a token, and CSRF tokens are
 // compared in constant time. SignInLimiter bounds password guessing per client
-// address.
+// address and the password checks of all of them; TrustedDevices lets the
+// browsers that signed in before past a flood of guesses.
 //
 // Time comes in as a value (steady time points); nothing here knows HTTP.
 #pragma once
@@ -73,53 +74,105 @@ bool csrf_matches(const Session& s, std::string_view presented);
 // A random token: `bytes` random bytes in base64url without padding.
 std::string random_token(std::size_t bytes = 32);
 
-// Password guesses per client address: at most `attempts` failures in `window`;
-// then signing in from that address is refused until the oldest failure leaves
-// the window. A success clears the address's failures.
-struct SignInLimits {
-    std::size_t attempts = 5;
-    std::chrono::seconds window{300};
-    std::size_t max_addresses = 10000;  // addresses tracked; the stalest go first
-    // Password checks from all addresses together (Argon2id, 64 MiB, about
-    // 0.1 s of a core each): this many a second on average, up to `burst` at once.
-    double checks_per_second = 1.0;
-    double burst = 5.0;
-};
-
-// Paces work to `per_second` on average, `burst` at once: reserve() takes a
-// turn and says how long its caller must wait for it (zero: go now). Turns are
-// granted in the order asked for, however many are waiting, so a flood waits
-// longer rather than getting more; what bounds the queue is the caller's (the
-// server's connection limit).
-class Pacer {
+// A token bucket: `per_second` tokens on average, `burst` at once; it starts full.
+class TokenBucket {
 public:
-    Pacer(double per_second, double burst) : rate_(per_second), burst_(burst), tokens_(burst) {}
+    TokenBucket(double per_second, double burst) : rate_(per_second), burst_(burst), tokens_(burst) {}
+    // Takes a token if there is one (true); otherwise takes nothing (false).
+    bool take(Clock::time_point now);
+    // Takes a turn whatever the bucket holds and says how long its caller must
+    // wait for it (zero: go now). Turns are granted in the order asked for,
+    // however many are waiting, so a flood waits longer rather than getting
+    // more; what bounds the queue is the caller's (the server's connection limit).
     Clock::duration reserve(Clock::time_point now);
 
 private:
+    void refill(Clock::time_point now);
     double rate_, burst_;
     double tokens_;  // below zero: turns already promised ahead of this one
     Clock::time_point filled_{};
     bool started_ = false;
 };
 
+// Password guesses per client address: at most `attempts` failures in `window`;
+// then signing in from that address is refused until the oldest failure leaves
+// the window. A success clears the address's failures.
+//
+// And password checks from all addresses together (Argon2id, 64 MiB, about
+// 0.1-0.2 s of a core each, and its memory traffic slows the milter however
+// low the console thread's priority): sign-ins from a trusted device (one that
+// signed in to that account before, TrustedDevices) share
+// `trusted_checks_per_second`; every other sign-in shares `checks_per_second`,
+// one every ten seconds. So a flood of guesses from ever-new addresses costs
+// the mail about 2 % of a core, and the administrators, signing in from their
+// own browsers, are not locked out by it.
+struct SignInLimits {
+    std::size_t attempts = 5;
+    std::chrono::seconds window{300};
+    std::size_t max_addresses = 10000;  // addresses tracked; the stalest go first
+    double checks_per_second = 0.1;
+    double burst = 5.0;
+    double trusted_checks_per_second = 1.0;
+    double trusted_burst = 5.0;
+};
+
 class SignInLimiter {
 public:
-    explicit SignInLimiter(SignInLimits limits = {}) : limits_(limits) {}
+    explicit SignInLimiter(SignInLimits limits = {})
+        : limits_(limits),
+          untrusted_(limits.checks_per_second, limits.burst),
+          trusted_(limits.trusted_checks_per_second, limits.trusted_burst) {}
     // How long `address` must wait before its next attempt (zero: it may try now).
     std::chrono::seconds wait(const std::string& address, Clock::time_point now);
     void failed(const std::string& address, Clock::time_point now);
     void succeeded(const std::string& address);
-    // Whether a password may be checked now, from any address (takes one of
-    // the checks the global budget allows); false: answer without checking.
-    bool may_check(Clock::time_point now);
+    // Whether a password may be checked now (takes one of the checks its
+    // budget allows, a trusted device's or everyone else's); false: answer
+    // without checking.
+    bool may_check(Clock::time_point now, bool trusted_device);
 
 private:
     void forget_old(Clock::time_point now);
     SignInLimits limits_;
     std::unordered_map<std::string, std::vector<Clock::time_point>> failures_;
-    double tokens_ = -1.0;  // the budget's bucket; < 0: full, not yet used
-    Clock::time_point filled_{};
+    TokenBucket untrusted_, trusted_;
+};
+
+// Devices that have signed in to an account before: OWASP's "device cookies"
+// (Authentication Cheat Sheet). A successful sign-in hands the browser a
+// random token (256 bits, kept here by its BLAKE2b digest only, like a
+// session's); a later sign-in to the same account that presents it is
+// checked from the trusted budget and is not held by its address's failures.
+// A device that fails `attempts` times in a row is no longer trusted. Kept in
+// memory: a restart forgets them, and the next sign-in is an untrusted one.
+struct DeviceLimits {
+    std::chrono::seconds lifetime{30 * 24 * 3600};
+    std::size_t attempts = 5;
+    std::size_t max_devices = 1000;  // the oldest goes when a new one would pass this
+};
+
+class TrustedDevices {
+public:
+    explicit TrustedDevices(DeviceLimits limits = {}) : limits_(limits) {}
+    // A new device token for `account`.
+    std::string issue(std::string account, Clock::time_point now);
+    // Whether `token` is a live device of `account`.
+    bool trusted(std::string_view token, std::string_view account, Clock::time_point now) const;
+    // A sign-in from the device failed (it goes after `attempts` in a row) or succeeded.
+    void failed(std::string_view token);
+    void succeeded(std::string_view token);
+    // Forgets every device of `account` (its password or role changed, or it was removed).
+    std::size_t forget(std::string_view account);
+    std::size_t size() const { return by_digest_.size(); }
+
+private:
+    struct Device {
+        std::string account;
+        Clock::time_point issued;
+        std::size_t failures = 0;
+    };
+    DeviceLimits limits_;
+    std::unordered_map<std::string, Device> by_digest_;
 };
 
 }  // namespace mailsift::console
