@@ -11,6 +11,7 @@
 #include <string>
 
 #include "command.hpp"
+#include "mailsift/version.hpp"
 
 namespace {
 
@@ -118,7 +119,7 @@ int main(int argc, char** argv) {
         usage_error((c != nullptr ? c->app->get_name() + ": " : std::string()) + parse_problem(e));
     }
     if (version) {
-        std::cout << "mailsift 0.1.0\n";
+        std::cout << "mailsift " << mailsift::version << "\n";
         return exit_ok;
     }
     if (const auto extra = app.remaining(); !extra.empty()) {

@@ -24,6 +24,7 @@
 #include "log.hpp"
 #include "mailsift/console/server.hpp"
 #include "mailsift/engine/settings.hpp"
+#include "mailsift/version.hpp"
 #include "notify.hpp"
 #include "scorer.hpp"
 #include "metrics_http.hpp"
@@ -78,7 +79,7 @@ Options parse(int argc, char** argv) {
             std::cout << help;
             std::exit(0);
         } else if (a == "--version") {
-            std::cout << "mailsiftd 0.1.0\n";
+            std::cout << "mailsiftd " << mailsift::version << "\n";
             std::exit(0);
         } else if (a == "--config") {
             o.config = value("--config");

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "mailsift/version.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -87,6 +89,25 @@ TEST_CASE("Every command has --help", "[cli]") {
     const auto r = sb.run("--help");
     REQUIRE(r.status == 0);
     REQUIRE(r.out.find("exit status") != std::string::npos);
+}
+
+TEST_CASE("Both programs print the project's version and the installed man pages carry it", "[cli]") {
+    Sandbox sb;
+    const std::string v = mailsift::version;
+    REQUIRE(v.find('.') != std::string::npos);  // CMake's project() version, or MAILSIFT_VERSION
+    const auto r = sb.run("--version");
+    CHECK(r.status == 0);
+    CHECK(r.out == "mailsift " + v + "\n");
+    const fs::path daemon_out = sb.dir / "mailsiftd.out";
+    const int rc = std::system((std::string(MAILSIFTD) + " --version >" + daemon_out.string() + " 2>&1").c_str());
+    CHECK(rc == 0);
+    CHECK(slurp(daemon_out) == "mailsiftd " + v + "\n");
+    for (const char* page : {"mailsift.1", "mailsift.conf.5", "mailsiftd.8"}) {
+        const std::string built = slurp(fs::path(MAILSIFT_BINARY_DIR) / "man" / page);
+        INFO(page);
+        CHECK(built.find("\"mailsift " + v + "\"") != std::string::npos);
+        CHECK(built.find("@MAILSIFT_VERSION@") == std::string::npos);
+    }
 }
 
 TEST_CASE("Usage errors exit 2 with a message", "[cli]") {
