@@ -9,6 +9,8 @@
 #                            linters and systemd-analyze; and clang with its runtimes
 #                            for the libFuzzer harnesses. Installing them here, once,
 #                            keeps parallel tests from racing for the dpkg lock.
+#   scripts/deps.sh --package  also what building the Debian package needs
+#                            (debhelper, dpkg-dev) and lintian (scripts/package.sh).
 #   scripts/deps.sh --bench  also what the benchmarks use: Google Benchmark (for
 #                            mailsift-bench-micro), bogofilter and time (for
 #                            bench/accuracy.sh and bench/speed.sh).
@@ -16,6 +18,9 @@ set -euo pipefail
 packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev libzstd-dev libcli11-dev nlohmann-json3-dev libpq-dev libsodium-dev libssl-dev catch2 util-linux python3)
 if [ "${1:-}" = "--test" ]; then
   packages+=(postfix miltertest dovecot-imapd dovecot-sieve postgresql prometheus mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev chromium chromium-driver python3-selenium openssl)
+fi
+if [ "${1:-}" = "--package" ]; then
+  packages+=(debhelper dpkg-dev lintian)
 fi
 if [ "${1:-}" = "--bench" ]; then
   packages+=(libbenchmark-dev bogofilter time)

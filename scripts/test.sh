@@ -2,7 +2,10 @@
 # Installs what is missing, builds from scratch, and runs every test, three ways:
 #   1. the suite on the release build (build/), real Postfix and miltertest included;
 #   2. the same suite built with AddressSanitizer + UBSan (preset asan, build-asan/);
-#   3. each libFuzzer harness for 60 s on its seed corpus (preset fuzz, build-fuzz/).
+#   3. each libFuzzer harness for 60 s on its seed corpus (preset fuzz, build-fuzz/);
+#   4. the Debian package: built, linted, installed, run with a real Postfix,
+#      upgraded, removed and purged on this machine (build-deb/), last, because
+#      it installs mailsift system-wide (and purges it when it ends).
 # Any failure, sanitizer report or fuzzer crash fails the command.
 #   scripts/test.sh --release-only   only step 1 (the quick loop while developing)
 set -euo pipefail
@@ -20,3 +23,6 @@ ctest --preset asan -j"$(nproc)"
 
 echo "== each fuzz harness for 60 s on its seed corpus (build-fuzz/)"
 ./scripts/fuzz.sh --time 60 --jobs "$(nproc)"
+
+echo "== the Debian package: build, lint, install, upgrade, remove, purge (build-deb/)"
+./tests/integration/package_test.sh

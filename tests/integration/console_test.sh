@@ -127,13 +127,8 @@ mkdir -p "$PFETC"
     postfix_base_main_cf "$WORK" "$WORK/queue" "$SINK_PORT" mailsift-console-test
     echo "smtpd_milters = inet:127.0.0.1:$MILTER_PORT"
 } >"$PFETC/main.cf"
-{
-    echo "127.0.0.1:$SMTP_PORT inet n - n - - smtpd"
-    postfix_base_services
-} >"$PFETC/master.cf"
-if timeout 60 postfix -c "$PFETC" check >>"$WORK/postfix-cmd.log" 2>&1 &&
-    PF_STARTED=1 && timeout 60 postfix -c "$PFETC" start >>"$WORK/postfix-cmd.log" 2>&1 &&
-    wait_for 20 smtpd_greets "$SMTP_PORT"; then
+postfix_single_smtpd_master_cf "$SMTP_PORT" >"$PFETC/master.cf"
+if postfix_start "$SMTP_PORT"; then
     ok "private Postfix started with mailsiftd as its milter"
 else
     sed 's/^/#   /' "$WORK/postfix-cmd.log"

@@ -97,13 +97,10 @@ virtual_minimum_uid = 1
 EOF
 } >"$PFETC/main.cf"
 {
-    echo "127.0.0.1:$SMTP_PORT inet n - n - - smtpd"
-    postfix_base_services
+    postfix_single_smtpd_master_cf "$SMTP_PORT"
     echo "virtual    unix  - n n - - virtual"
 } >"$PFETC/master.cf"
-if timeout 60 postfix -c "$PFETC" check >>"$WORK/postfix-cmd.log" 2>&1 &&
-    PF_STARTED=1 && timeout 60 postfix -c "$PFETC" start >>"$WORK/postfix-cmd.log" 2>&1 &&
-    wait_for 20 smtpd_greets "$SMTP_PORT"; then
+if postfix_start "$SMTP_PORT"; then
     ok "private Postfix delivers to the maildir $MAIL/alice/ through mailsiftd"
 else
     bail "private Postfix started on 127.0.0.1:$SMTP_PORT"

@@ -127,9 +127,7 @@ postfix_base_main_cf "$WORK" "$WORK/queue" "$SINK_PORT" mailsift-fleet >"$PFETC/
     echo "127.0.0.1:$SMTP2 inet n - n - - smtpd -o smtpd_milters=inet:127.0.0.1:$MILTER2"
     postfix_base_services
 } >"$PFETC/master.cf"
-if timeout 60 postfix -c "$PFETC" check >>"$WORK/postfix-cmd.log" 2>&1 &&
-    PF_STARTED=1 && timeout 60 postfix -c "$PFETC" start >>"$WORK/postfix-cmd.log" 2>&1 &&
-    wait_for 20 smtpd_greets "$SMTP1" && wait_for 20 smtpd_greets "$SMTP2"; then
+if postfix_start "$SMTP1" "$SMTP2"; then
     ok "private Postfix: smtpd 127.0.0.1:$SMTP1 -> mailsiftd 1, smtpd 127.0.0.1:$SMTP2 -> mailsiftd 2"
 else
     sed 's/^/#   /' "$WORK/postfix-cmd.log"

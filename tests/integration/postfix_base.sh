@@ -90,6 +90,27 @@ postlog    unix-dgram n - n - 1 postlogd
 END_OF_SERVICES
 }
 
+# postfix_single_smtpd_master_cf PORT: a master.cf with one smtpd on 127.0.0.1:PORT
+# and the internal services; a caller may append its own lines.
+postfix_single_smtpd_master_cf() {
+    echo "127.0.0.1:$1 inet n - n - - smtpd"
+    postfix_base_services
+}
+
+# postfix_start PORT...: checks and starts the private instance of $PFETC (queue and
+# logs under $WORK), then waits until an smtpd greets on 127.0.0.1:PORT, for each
+# PORT; false if a step fails (postfix's own output is in $WORK/postfix-cmd.log).
+# Sets PF_STARTED once the start was tried, for stop_postfix. Needs lib.sh (wait_for).
+postfix_start() {
+    timeout 60 postfix -c "$PFETC" check >>"$WORK/postfix-cmd.log" 2>&1 || return 1
+    PF_STARTED=1
+    timeout 60 postfix -c "$PFETC" start >>"$WORK/postfix-cmd.log" 2>&1 || return 1
+    local port
+    for port in "$@"; do
+        wait_for 20 smtpd_greets "$port" || return 1
+    done
+}
+
 # smtpd_greets PORT: true when an SMTP server on 127.0.0.1:PORT sends a 220 greeting.
 smtpd_greets() {  # smtpd_greets PORT
     local line

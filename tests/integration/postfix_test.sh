@@ -125,9 +125,7 @@ EOF
 
 # "postfix check" creates the queue directories with the right owners; "start"
 # runs the same integrity check again and starts this instance's master.
-if timeout 60 postfix -c "$PFETC" check >>"$WORK/postfix-cmd.log" 2>&1 &&
-    PF_STARTED=1 && timeout 60 postfix -c "$PFETC" start >>"$WORK/postfix-cmd.log" 2>&1 &&
-    wait_for 20 smtpd_greets "$SMTP_PORT" && wait_for 20 smtpd_greets "$SUBMIT_PORT"; then
+if postfix_start "$SMTP_PORT" "$SUBMIT_PORT"; then
     ok "private Postfix $(postconf -d -h mail_version 2>/dev/null) started, smtpd on 127.0.0.1:$SMTP_PORT and submission on 127.0.0.1:$SUBMIT_PORT, milter inet:127.0.0.1:$MILTER_PORT"
 else
     sed 's/^/#   /' "$WORK/postfix-cmd.log"
