@@ -3,6 +3,7 @@
 #   scripts/package.sh                 build-deb/mailsift_VERSION_ARCH.deb
 #   scripts/package.sh --version V     the same at version V (lower, to test upgrades)
 #   scripts/package.sh --no-lint       skip lintian
+#   scripts/package.sh --print-version print VERSION and stop
 # VERSION is the one in CMakeLists.txt's project(); the package is native, so
 # debian/changelog is written here from it (it is not kept in git). Installs the
 # build dependencies from Debian when missing (apt-get, root or sudo). The build
@@ -10,17 +11,19 @@
 # compiled objects. Then: sudo apt install ./build-deb/mailsift_*.deb
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-version="" lint=1
+version="" lint=1 print=0
 while [ $# -gt 0 ]; do
     case $1 in
         --version) version=$2; shift 2 ;;
         --no-lint) lint=0; shift ;;
-        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        --print-version) print=1; shift ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         *) echo "package.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 [ -n "$version" ] || version=$(sed -n 's/^project(mailsift VERSION \([0-9][0-9.]*\).*/\1/p' "$repo/CMakeLists.txt")
 [ -n "$version" ] || { echo "package.sh: no version in CMakeLists.txt's project()" >&2; exit 1; }
+if [ "$print" = 1 ]; then echo "$version"; exit 0; fi
 
 # What building the package needs: the build's own dependencies and Debian's tools.
 "$repo/scripts/deps.sh" --package

@@ -370,9 +370,9 @@ Response App::login(const Request& req, const std::string& client, Clock::time_p
     if (trusted) {
         devices_.succeeded(device);
     } else {
-        const auto lifetime = std::chrono::duration_cast<std::chrono::seconds>(options_.devices.lifetime).count();
         r.insert(http::field::set_cookie, std::string(device_cookie_name) + "=" + devices_.issue(name, now) +
-                                              "; Path=/api/login; Max-Age=" + std::to_string(lifetime) +
+                                              "; Path=/api/login; Max-Age=" +
+                                              std::to_string(options_.devices.lifetime.count()) +
                                               "; HttpOnly; SameSite=Strict" + secure);
     }
     return r;

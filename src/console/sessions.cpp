@@ -17,6 +17,15 @@ std::string digest(std::string_view token) {
     return std::string(reinterpret_cast<const char*>(out), sizeof out);
 }
 
+// Drops the entry of `map` whose age(value) is smallest, the stalest: how each
+// bounded table here makes room.
+template <class Map, class Age>
+void drop_stalest(Map& map, Age age) {
+    if (map.empty()) return;
+    map.erase(std::min_element(map.begin(), map.end(),
+                               [&](const auto& a, const auto& b) { return age(a.second) < age(b.second); }));
+}
+
 }  // namespace
 
 std::string random_token(std::size_t bytes) {
@@ -30,13 +39,8 @@ std::string random_token(std::size_t bytes) {
 }
 
 Sessions::Created Sessions::create(std::string account, Role role, Clock::time_point now) {
-    if (by_digest_.size() >= limits_.max_sessions && !by_digest_.empty()) {
-        // Full: the session seen longest ago goes (its user signs in again).
-        auto oldest = std::min_element(by_digest_.begin(), by_digest_.end(), [](const auto& a, const auto& b) {
-            return a.second.last_seen < b.second.last_seen;
-        });
-        by_digest_.erase(oldest);
-    }
+    // Full: the session seen longest ago goes (its user signs in again).
+    if (by_digest_.size() >= limits_.max_sessions) drop_stalest(by_digest_, [](const Session& s) { return s.last_seen; });
     Created c{random_token(), random_token()};
     by_digest_[digest(c.token)] = Session{std::move(account), role, c.csrf, now, now};
     return c;
@@ -89,10 +93,7 @@ void SignInLimiter::failed(const std::string& address, Clock::time_point now) {
         forget_old(now);
         if (failures_.size() >= limits_.max_addresses) {
             // Still full: the address whose last failure is oldest goes.
-            auto stalest = std::min_element(failures_.begin(), failures_.end(), [](const auto& a, const auto& b) {
-                return a.second.back() < b.second.back();
-            });
-            failures_.erase(stalest);
+            drop_stalest(failures_, [](const std::vector<Clock::time_point>& times) { return times.back(); });
         }
     }
     failures_[address].push_back(now);
@@ -129,11 +130,7 @@ bool SignInLimiter::may_check(Clock::time_point now, bool trusted_device) {
 
 std::string TrustedDevices::issue(std::string account, Clock::time_point now) {
     std::erase_if(by_digest_, [&](const auto& kv) { return now - kv.second.issued >= limits_.lifetime; });
-    if (by_digest_.size() >= limits_.max_devices && !by_digest_.empty()) {
-        auto oldest = std::min_element(by_digest_.begin(), by_digest_.end(),
-                                       [](const auto& a, const auto& b) { return a.second.issued < b.second.issued; });
-        by_digest_.erase(oldest);
-    }
+    if (by_digest_.size() >= limits_.max_devices) drop_stalest(by_digest_, [](const Device& d) { return d.issued; });
     std::string token = random_token();
     by_digest_[digest(token)] = Device{std::move(account), now, 0};
     return token;

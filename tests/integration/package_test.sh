@@ -72,7 +72,7 @@ need_commands --before-install preseed_postfix postfix python3 setpriv=util-linu
 [ -d /run/systemd/system ] && SYSTEMD=1 || SYSTEMD=""
 
 # ---------------------------------------------------------------- 1. build and lint
-VERSION=$(sed -n 's/^project(mailsift VERSION \([0-9][0-9.]*\).*/\1/p' "$REPO/CMakeLists.txt")
+VERSION=$("$REPO/scripts/package.sh" --print-version)
 PREVIOUS="$VERSION~previous"
 ARCH=$(dpkg-architecture -qDEB_HOST_ARCH 2>/dev/null || dpkg --print-architecture)
 OLD_DEB="$REPO/build-deb/mailsift_${PREVIOUS}_$ARCH.deb"
