@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # accuracy.sh - the accuracy benchmark: mailsift next to bogofilter on every corpus
 # in ../shared/corpus, both filters on the same messages in the same order, in one
-# run, and a summary against issue 21's targets. A benchmark, not a test: markdown
+# run, and a summary against issue 32's targets. A benchmark, not a test: markdown
 # on stdout (docs/accuracy.md is regenerated from it), progress on stderr; exits 0
 # whenever it ran, 2 on bad arguments.
 #
 # usage: bench/accuracy.sh [--protocol LIST]... [--only NAME[,NAME...]]...
 #                          [--without-collection-headers] [--config FILE]
 #                          [--mailsift PATH] [--corpora DIR] [--jobs N]
+#                          [--costliest N]
 #
-#   --protocol LIST  online, split, class-sorted, long: a comma list, or the option
-#                    repeated (default: all four)
+#   --protocol LIST  stream, online, split, class-sorted, long: a comma list, or the
+#                    option repeated (default: all five)
 #   --only NAME      only these corpus folders (repeatable or a comma list); the
-#                    long stream is then theirs, concatenated
+#                    long stream is then theirs, concatenated; the stream needs
+#                    trec07p-first10k and trec07p-next10k
 #   --without-collection-headers  both filters on copies of the corpora without
 #                    Received, Delivered-To, Date and Message-ID
 #                    (strip_collection_headers.py): what each filter makes of the
@@ -21,9 +23,16 @@
 #   --mailsift PATH  the binary (default build/src/cli/mailsift of this repository)
 #   --corpora DIR    the corpus folders (default ../shared/corpus)
 #   --jobs N         jobs run at a time (default: the CPUs, nproc)
+#   --costliest N    after each table, the N costliest messages of each of its rows
+#                    (costliest.py: the misranked spam-ham pairs each is in), path
+#                    relative to the corpus folders, label, score (default 0: none)
 #
-# Protocols (issues 13 and 21); every filter starts from an empty model, with its
+# Protocols (issues 13, 21 and 32); every filter starts from an empty model, with its
 # built-in defaults (mailsift: an empty config file; bogofilter: -C):
+#   stream        one server's stream, trec07p-first10k's index then
+#                 trec07p-next10k's (20,000 messages): online on all of it, and the
+#                 split of the two, first10k learned and next10k classified (as
+#                 split and class-sorted below); reported first, its own table.
 #   online        TREC: in index order, each message classified, then learned with
 #                 its label. mailsift: evaluate --index --online (the daemon's model
 #                 code, learning in memory, its default training regime);
@@ -40,15 +49,16 @@
 #                 serves both (it is run once and reported once).
 #   long          all the corpora concatenated into one online stream, in folder
 #                 order (each corpus in its index order, spamassassin in sorted-path
-#                 order): the online protocol on about 24,000 messages.
+#                 order): the online protocol on about 34,000 messages.
 # Metrics, the same scripts for both filters: 1-ROCA% (roc.py, on mailsift's
-# log-odds and bogofilter's 16-digit spamicity), FNR at FPR <= 0.1% and <= 1%
+# log-odds and bogofilter's 16-digit spamicity), the share of its misranked pairs
+# that the 10 costliest messages are in (costliest.py), FNR at FPR <= 0.1% and <= 1%
 # (fnr_at_fpr.py), FPR, FNR and unsure share at each filter's default thresholds,
 # lam% and the calibration of the probability (calibration.py), messages learned,
 # CPU seconds (user+sys, /usr/bin/time, per job), database size. The jobs (one
 # filter, one corpus, one protocol) run --jobs at a time; each has its own files.
 # The summary (accuracy_summary.py) puts every corpus x protocol row against
-# issue 21's targets.
+# issue 32's targets.
 
 # The job functions run indirectly (start_job "$func"), cleanup from a trap:
 # shellcheck disable=SC2317
@@ -66,9 +76,10 @@ only=()
 protocols=()
 strip_collection=0
 max_jobs=$(nproc 2>/dev/null || echo 1)
-all_protocols=(online split class-sorted long)
+costliest=0
+all_protocols=(stream online split class-sorted long)
 
-usage() { sed -n '2,23s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,28s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 bad_usage() { echo "accuracy: $*" >&2; usage >&2; exit 2; }
 command_line="bench/accuracy.sh${*:+ $*}"
 while (($#)); do
@@ -81,11 +92,12 @@ while (($#)); do
         --protocol) [[ -n ${2:-} ]] || bad_usage "--protocol needs a list"
                     IFS=, read -ra protos_ <<<"$2"
                     for p in "${protos_[@]}"; do
-                        case $p in online|split|class-sorted|long) protocols+=("$p") ;;
-                                   *) bad_usage "unknown protocol '$p' (online, split, class-sorted, long)" ;; esac
+                        case $p in stream|online|split|class-sorted|long) protocols+=("$p") ;;
+                                   *) bad_usage "unknown protocol '$p' (stream, online, split, class-sorted, long)" ;; esac
                     done
                     shift 2 ;;
         --jobs)     [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || bad_usage "--jobs needs a positive integer"; max_jobs=$2; shift 2 ;;
+        --costliest) [[ ${2:-} =~ ^[0-9]+$ ]] || bad_usage "--costliest needs a number"; costliest=$2; shift 2 ;;
         --without-collection-headers) strip_collection=1; shift ;;
         -h|--help)  usage; exit 0 ;;
         *)          bad_usage "unknown argument '$1'" ;;
@@ -143,7 +155,8 @@ cpu() { /usr/bin/time -f '%U %S' -a -o "$cpuf" "$@"; }
 cpu_total() { awk 'NF == 2 && $1 ~ /^[0-9.]+$/ { c += $1 + $2 } END { printf "%.1f", c }' "$cpuf"; : >"$cpuf"; }
 size_of() { du -sb "$@" 2>/dev/null | awk '{ s += $1 } END { printf "%.1f MB", s / 1e6 }'; }
 
-# metrics DIR: DIR/scores = LABEL SCORE VERDICT PROBABILITY (tabs) -> DIR/m, "key value" lines.
+# metrics DIR: DIR/scores = LABEL SCORE VERDICT PROBABILITY PATH (tabs) -> DIR/m, "key
+# value" lines.
 metrics() {
     local d=$1
     cut -f1-3 "$d/scores" >"$d/rank"
@@ -152,6 +165,7 @@ metrics() {
         python3 "$bench/roc.py" "$d/rank"
         python3 "$bench/fnr_at_fpr.py" --fpr 0.1 --fpr 1 "$d/rank"
         python3 "$bench/calibration.py" "$d/prob"
+        python3 "$bench/costliest.py" "$d/scores"
     } >"$d/m"
 }
 get() { awk -v k="$2" '$1 == k { $1 = ""; print substr($0, 2); f = 1; exit } END { if (!f) print "n/a" }' "$1/m" 2>/dev/null || echo n/a; }
@@ -165,6 +179,14 @@ exit_note() {
 }
 
 # ---------------------------------------------------------------- lists
+# split_lists DIR: from DIR/train and DIR/test (LABEL PATH), train.spam, train.ham
+# (paths) and test.list.
+split_lists() {
+    awk '$1 == "spam" { print $2 }' "$1/train" >"$1/train.spam"
+    awk '$1 == "ham" { print $2 }' "$1/train" >"$1/train.ham"
+    cut -d' ' -f2 "$1/test" >"$1/test.list"
+}
+
 # make_lists NAME SRC: $tmp/c/NAME/index, lines "LABEL ABSOLUTE_PATH" in the corpus's
 # order; train (LABEL PATH), train.spam, train.ham (paths), test (LABEL PATH), test.list.
 make_lists() {
@@ -184,9 +206,7 @@ make_lists() {
         awk 'NR % 5 != 0' "$t/index" >"$t/train"
         awk 'NR % 5 == 0' "$t/index" >"$t/test"
     fi
-    awk '$1 == "spam" { print $2 }' "$t/train" >"$t/train.spam"
-    awk '$1 == "ham" { print $2 }' "$t/train" >"$t/train.ham"
-    cut -d' ' -f2 "$t/test" >"$t/test.list"
+    split_lists "$t"
 }
 
 # ---------------------------------------------------------------- mailsift jobs
@@ -211,9 +231,9 @@ ms_split() {
     rc=0
     cpu "$mailsift" --config "$config" --db "$d/m.db" classify --files-from "$t/test.list" >"$d/out" 2>>"$d/log" || rc=$?
     exit_note "$d" "mailsift classify" "$rc"
-    # PATH VERDICT P LOG_ODDS -> LABEL LOG_ODDS VERDICT P, joined by path.
+    # PATH VERDICT P LOG_ODDS -> LABEL LOG_ODDS VERDICT P PATH, joined by path.
     awk -F'\t' -v OFS='\t' 'NR == FNR { split($0, a, " "); label[a[2]] = a[1]; next }
-        ($1 in label) { print label[$1], $4, $2, $3 }' "$t/test" "$d/out" >"$d/scores"
+        ($1 in label) { print label[$1], $4, $2, $3, $1 }' "$t/test" "$d/out" >"$d/scores"
     metrics "$d"
     put "$d" learn_cpu "$learn_cpu"
     put "$d" classify_cpu "$(cpu_total)"
@@ -226,8 +246,8 @@ ms_split() {
 # (--scores: PATH LABEL VERDICT P LOG_ODDS) and DIR/json, learning in memory.
 evaluate_report() {
     local d=$1
-    # PATH LABEL VERDICT P LOG_ODDS -> LABEL LOG_ODDS VERDICT P
-    awk -F'\t' -v OFS='\t' '{ print $2, $5, $3, $4 }' "$d/raw" >"$d/scores"
+    # PATH LABEL VERDICT P LOG_ODDS -> LABEL LOG_ODDS VERDICT P PATH
+    awk -F'\t' -v OFS='\t' '{ print $2, $5, $3, $4, $1 }' "$d/raw" >"$d/scores"
     metrics "$d"
     put "$d" cpu_total "$(cpu_total)"
     put "$d" learned "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trained"])' "$d/json")"
@@ -255,7 +275,7 @@ bf_split() {
     cpu bogofilter -C -d "$d/db" -TT -b <"$t/test.list" >"$d/out" 2>>"$d/log" || true
     # -b -TT prints "PATH SPAMICITY"; the verdict from the default cutoffs.
     awk -v OFS='\t' 'NR == FNR { label[$2] = $1; next }
-        ($1 in label) { p = $NF; v = p >= 0.99 ? "spam" : p < 0.45 ? "ham" : "unsure"; print label[$1], p, v, p }' \
+        ($1 in label) { p = $NF; v = p >= 0.99 ? "spam" : p < 0.45 ? "ham" : "unsure"; print label[$1], p, v, p, $1 }' \
         "$t/test" "$d/out" >"$d/scores"
     metrics "$d"
     put "$d" learn_cpu "$learn_cpu"
@@ -277,7 +297,7 @@ bf_online() {
             rc=0; p=$(bogofilter -C -d "$db" -TT -I "$path" 2>/dev/null) || rc=$?
             # 3: no wordlist yet (before the first message is learned): 0.5, unsure.
             case $rc in 0) v=spam ;; 1) v=ham ;; 2) v=unsure ;; *) p=0.5; v=unsure ;; esac
-            printf "%s\t%s\t%s\t%s\n" "$label" "$p" "$v" "$p" >>"$out"
+            printf "%s\t%s\t%s\t%s\t%s\n" "$label" "$p" "$v" "$p" "$path" >>"$out"
             if [[ $label == spam ]]; then bogofilter -C -d "$db" -s -I "$path"; else bogofilter -C -d "$db" -n -I "$path"; fi
         done <"$index"' _ "$d/db" "$t/index" "$d/scores" 2>>"$d/log" || true
     metrics "$d"
@@ -346,6 +366,22 @@ if has long; then
         say "long stream skipped: it needs at least two corpora (--only)"
     fi
 fi
+# One server's stream: trec07p-first10k's index, then trec07p-next10k's; its split
+# learns the first and classifies the second.
+stream_first=trec07p-first10k stream_next=trec07p-next10k
+run_stream=0
+if has stream; then
+    if [[ -f $tmp/c/$stream_first/index && -f $tmp/c/$stream_next/index ]]; then
+        run_stream=1
+        mkdir -p "$tmp/c/stream"
+        cp "$tmp/c/$stream_first/index" "$tmp/c/stream/train"
+        cp "$tmp/c/$stream_next/index" "$tmp/c/stream/test"
+        cat "$tmp/c/stream/train" "$tmp/c/stream/test" >"$tmp/c/stream/index"
+        split_lists "$tmp/c/stream"
+    else
+        say "stream skipped: it needs $stream_first and $stream_next (--only)"
+    fi
+fi
 # Warm the page cache so that no job pays for the first read of a file.
 for name in "${names[@]}"; do cut -d' ' -f2 "$tmp/c/$name/index"; done | xargs -d '\n' cat >/dev/null
 
@@ -367,10 +403,19 @@ for name in "${names[@]}"; do cut -d' ' -f2 "$tmp/c/$name/index"; done | xargs -
         echo "$((n * 10)) long/bf-online bf_online long"
         echo "$((n / 2)) long/ms-online ms_online long"
     fi
+    if ((run_stream)); then
+        n=$(wc -l <"$tmp/c/stream/index")
+        echo "$((n * 10)) stream/bf-online bf_online stream"
+        echo "$((n / 2)) stream/ms-online ms_online stream"
+        echo "$((n / 4)) stream/bf-split bf_split stream"
+        echo "$((n / 4)) stream/ms-split ms_split stream index"
+        echo "$((n / 4)) stream/ms-class ms_split stream class"
+    fi
 } | sort -k1,1nr -s >"$tmp/jobs"
 mapfile -t job_lines <"$tmp/jobs"
 long_note=
 ((run_long)) && long_note="; long stream of $(wc -l <"$tmp/c/long/index") messages"
+((run_stream)) && long_note+="; one server's stream of $(wc -l <"$tmp/c/stream/index") messages"
 say "${#job_lines[@]} jobs, $max_jobs at a time: ${names[*]}$long_note"
 for line in "${job_lines[@]}"; do
     read -r _ id func list mode <<<"$line"
@@ -385,20 +430,45 @@ job_pids=()
 pct_of() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", 100 * a / b; else print "n/a" }'; }
 report_row() {  # report_row LABEL DIR
     local d=$2 n_ham n_spam n unsure cpu
-    [[ -s $d/m ]] || { printf '| %s | n/a (the job failed) |||||||||||\n' "$1"; return; }
+    [[ -s $d/m ]] || { printf '| %s | n/a (the job failed) ||||||||||||\n' "$1"; return; }
     n_ham=$(get "$d" n_ham); n_spam=$(get "$d" n_spam); n=$((n_ham + n_spam))
     unsure=$(( $(get "$d" unsure_spam) + $(get "$d" unsure_ham) ))
     if [[ $(get "$d" cpu_total) != n/a ]]; then cpu="$(get "$d" cpu_total) (both)"; else cpu="$(get "$d" learn_cpu) / $(get "$d" classify_cpu)"; fi
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s (%s: %s, n=%s) | %s | %s | %s |\n' "$1" \
-        "$(get "$d" one_minus_roca_pct)" "$(get "$d" fnr_at_fpr_0.1_pct)" "$(get "$d" fnr_at_fpr_1_pct)" \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s: %s, n=%s) | %s | %s | %s |\n' "$1" \
+        "$(get "$d" one_minus_roca_pct)" "$(get "$d" top10_share)" "$(get "$d" fnr_at_fpr_0.1_pct)" "$(get "$d" fnr_at_fpr_1_pct)" \
         "$(get "$d" fp_pct)" "$(get "$d" fn_pct)" "$(pct_of "$unsure" "$n")" \
         "$(get "$d" lam_pct)" "$(get "$d" ece)" "$(get "$d" worst_bin)" "$(get "$d" worst_bin_gap)" "$(get "$d" worst_bin_n)" \
         "$(get "$d" learned)" "$cpu" "$(get "$d" db)"
 }
 table_head() {
-    echo "| filter, protocol | 1-ROCA% | FNR% at FPR<=0.1% | FNR% at FPR<=1% | FPR% | FNR% | unsure% | lam% | ECE (worst bin >= 30: gap, n) | learned | CPU s learn / classify | database |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| filter, protocol | 1-ROCA% | 10 costliest: share of misranked pairs | FNR% at FPR<=0.1% | FNR% at FPR<=1% | FPR% | FNR% | unsure% | lam% | ECE (worst bin >= 30: gap, n) | learned | CPU s learn / classify | database |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 }
+# report_table LABEL DIR [LABEL DIR]...: a table of the rows whose DIR exists.
+report_table() {
+    table_head
+    while (($#)); do
+        if [[ -d $2 ]]; then report_row "$1" "$2"; fi
+        shift 2
+    done
+    echo
+}
+# report_costliest LABEL DIR [LABEL DIR]...: with --costliest N, each row's N costliest
+# messages (costliest.py --list), paths relative to the corpus folders.
+report_costliest() {
+    ((costliest)) || return 0
+    while (($#)); do
+        if [[ -s $2/scores ]]; then
+            echo "$1: the $costliest costliest messages (the misranked spam-ham pairs each is in, ties half)"
+            echo
+            python3 "$bench/costliest.py" --list "$costliest" --relative-to "$src" "$2/scores" || echo "(costliest.py failed)"
+            echo
+        fi
+        shift 2
+    done
+}
+# thousands N: N with a comma every three digits.
+thousands() { sed -E ':a; s/([0-9])([0-9]{3})($|,)/\1,\2\3/; ta' <<<"$1"; }
 count() { awk -v l="$2" '$1 == l' "$1" | wc -l | tr -d ' '; }
 
 echo "# mailsift vs bogofilter: accuracy on every corpus"
@@ -413,18 +483,42 @@ echo "Rows: online = TREC online protocol (mailsift \`evaluate --online\`, bogof
 echo "per message); split = first half of the index learned, second half classified (spamassassin: sorted"
 echo "paths, every 5th tested), mailsift in arrival order (\`learn --index\`) or class by class (\`learn --spam\`,"
 echo "then \`learn --ham\`); bogofilter learns every message (\`-s -b\`, \`-n -b\`), so its one split row serves both."
+if ((run_stream)); then
+    echo "One server's stream: $stream_first's index, then $stream_next's, online, and split: $stream_first"
+    echo "learned, $stream_next classified."
+fi
+echo "10 costliest: the share of the row's misranked spam-ham pairs (a ham scored above a spam, ties half:"
+echo "what 1-ROCA% counts) that involve one of its 10 costliest messages."
 echo
+if ((run_stream)); then
+    r=$tmp/r/stream t=$tmp/c/stream
+    echo "## one server's stream: $stream_first then $stream_next ($(thousands "$(wc -l <"$t/index")") messages)"
+    echo
+    rows=("mailsift, online" "$r/ms-online"
+          "bogofilter, online" "$r/bf-online"
+          "mailsift, split first10k -> next10k, arrival order (learn --index)" "$r/ms-split"
+          "mailsift, split first10k -> next10k, class by class (learn --spam, then --ham)" "$r/ms-class"
+          "bogofilter, split first10k -> next10k" "$r/bf-split")
+    report_table "${rows[@]}"
+    echo "online: $(wc -l <"$t/index") messages ($(count "$t/index" spam) spam), $stream_first's index then $stream_next's;" \
+        "split: $(wc -l <"$t/train") learned ($(wc -l <"$t/train.spam") spam), $(wc -l <"$t/test") tested ($(count "$t/test" spam) spam)"
+    echo
+    report_costliest "${rows[@]}"
+elif has stream; then
+    echo "(one server's stream skipped: it needs $stream_first and $stream_next among the corpora)"
+    echo
+fi
 for name in "${names[@]}"; do
+    has online || has split || has class-sorted || break
     r=$tmp/r/$name t=$tmp/c/$name
     echo "## $name"
     echo
-    table_head
-    [[ -d $r/ms-online ]] && report_row "mailsift, online" "$r/ms-online"
-    [[ -d $r/bf-online ]] && report_row "bogofilter, online" "$r/bf-online"
-    [[ -d $r/ms-split ]] && report_row "mailsift, split, arrival order (learn --index)" "$r/ms-split"
-    [[ -d $r/ms-class ]] && report_row "mailsift, split, class by class (learn --spam, then --ham)" "$r/ms-class"
-    [[ -d $r/bf-split ]] && report_row "bogofilter, split (either order: the same model)" "$r/bf-split"
-    echo
+    rows=("mailsift, online" "$r/ms-online"
+          "bogofilter, online" "$r/bf-online"
+          "mailsift, split, arrival order (learn --index)" "$r/ms-split"
+          "mailsift, split, class by class (learn --spam, then --ham)" "$r/ms-class"
+          "bogofilter, split (either order: the same model)" "$r/bf-split")
+    report_table "${rows[@]}"
     notes=()
     if [[ -d $r/bf-split ]]; then notes+=("split: $(wc -l <"$t/train") to learn ($(wc -l <"$t/train.spam") spam), $(wc -l <"$t/test") tested"); fi
     if [[ -d $r/ms-online ]]; then notes+=("online: $(wc -l <"$t/index") messages")
@@ -432,14 +526,13 @@ for name in "${names[@]}"; do
     note=$(printf '%s; ' "${notes[@]}")
     echo "${note%; }"
     echo
+    report_costliest "${rows[@]}"
 done
 if ((run_long)); then
     echo "## long stream: every corpus, one online stream"
     echo
-    table_head
-    report_row "mailsift, online" "$tmp/r/long/ms-online"
-    report_row "bogofilter, online" "$tmp/r/long/bf-online"
-    echo
+    rows=("mailsift, online" "$tmp/r/long/ms-online" "bogofilter, online" "$tmp/r/long/bf-online")
+    report_table "${rows[@]}"
     first=1 parts=()
     for name in "${long_names[@]}"; do
         n=$(wc -l <"$tmp/c/$name/index")
@@ -450,6 +543,7 @@ if ((run_long)); then
     echo "$((first - 1)) messages ($(count "$tmp/c/long/index" spam) spam), in this order: ${order%; }"
     echo "(each corpus in its index order, spamassassin in sorted-path order: all its ham, then all its spam)."
     echo
+    report_costliest "${rows[@]}"
 fi
 echo "FPR/FNR/unsure: at each filter's own thresholds (mailsift's configured ones; bogofilter spam >= 0.99,"
 echo "ham < 0.45); unsure is neither. Online, CPU is the whole run (classify and learn together): mailsift"
@@ -464,6 +558,12 @@ echo
 # CORPUS PROTOCOL MAILSIFT_DIR BOGOFILTER_DIR ARRIVAL_DIR (tabs; see accuracy_summary.py).
 : >"$tmp/manifest"
 row() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$tmp/manifest"; }
+if ((run_stream)); then
+    r=$tmp/r/stream
+    row stream online "$r/ms-online" "$r/bf-online" -
+    row stream split "$r/ms-split" "$r/bf-split" -
+    row stream class-sorted "$r/ms-class" "$r/bf-split" "$r/ms-split"
+fi
 for name in "${names[@]}"; do
     r=$tmp/r/$name arrival=-
     [[ -d $r/ms-split ]] && arrival=$r/ms-split
