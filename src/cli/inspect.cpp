@@ -151,9 +151,10 @@ void explain_linear(const engine::LinearExplanation& l, const engine::Settings& 
     const model::LinearScore& z = l.score;
     std::printf("\nlinear scorer: log-odds = bias + u x naive-Bayes input + the weights of the message's slots\n");
     std::printf("  %+12.6f  bias\n", z.bias);
-    std::printf("  %+12.6f  naive Bayes: u %.6f x input %+.6f (log-odds %s / calibration_temperature %s%s)\n",
+    std::printf("  %+12.6f  naive Bayes: u %.6f x input %+.6f (log-odds %s / linear_nb_temperature %s%s)\n",
                 z.nb_weight * z.nb_input, z.nb_weight, z.nb_input, number(l.nb_log_odds, 6).c_str(),
-                number(settings.model.calibration_temperature).c_str(), l.clipped ? ", clipped" : "");
+                number(settings.linear.nb_temperature).c_str(),
+                l.clipped ? (", clipped to +-" + number(settings.linear.nb_clip)).c_str() : "");
     std::printf("  %+12.6f  weights of %zu slots (below)\n", z.features, l.slots.size());
     std::printf("  %+12.6f  = log-odds\n", z.z());
     const engine::SlotSplit split = l.split(15);

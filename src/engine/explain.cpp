@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "mailsift/features/slots.hpp"
+#include "mailsift/features/view.hpp"
 
 namespace mailsift::engine {
 
@@ -21,12 +22,13 @@ Explanation explain(const Filter& filter, std::string_view raw, const features::
 
     const auto bag = filter.features_of(raw, envelope);
     std::vector<model::Slot> slots;
-    features::message_slots(raw, bag, settings.slots, slots);
+    const std::string view = features::message_view(raw, settings.slots.ngram_bytes);
+    features::message_slots(view, bag, settings.slots, slots);
     LinearExplanation l;
     l.nb_log_odds = model::score(scoring_terms(bag), m->snapshot).log_odds;
     l.clipped = std::abs(linear_nb_input(l.nb_log_odds, settings)) > settings.linear.nb_clip;
     l.score = m->linear->score(slots, linear_nb_input(l.nb_log_odds, settings));
-    auto sources = features::slot_sources(raw, bag, settings.slots);
+    auto sources = features::slot_sources(view, bag, settings.slots);
     l.slots.reserve(slots.size());
     for (const auto j : slots) {
         const auto it = sources.find(j);

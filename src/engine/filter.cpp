@@ -9,6 +9,7 @@
 
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/slots.hpp"
+#include "mailsift/features/view.hpp"
 #include "mailsift/mime/message.hpp"
 
 namespace mailsift::engine {
@@ -215,7 +216,7 @@ std::shared_ptr<const model::LinearModel> linear_from(const store::LinearWeights
 model::Score linear_score(const model::LinearScore& z, const Settings& s) {
     model::Score out;
     out.log_odds = z.z();
-    out.probability = model::probability_from_log_odds(out.log_odds);
+    out.probability = model::probability_from_log_odds(out.log_odds / s.linear.temperature);
     out.verdict = model::verdict_for(out.log_odds, out.probability, s.model);
     return out;
 }
@@ -308,13 +309,15 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
     if (m->linear) {
         // The linear scorer: its weights over the message's slots, the naive-Bayes log-odds one input.
         thread_local std::vector<model::Slot> slots;
-        features::message_slots(raw, bag, settings_.slots, slots);
+        thread_local std::string view;
+        features::message_view(raw, settings_.slots.ngram_bytes, view);
+        features::message_slots(view, bag, settings_.slots, slots);
         const model::Score nb = c.score;
         const model::LinearScore z = m->linear->score(slots, linear_nb_input(nb_log_odds, settings_));
         c.score = linear_score(z, settings_);
         c.score.toward_spam = nb.toward_spam;
         c.score.toward_ham = nb.toward_ham;
-        if (record_parts) linear = linear_parts(raw, bag, slots, z, nb_log_odds, *m->linear);
+        if (record_parts) linear = linear_parts(view, bag, slots, z, nb_log_odds, *m->linear);
     }
     if (settings_.reasons > 0) {
         // Map ids back to the text of this message's features.
@@ -342,7 +345,7 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
     return c;
 }
 
-LinearParts Filter::linear_parts(std::string_view raw, const features::FeatureBag& bag,
+LinearParts Filter::linear_parts(std::string_view view, const features::FeatureBag& bag,
                                  std::span<const model::Slot> slots, const model::LinearScore& z, double nb_log_odds,
                                  const model::LinearModel& linear) const {
     LinearParts l;
@@ -356,7 +359,7 @@ LinearParts Filter::linear_parts(std::string_view raw, const features::FeatureBa
     for (const auto* side : {&l.split.toward_spam, &l.split.toward_ham}) {
         for (const auto& w : *side) listed.push_back(w.slot);
     }
-    auto sources = features::slot_sources(raw, bag, settings_.slots, listed);
+    auto sources = features::slot_sources(view, bag, settings_.slots, listed);
     std::size_t i = 0;
     for (auto* side : {&l.split.toward_spam, &l.split.toward_ham}) {
         for (auto& w : *side) w.source = std::move(sources[i++]);

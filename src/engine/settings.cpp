@@ -254,7 +254,9 @@ const std::map<std::string, Setter, std::less<>>& setters() {
              if (v == "linear") return s.scorer = Scorer::linear, true;
              return false;
          }},
-        {"linear_rate", real_in(&Settings::linear, &model::LinearParameters::rate, 0.0, 10.0, /*low_allowed=*/false)},
+        {"linear_step", real_in(&Settings::linear, &model::LinearParameters::step, 0.0, 100.0, /*low_allowed=*/false)},
+        {"linear_temperature",
+         real_in(&Settings::linear, &model::LinearParameters::temperature, 0.0, 100.0, /*low_allowed=*/false)},
         {"linear_nb_rate", real_in(&Settings::linear, &model::LinearParameters::nb_rate, 0.0, 10.0)},
         {"linear_ngram_bytes",
          [](Settings& s, std::string_view v) { return parse_size(v, s.slots.ngram_bytes) && s.slots.ngram_bytes <= 1024 * 1024; }},
@@ -385,7 +387,8 @@ const std::map<std::string, Shower, std::less<>>& showers() {
         {"train_on_error", [](S s) { return on_off(s.train_on_error); }},
         {"train_margin", [](S s) { return real_text(s.train_margin); }},
         {"model", [](S s) { return std::string(s.scorer == Scorer::linear ? "linear" : "naive_bayes"); }},
-        {"linear_rate", [](S s) { return real_text(s.linear.rate); }},
+        {"linear_step", [](S s) { return real_text(s.linear.step); }},
+        {"linear_temperature", [](S s) { return real_text(s.linear.temperature); }},
         {"linear_nb_rate", [](S s) { return real_text(s.linear.nb_rate); }},
         {"linear_ngram_bytes", [](S s) { return std::to_string(s.slots.ngram_bytes); }},
         {"linear_rehearsal", [](S s) { return std::to_string(s.linear.rehearsal); }},

@@ -6,6 +6,7 @@
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/slots.hpp"
+#include "mailsift/features/view.hpp"
 #include "mailsift/mime/message.hpp"
 
 namespace mailsift::engine {
@@ -86,8 +87,8 @@ void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& pa
     const auto* from = parsed.find("From");
     if (from != nullptr) p.from_address = features::address_in(from->value);
     if (settings_.scorer == Scorer::linear) {
-        features::message_slots(raw, p.bag, settings_.slots, p.slots);
-        if (settings_.linear.rehearsal > 0) p.prefix.assign(raw.substr(0, settings_.slots.ngram_bytes));
+        features::message_view(raw, settings_.slots.ngram_bytes, p.prefix);
+        features::message_slots(p.prefix, p.bag, settings_.slots, p.slots);
     }
 }
 
@@ -188,7 +189,12 @@ void Trainer::rehearse(const store::Digest& digest, std::string_view prefix, sto
 
 std::size_t Trainer::refit_linear() {
     const auto& lp = settings_.linear;
-    if (settings_.scorer != Scorer::linear || lp.epochs == 0 || linear_learned_ < refit_after) return 0;
+    if (settings_.scorer != Scorer::linear || lp.epochs == 0 || linear_learned_ == 0) return 0;
+    // Due after refit_after messages, or sooner on a small model, where a refit
+    // costs little: when this command learned a tenth of the samples held.
+    const std::uint64_t held = std::min<std::uint64_t>(linear_seen_[0], lp.rehearsal) +
+                               std::min<std::uint64_t>(linear_seen_[1], lp.rehearsal);
+    if (linear_learned_ < refit_after && linear_learned_ * 10 < held) return 0;
     commit();
     const std::vector<store::LinearSample> samples = db_.linear_samples();
     const bool both = std::any_of(samples.begin(), samples.end(), [](const auto& s) { return s.c == store::Class::spam; }) &&
@@ -293,7 +299,8 @@ bool Trainer::confirmed_only(model::Verdict said, store::Class c) const {
     return settings_.train_on_error && said == (c == store::Class::spam ? model::Verdict::spam : model::Verdict::ham);
 }
 
-Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Class c, std::int64_t now) {
+Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Class c, std::int64_t now,
+                                            std::string_view raw) {
     // This correction is the latest word on the scan: one deferred earlier must not undo it.
     open_batch();
     batch_->drop_deferred_correction(scan.id);
@@ -313,17 +320,19 @@ Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Clas
     }
     std::optional<store::TrainingBatch::LinearStep> step;
     if (settings_.scorer == Scorer::linear) {
-        // A scan keeps the features, not the message: the linear scorer learns their slots, no 4-grams.
+        // A scan keeps the features, not the message: with the message at hand (a
+        // correction of a delivered copy), the slots are its view's 4-grams and the
+        // scan's features, as the milter scored them; without it, the features alone.
         std::vector<model::Term> model_terms;
-        std::vector<model::Slot> slots;
+        std::vector<std::pair<std::uint64_t, std::uint32_t>> kept;
         model_terms.reserve(terms.size());
-        slots.reserve(terms.size());
+        kept.reserve(terms.size());
         for (const auto& t : terms) {
             model_terms.push_back({t.id, t.count, features::is_header_feature(t.text)});
-            slots.push_back(features::feature_slot(t.id, settings_.slots.bits));
+            if (!features::milter_only(t.text)) kept.emplace_back(t.id, t.count);
         }
-        std::sort(slots.begin(), slots.end());
-        slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+        std::vector<model::Slot> slots;
+        features::message_slots(features::message_view(raw, settings_.slots.ngram_bytes), kept, settings_.slots, slots);
         step = linear_step(model_terms, std::move(slots), c == store::Class::spam);
     }
     // Keyed by the signature: correcting the same scan again is a no-op, the other way moves it.
@@ -340,7 +349,7 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
     const std::optional<store::Digest> signature = message_signature(parsed.headers);
     if (signature) {
-        if (const auto scan = db_.find_scan(*signature)) return learn_scan(*scan, c, now);
+        if (const auto scan = db_.find_scan(*signature)) return learn_scan(*scan, c, now, raw);
     }
     // No scan (not written yet, pruned, or none): the message as it is. When mailsiftd
     // tagged it, its verdict comes from the message's own X-Mailsift-Status.

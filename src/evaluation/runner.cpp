@@ -10,6 +10,7 @@
 #include "mailsift/features/extractor.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/slots.hpp"
+#include "mailsift/features/view.hpp"
 #include "mailsift/model/linear.hpp"
 #include "mailsift/mime/message.hpp"
 #include "mailsift/store/sqlite_database.hpp"
@@ -116,10 +117,8 @@ public:
         model::Score s = model::score(terms_, snapshot_);
         nb_log_odds_ = s.log_odds;
         if (settings_.scorer == engine::Scorer::linear) {
-            features::message_slots(raw, bag, settings_.slots, slots_);
-            s.log_odds = linear_.score(slots_, calibrated(nb_log_odds_)).z();
-            s.probability = model::probability_from_log_odds(s.log_odds);
-            s.verdict = model::verdict_for(s.log_odds, s.probability, settings_.model);
+            features::message_slots(features::message_view(raw, settings_.slots.ngram_bytes), bag, settings_.slots, slots_);
+            s = engine::linear_score(linear_.score(slots_, calibrated(nb_log_odds_)), settings_);
         }
         verdict_ = s.verdict;
         return {spam, s.log_odds, s.probability, s.verdict};
@@ -143,8 +142,8 @@ public:
     }
 
 private:
-    // The linear scorer's naive-Bayes input: the log-odds over the calibration temperature.
-    double calibrated(double nb_log_odds) const { return nb_log_odds / settings_.model.calibration_temperature; }
+    // The linear scorer's naive-Bayes input, as the engine takes it.
+    double calibrated(double nb_log_odds) const { return engine::linear_nb_input(nb_log_odds, settings_); }
     // The same for a kept message, by the counts as they are now.
     double nb_input(const std::vector<model::Term>& terms) const {
         return calibrated(model::score(terms, snapshot_).log_odds);

@@ -8,6 +8,7 @@
 #include <cctype>
 
 #include "mailsift/features/text.hpp"
+#include "mailsift/features/view.hpp"
 
 namespace mailsift::features {
 
@@ -335,14 +336,15 @@ private:
 
 // Headers whose words are features. Left out on purpose: dates, per-message ids
 // and mailbox bookkeeping; our own verdict headers; and the relay path
-// (Received, Delivered-To), which says where a message was collected rather
+// (Received, Delivered-To and the other fields the delivery path adds after the
+// milter: view.hpp), which says where a message was collected rather
 // than what it is, and which on the SpamAssassin corpus let a list relay
 // decide a ham's verdict (docs/accuracy.md, issue 5).
 bool header_words_wanted(std::string_view name) {
     static constexpr std::array<std::string_view, 10> skipped{
         "date",  "subject", "message-id", "content-length", "lines", "status", "x-status", "x-uid",
         "received", "delivered-to"};
-    if (istarts_with(name, "x-mailsift-")) return false;
+    if (left_out_of_view(name)) return false;  // what the delivery path adds, and our own fields
     for (auto s : skipped) {
         if (iequals(name, s)) return false;
     }

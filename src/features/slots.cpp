@@ -16,6 +16,8 @@ std::uint32_t feature_slot(std::uint64_t id, unsigned bits) {
     return static_cast<std::uint32_t>(((id ^ 0xc2b2ae3d27d4eb4fULL) * 0xff51afd7ed558ccdULL) >> (64 - bits));
 }
 
+bool milter_only(std::string_view feature) { return feature.starts_with("env:"); }
+
 namespace {
 
 // `for_each_id(f)` calls f with each feature id of the message.
@@ -58,7 +60,9 @@ void message_slots(std::string_view raw, const FeatureBag& bag, const SlotOption
     slots_of(
         raw, bag.size(),
         [&](const auto& f) {
-            for (const auto& e : bag.entries()) f(e.id);
+            for (const auto& e : bag.entries()) {
+                if (!milter_only(bag.text(e))) f(e.id);
+            }
         },
         options, out);
 }
@@ -104,6 +108,7 @@ void each_source(std::string_view raw, const FeatureBag& bag, const SlotOptions&
     }
     if (options.bag) {
         for (const auto& e : bag.entries()) {
+            if (milter_only(bag.text(e))) continue;
             const std::uint32_t slot = feature_slot(e.id, options.bits);
             if (wanted(slot)) add(slot, std::string(bag.text(e)), false);
         }

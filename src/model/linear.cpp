@@ -21,12 +21,14 @@ LinearScore LinearModel::score(std::span<const Slot> slots, double nb) const {
     double sum = 0.0;
     for (Slot j : slots) sum += weights_[j & mask_];
     s.features = sum;
+    s.slots = slots.size();
     return s;
 }
 
 LinearModel::Step LinearModel::step(const LinearScore& s, bool spam) const {
     const double g = (spam ? 1.0 : 0.0) - probability_from_log_odds(s.z());
-    return {static_cast<float>(params_.rate * g), params_.nb_rate * g * s.nb_input};
+    const double eta = params_.step / (static_cast<double>(s.slots) + 1.0);  // the bias is one more input
+    return {static_cast<float>(eta * g), params_.nb_rate * g * s.nb_input};
 }
 
 void LinearModel::apply(std::span<const Slot> slots, const Step& step) {

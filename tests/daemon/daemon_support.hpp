@@ -52,6 +52,11 @@ inline bool eventually(F done, std::chrono::milliseconds limit = 10s, std::chron
     return done();
 }
 
+inline const std::string spam = "From: Lottery <win@prize.example>\nSubject: You WON a FREE prize!!!\n\n"
+                         "CONGRATULATIONS! You have WON $250,000. Claim your FREE prize now, act now!!!\n";
+inline const std::string ham = "From: Bob <bob@example.org>\nSubject: minutes\n\n"
+                               "The meeting notes and the patch review are attached.\n";
+
 struct Daemon {
     fs::path dir;
     fs::path socket;
@@ -96,12 +101,18 @@ struct Daemon {
         return std::nullopt;
     }
     std::string log() const { return slurp(dir / "daemon.log"); }
+    // The fixtures, and the spam and ham the tests score: six messages alone make
+    // a model that the default learner is rightly unsure of on new mail (a new
+    // lottery spam scores P(spam) 0.8), and these tests are of the daemon.
     void train() const {
         const std::string db = "'" + database + "'";
-        REQUIRE(std::system((cli + " --db " + db + " learn --spam " + data + "/spam_money_offer.eml " + data +
+        const std::string lottery = (dir / "lottery.eml").string(), minutes = (dir / "minutes.eml").string();
+        std::ofstream(lottery) << spam;
+        std::ofstream(minutes) << ham;
+        REQUIRE(std::system((cli + " --db " + db + " learn --spam " + lottery + " " + data + "/spam_money_offer.eml " + data +
                              "/spam_cheap_pills.eml " + data + "/spam_investment.eml >/dev/null")
                                 .c_str()) == 0);
-        REQUIRE(std::system((cli + " --db " + db + " learn --ham " + data + "/ham_meeting_notes.eml " + data +
+        REQUIRE(std::system((cli + " --db " + db + " learn --ham " + minutes + " " + data + "/ham_meeting_notes.eml " + data +
                              "/ham_patch_review.eml " + data + "/ham_build_report.eml >/dev/null")
                                 .c_str()) == 0);
     }
@@ -195,9 +206,6 @@ inline std::string added_status(const std::vector<std::pair<char, std::string>>&
     }
     return {};
 }
-
-inline const std::string spam = "From: Lottery <win@prize.example>\nSubject: You WON a FREE prize!!!\n\n"
-                         "CONGRATULATIONS! You have WON $250,000. Claim your FREE prize now, act now!!!\n";
 
 inline std::string run(const std::string& cmd) {
     std::string out;

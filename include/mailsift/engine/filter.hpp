@@ -111,11 +111,11 @@ std::shared_ptr<const model::LinearModel> load_linear(store::Database& db, const
 std::shared_ptr<const model::LinearModel> linear_from(const store::LinearWeights& w, const Settings& settings,
                                                       const model::LinearModel* current);
 
-// The linear scorer's input from the naive-Bayes log-odds: over the calibration temperature.
-inline double linear_nb_input(double nb_log_odds, const Settings& s) {
-    return nb_log_odds / s.model.calibration_temperature;
-}
-// The score of `scorer = linear`: z as log-odds, P = σ(z), the verdict by the thresholds.
+// The linear scorer's input from the naive-Bayes log-odds, before clipping:
+// over the linear scorer's own nb_temperature (not the naive Bayes's
+// calibration_temperature, which only calibrates `model = naive_bayes`).
+inline double linear_nb_input(double nb_log_odds, const Settings& s) { return nb_log_odds / s.linear.nb_temperature; }
+// The score of `scorer = linear`: z as log-odds, P = σ(z / linear_temperature), the verdict by the thresholds.
 model::Score linear_score(const model::LinearScore& z, const Settings& s);
 
 // The in-memory model: everything scoring needs.
@@ -160,7 +160,7 @@ public:
                             bool record_features = false, bool record_parts = false) const;
 
 private:
-    LinearParts linear_parts(std::string_view raw, const features::FeatureBag& bag, std::span<const model::Slot> slots,
+    LinearParts linear_parts(std::string_view view, const features::FeatureBag& bag, std::span<const model::Slot> slots,
                              const model::LinearScore& z, double nb_log_odds, const model::LinearModel& linear) const;
 
     store::Database& db_;
@@ -200,7 +200,7 @@ public:
         std::vector<std::uint32_t> order;  // bag entries in id order: the store keeps lists sorted
         std::string from_address;
         std::vector<model::Slot> slots;  // settings.scorer == linear: the linear scorer's slots
-        std::string prefix;              // and the start of the message, for its rehearsal sample
+        std::string prefix;              // and the message's view (features/view.hpp), its 4-grams' source
     };
     Prepared prepare(std::string_view raw, std::size_t size_bytes) const;
     // `selective`: apply settings.train_margin (learn; a correction is always trained).
@@ -231,7 +231,8 @@ public:
     // returns how many. mailsiftd's recorder calls it after each write.
     std::size_t apply_deferred_corrections(std::int64_t now);
     // settings.scorer == linear, after a learn command: when this trainer has
-    // learned at least refit_after messages since the last refit, linear_epochs
+    // learned at least refit_after messages since the last refit (or a tenth of
+    // the rehearsal samples held, on a small model), linear_epochs
     // passes over both classes' rehearsal samples, shuffled together, so that
     // what was learned one class at a time (a Junk folder, then an inbox) is
     // refitted as one mixed set; committed in a batch of its own. Returns the
@@ -254,7 +255,8 @@ private:
     store::LearnResult learn_terms(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
                                    std::string_view from_address, store::Class c, std::int64_t now,
                                    const store::TrainingBatch::LinearStep* linear = nullptr);
-    CorrectOutcome learn_scan(const store::Scan& scan, store::Class c, std::int64_t now);
+    // `raw`: the message itself, when the correction has it (its view's 4-grams are learned too).
+    CorrectOutcome learn_scan(const store::Scan& scan, store::Class c, std::int64_t now, std::string_view raw = {});
     // The counts as the store holds them now (commits the open batch first).
     model::Snapshot load_counts();
     // The model thick-threshold training scores against: the counts as they

@@ -1,5 +1,6 @@
 // mailsift::features slots — what the linear scorer (model/linear.hpp) reads of
-// a message: hashed byte 4-grams of the start of the raw message, and the
+// a message: hashed byte 4-grams of the start of its view (view.hpp: the
+// message as the milter saw it, whatever the delivery path added), and the
 // message's features (the naive-Bayes vocabulary), folded into 2^bits slots,
 // each slot once (binary presence).
 //
@@ -25,28 +26,34 @@ namespace mailsift::features {
 
 struct SlotOptions {
     unsigned bits = 18;               // 2^bits slots (the linear model's hash_bits)
-    std::size_t ngram_bytes = 3000;   // 4-grams of this many leading bytes of the raw message (0 = none)
+    std::size_t ngram_bytes = 3000;   // 4-grams of this many leading bytes of the message's view (0 = none)
     bool bag = true;                  // the FeatureBag's features too
 };
+
+// Envelope facts (env:) are known at the milter only, not in a mailbox or the
+// CLI: the slots leave them out, so that a message scores the same everywhere.
+bool milter_only(std::string_view feature);
 
 // The slot of the 4-gram whose bytes, first byte highest, are `gram`.
 std::uint32_t ngram_slot(std::uint32_t gram, unsigned bits);
 // The slot of a feature id (features::feature_id).
 std::uint32_t feature_slot(std::uint64_t id, unsigned bits);
 
-// Fills `out` with the message's distinct slots, in the order first met.
-void message_slots(std::string_view raw, const FeatureBag& bag, const SlotOptions& options, std::vector<std::uint32_t>& out);
+// Fills `out` with the message's distinct slots, in the order first met. `view`
+// is the message's view (view.hpp: message_view(raw, ngram_bytes)), never the
+// raw message: what the delivery path adds must not reach the 4-grams.
+void message_slots(std::string_view view, const FeatureBag& bag, const SlotOptions& options, std::vector<std::uint32_t>& out);
 // What each of the message's slots stands for, readably (for explanations):
 // the 4-grams (their bytes in quotes, a byte outside printable ASCII as \xHH)
 // and features that fell in it, comma-separated, in the order met.
-std::unordered_map<std::uint32_t, std::string> slot_sources(std::string_view raw, const FeatureBag& bag,
+std::unordered_map<std::uint32_t, std::string> slot_sources(std::string_view view, const FeatureBag& bag,
                                                             const SlotOptions& options);
 // The same for the `wanted` slots only, in their order ("" for one the message
 // does not touch): cheap enough for the scoring path.
-std::vector<std::string> slot_sources(std::string_view raw, const FeatureBag& bag, const SlotOptions& options,
+std::vector<std::string> slot_sources(std::string_view view, const FeatureBag& bag, const SlotOptions& options,
                                       std::span<const std::uint32_t> wanted);
-// The same from the start of the message and its features as learned (id, count).
-void message_slots(std::string_view raw, const std::vector<std::pair<std::uint64_t, std::uint32_t>>& terms,
+// The same from a view (a rehearsal sample keeps one) and the features as learned (id, count).
+void message_slots(std::string_view view, const std::vector<std::pair<std::uint64_t, std::uint32_t>>& terms,
                    const SlotOptions& options, std::vector<std::uint32_t>& out);
 
 }  // namespace mailsift::features
