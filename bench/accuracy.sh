@@ -34,8 +34,9 @@
 #                 split of the two, first10k learned and next10k classified (as
 #                 split and class-sorted below); reported first, its own table.
 #   online        TREC: in index order, each message classified, then learned with
-#                 its label. mailsift: evaluate --index --online (the daemon's model
-#                 code, learning in memory, its default training regime);
+#                 its label. mailsift: evaluate --index --online (learn's own code,
+#                 each message a learn command, in a temporary database; scored
+#                 as classify would);
 #                 bogofilter: -TT, then -s or -n, per message, every message learned.
 #                 Not on spamassassin: its sorted paths are no arrival order.
 #   split         arrival order: the first half of the index learned, the second
@@ -243,7 +244,7 @@ ms_split() {
 }
 
 # evaluate_report DIR: the metrics of a mailsift evaluate run that wrote DIR/raw
-# (--scores: PATH LABEL VERDICT P LOG_ODDS) and DIR/json, learning in memory.
+# (--scores: PATH LABEL VERDICT P LOG_ODDS) and DIR/json, in its temporary database.
 evaluate_report() {
     local d=$1
     # PATH LABEL VERDICT P LOG_ODDS -> LABEL LOG_ODDS VERDICT P PATH
@@ -251,7 +252,7 @@ evaluate_report() {
     metrics "$d"
     put "$d" cpu_total "$(cpu_total)"
     put "$d" learned "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trained"])' "$d/json")"
-    put "$d" db "in memory"
+    put "$d" db "temporary"
 }
 
 # ms_online LIST: evaluate --online on the list's index.
@@ -547,7 +548,7 @@ if ((run_long)); then
 fi
 echo "FPR/FNR/unsure: at each filter's own thresholds (mailsift's configured ones; bogofilter spam >= 0.99,"
 echo "ham < 0.45); unsure is neither. Online, CPU is the whole run (classify and learn together): mailsift"
-echo "learns in memory in one process (evaluate --online), bogofilter runs two processes per message, so the"
+echo "learns in one process (evaluate --online), bogofilter runs two processes per message, so the"
 echo "online CPU columns are not comparable; the split columns are. CPU is user+sys per job; $max_jobs jobs ran at"
 echo "a time, so they shared the machine."
 echo "ECE: expected calibration error of the probability over 10 equal bins; the worst bin holding at least"

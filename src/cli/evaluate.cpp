@@ -48,8 +48,9 @@ configured regime (train_margin, as mailsift learn does it) in every mode;
 as one learn command; with --class-sorted as two, all training spam and then
 all training ham, as learn --spam then learn --ham would. Splits and folds
 train in a temporary database as learn does (and refit the linear scorer as
-each command ends); --online learns in memory, each message judged by
-train_margin against the model just before it. Reports n, AUC, 1-ROCA%, false positive and
+each command ends); --online does too, each message a learn command of its
+own (judged by train_margin against the model just before it), and scores
+each message as classify would after the messages before it were learned. Reports n, AUC, 1-ROCA%, false positive and
 negative rates at the configured thresholds, unsure share, FNR at FPR <= 0.1%
 and <= 1%, lam%, a confusion table, a reliability table (predicted P(spam) vs
 observed spam share) with its expected calibration error and worst bin of at

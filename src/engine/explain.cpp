@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mailsift/engine/combine.hpp"
 #include "mailsift/features/slots.hpp"
 #include "mailsift/features/view.hpp"
 
@@ -25,9 +26,10 @@ Explanation explain(const Filter& filter, std::string_view raw, const features::
     const std::string view = features::message_view(raw, settings.slots.ngram_bytes);
     features::message_slots(view, bag, settings.slots, slots);
     LinearExplanation l;
-    l.nb_log_odds = model::score(scoring_terms(bag), m->snapshot).log_odds;
-    l.clipped = std::abs(linear_nb_input(l.nb_log_odds, settings)) > settings.linear.nb_clip;
-    l.score = m->linear->score(slots, linear_nb_input(l.nb_log_odds, settings));
+    const Combined c = combine(scoring_terms(bag), slots, m->snapshot, m->linear.get(), settings);
+    l.nb_log_odds = c.nb_log_odds;
+    l.clipped = c.clipped;
+    l.score = *c.linear;
     auto sources = features::slot_sources(view, bag, settings.slots);
     l.slots.reserve(slots.size());
     for (const auto j : slots) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "mailsift/engine/combine.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/slots.hpp"
 #include "mailsift/features/view.hpp"
@@ -303,21 +304,22 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
     c.limits_hit = parsed.limits_hit;
     c.truncated = parsed.truncated;
     if (record_features) c.features = feature_lines(bag);
-    c.score = model::score(terms, m->snapshot, settings_.reasons);
-    const double nb_log_odds = c.score.log_odds;
-    std::optional<LinearParts> linear;
+    // The linear scorer's slots: 4-grams of the message's view and its features.
+    thread_local std::vector<model::Slot> slots;
+    thread_local std::string view;
+    slots.clear();
+    view.clear();
     if (m->linear) {
-        // The linear scorer: its weights over the message's slots, the naive-Bayes log-odds one input.
-        thread_local std::vector<model::Slot> slots;
-        thread_local std::string view;
         features::message_view(raw, settings_.slots.ngram_bytes, view);
         features::message_slots(view, bag, settings_.slots, slots);
-        const model::Score nb = c.score;
-        const model::LinearScore z = m->linear->score(slots, linear_nb_input(nb_log_odds, settings_));
-        c.score = linear_score(z, settings_);
-        c.score.toward_spam = nb.toward_spam;
-        c.score.toward_ham = nb.toward_ham;
-        if (record_parts) linear = linear_parts(view, bag, slots, z, nb_log_odds, *m->linear);
+    }
+    const Combined combined = combine(terms, slots, m->snapshot, m->linear.get(), settings_, settings_.reasons);
+    c.score = combined.score;
+    const double nb_log_odds = combined.nb_log_odds;
+    std::optional<LinearParts> linear;
+    if (record_parts && combined.linear) {
+        linear = linear_parts(view, bag, slots, *combined.linear, nb_log_odds, *m->linear);
+        linear->clipped = combined.clipped;
     }
     if (settings_.reasons > 0) {
         // Map ids back to the text of this message's features.
@@ -351,7 +353,6 @@ LinearParts Filter::linear_parts(std::string_view view, const features::FeatureB
     LinearParts l;
     l.score = z;
     l.nb_log_odds = nb_log_odds;
-    l.clipped = std::abs(linear_nb_input(nb_log_odds, settings_)) > settings_.linear.nb_clip;
     l.slots = slots.size();
     l.split = split_slots(slots, linear, std::min(settings_.reasons, most_parts), z.features);
     // What the listed slots stand for: only theirs are spelled out.

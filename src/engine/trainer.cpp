@@ -47,6 +47,7 @@ store::LearnResult Trainer::learn_terms(const store::Digest& digest, const std::
     if (r != store::LearnResult::already_learned && c == store::Class::ham && !from_address.empty()) {
         // "Have you corresponded before?": senders of good mail become contacts.
         batch_->add_contact(from_address, "learned-ham", now);
+        if (one_message_) new_contacts_.emplace_back(from_address);
     }
     switch (r) {
         case store::LearnResult::learned: ++counts_.learned; break;
@@ -107,6 +108,8 @@ model::Snapshot& Trainer::selection_model() {
 }
 
 const model::Snapshot& Trainer::known_model() {
+    // A command of one message: the counts as it found them are the counts now.
+    if (one_message_ && selection_) return *selection_;
     if (!known_) {
         // Before anything is learned: the linear scorer keeps selection_ in step, so take a copy.
         if (selection_) known_ = *selection_;
@@ -120,6 +123,22 @@ void Trainer::load_linear_models(bool selective) {
     selection_model();
     if (selective && settings_.train_margin > 0) known_model();  // a copy of it: the counts are read once
     linear_model();
+}
+
+void Trainer::begin_command() {
+    one_message_ = true;
+    known_.reset();
+    linear_learned_ = 0;
+    // What the store holds once the previous command committed.
+    for (auto& a : new_contacts_) contacts_.add(std::move(a));
+    new_contacts_.clear();
+}
+
+Combined Trainer::score(const Prepared& p) {
+    load_linear_models();
+    const model::Snapshot& counts = selection_model();
+    return combine(scoring_terms(p.bag), p.slots, counts, settings_.scorer == Scorer::linear ? &linear_model() : nullptr,
+                   settings_);
 }
 
 model::LinearModel& Trainer::linear_model() {

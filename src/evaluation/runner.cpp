@@ -4,15 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <span>
-#include <unordered_set>
 
 #include "mailsift/engine/filter.hpp"
-#include "mailsift/features/extractor.hpp"
 #include "mailsift/features/feature_hash.hpp"
-#include "mailsift/features/slots.hpp"
-#include "mailsift/features/view.hpp"
-#include "mailsift/model/linear.hpp"
-#include "mailsift/mime/message.hpp"
 #include "mailsift/store/sqlite_database.hpp"
 
 namespace mailsift::evaluation {
@@ -79,16 +73,6 @@ void train_and_score(const std::vector<const LabelledMessage*>& train, const std
     out.score_seconds += seconds_since(t0);
 }
 
-// Contacts learned during an online run (senders of ham), in memory.
-class LearnedContacts final : public features::Contacts {
-public:
-    bool contains(std::string_view address) const override { return set_.count(std::string(address)) > 0; }
-    void add(std::string address) { set_.insert(std::move(address)); }
-
-private:
-    std::unordered_set<std::string> set_;
-};
-
 // The message at `path`, or nothing (counted as unreadable) when it cannot be
 // read or is no message at all.
 std::optional<std::string> load_usable(const Loader& load, const std::string& path, const engine::Settings& settings,
@@ -101,111 +85,39 @@ std::optional<std::string> load_usable(const Loader& load, const std::string& pa
     return raw;
 }
 
-// A model that learns in memory, as the store would hold it: the naive-Bayes
-// counts, the linear scorer's weights when it is on, and the contacts learned
-// from ham.
-class InMemoryModel {
-public:
-    InMemoryModel(const engine::Settings& settings)
-        : settings_(settings), snapshot_(model::Counts{}, settings.model), linear_(settings.linear) {}
-
-    // Scores one message and keeps what learning it would need.
-    Scored score(std::string_view raw, bool spam) {
-        parsed_ = mime::parse(raw, settings_.limits);
-        const features::FeatureBag bag = features::extract(parsed_, nullptr, &contacts_, settings_.features);
-        terms_ = engine::scoring_terms(bag);
-        model::Score s = model::score(terms_, snapshot_);
-        nb_log_odds_ = s.log_odds;
-        if (settings_.scorer == engine::Scorer::linear) {
-            features::message_slots(features::message_view(raw, settings_.slots.ngram_bytes), bag, settings_.slots, slots_);
-            s = engine::linear_score(linear_.score(slots_, calibrated(nb_log_odds_)), settings_);
-        }
-        verdict_ = s.verdict;
-        return {spam, s.log_odds, s.probability, s.verdict};
-    }
-
-    // Learns the message last scored; false when the regime skipped it.
-    bool learn(bool spam, bool train_on_error) {
-        const model::Verdict gold = spam ? model::Verdict::spam : model::Verdict::ham;
-        if (settings_.scorer == engine::Scorer::linear) linear_.learn(slots_, calibrated(nb_log_odds_), spam);
-        // settings.train_margin: the thick threshold of Trainer::learn_prepared.
-        const bool known = engine::known_beyond_margin(snapshot_, nb_log_odds_, spam, settings_.train_margin);
-        if ((train_on_error && verdict_ == gold) || known) return false;
-        snapshot_.learn(terms_, spam);
-        if (settings_.scorer == engine::Scorer::linear && settings_.linear.rehearsal > 0) rehearse(spam);
-        if (!spam) {
-            if (const auto* from = parsed_.find("From")) {
-                if (auto a = features::address_in(from->value); !a.empty()) contacts_.add(std::move(a));
-            }
-        }
-        return true;
-    }
-
-private:
-    // The linear scorer's naive-Bayes input, as the engine takes it.
-    double calibrated(double nb_log_odds) const { return engine::linear_nb_input(nb_log_odds, settings_); }
-    // The same for a kept message, by the counts as they are now.
-    double nb_input(const std::vector<model::Term>& terms) const {
-        return calibrated(model::score(terms, snapshot_).log_odds);
-    }
-
-    struct Kept {
-        std::vector<model::Term> terms;
-        std::vector<model::Slot> slots;
-    };
-    // Keeps the message just learned in its class's uniform sample, then
-    // replays messages of the other class that the model scores within the margin.
-    void rehearse(bool spam) {
-        const auto& p = settings_.linear;
-        auto& mine = kept_[spam ? 1 : 0];
-        const std::uint64_t n = ++seen_[spam ? 1 : 0];
-        if (mine.size() < p.rehearsal) {
-            mine.push_back({terms_, slots_});
-        } else if (const std::uint64_t j = next() % n; j < p.rehearsal) {
-            mine[j] = {terms_, slots_};
-        }
-        auto& other = kept_[spam ? 0 : 1];
-        if (other.empty()) return;
-        for (std::size_t r = 0; r < p.replays; ++r) {
-            const Kept& k = other[next() % other.size()];
-            const double nb = nb_input(k.terms);
-            const double z = linear_.score(k.slots, nb).z();
-            if ((spam ? -z : z) < p.replay_margin) linear_.learn(k.slots, nb, !spam);
-        }
-    }
-    std::uint64_t next() { return features::mix64(rng_ += features::golden_gamma); }  // splitmix64
-    std::vector<Kept> kept_[2];
-    std::uint64_t seen_[2] = {0, 0};
-    std::uint64_t rng_ = 1;
-
-    const engine::Settings& settings_;
-    model::Snapshot snapshot_;
-    model::LinearModel linear_;
-    LearnedContacts contacts_;
-    mime::ParsedMessage parsed_;
-    std::vector<model::Term> terms_;
-    std::vector<model::Slot> slots_;
-    double nb_log_odds_ = 0.0;
-    model::Verdict verdict_ = model::Verdict::unsure;
-};
-
-// TREC online protocol on an in-memory model that learns in place, so each
-// message is judged by a model that has learned every message before it.
+// TREC online protocol, each message a learn command of its own: scored by the
+// trainer's models (what classify would say after the previous message was
+// committed), then learned by the same Trainer code that `mailsift learn` and
+// `correct` run, in a fresh database at `db_path`. The batch commits every
+// settings.batch_messages; the models stay in step in memory meanwhile.
 void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const engine::Settings& settings,
-            const Loader& load, Run& out, const std::function<void()>& tick) {
-    InMemoryModel model(settings);
+            const std::filesystem::path& db_path, const Loader& load, Run& out, const std::function<void()>& tick) {
+    std::filesystem::remove(db_path);
+    std::filesystem::remove(db_path.string() + "-wal");
+    std::filesystem::remove(db_path.string() + "-shm");
+    store::SqliteDatabase db(db_path, store::Database::Mode::read_write);
+    engine::Trainer trainer(db, settings);
     for (const auto& m : corpus) {
         tick();
         const auto raw = load_usable(load, m.path, settings, out);
         if (!raw) continue;
         auto t0 = Clock::now();
-        out.scored.push_back(model.score(*raw, m.spam));
+        trainer.begin_command();
+        const engine::Trainer::Prepared p = trainer.prepare(*raw, raw->size());
+        const model::Score s = trainer.score(p).score;
+        out.scored.push_back({m.spam, s.log_odds, s.probability, s.verdict});
         out.scored_paths.push_back(m.path);
         out.score_seconds += seconds_since(t0);
         t0 = Clock::now();
-        if (model.learn(m.spam, plan.train_on_error)) ++out.trained;
+        const model::Verdict gold = m.spam ? model::Verdict::spam : model::Verdict::ham;
+        if (!(plan.train_on_error && s.verdict == gold)) {
+            const auto o = trainer.learn_prepared(p, m.spam ? store::Class::spam : store::Class::ham, 0);
+            if (o.problem == engine::MessageProblem::none && !o.confident) ++out.trained;
+            trainer.refit_linear();  // as the command ends
+        }
         out.train_seconds += seconds_since(t0);
     }
+    trainer.commit();
 }
 
 }  // namespace
@@ -222,7 +134,7 @@ Run run(const std::vector<LabelledMessage>& corpus, const Plan& plan, const engi
     const auto db_path = work_dir / "evaluate.db";
 
     if (plan.mode == Plan::Mode::online) {
-        online(corpus, plan, settings, load, out, tick);
+        online(corpus, plan, settings, db_path, load, out, tick);
         return out;
     }
 

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mailsift/engine/combine.hpp"
 #include "mailsift/engine/score_parts.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/features/extractor.hpp"
@@ -203,6 +204,17 @@ public:
         std::string prefix;              // and the message's view (features/view.hpp), its 4-grams' source
     };
     Prepared prepare(std::string_view raw, std::size_t size_bytes) const;
+    // How the models this trainer holds in memory (the counts and the weights
+    // as the store holds them, kept in step with what it learns) score a
+    // prepared message: what classify would say after a commit. `evaluate
+    // --online` scores with it, so that it measures this trainer's regime.
+    Combined score(const Prepared& p);
+    // Starts a learn command of one message, as the IMAPSieve recipe runs
+    // `mailsift correct` and `evaluate --online` judges each message: the
+    // margin is judged against the counts as they are now, contacts learned
+    // before count, and the refit is due by this command's messages alone.
+    // Call before each message's learn_prepared() and refit_linear() after it.
+    void begin_command();
     // `selective`: apply settings.train_margin (learn; a correction is always trained).
     LearnOutcome learn_prepared(const Prepared& p, store::Class c, std::int64_t now, bool selective = true);
     store::UnlearnResult unlearn(std::string_view raw, store::Class c);
@@ -292,6 +304,8 @@ private:
     void rehearse(const store::Digest& digest, std::string_view prefix, store::Class c);
     std::optional<model::LinearModel> linear_;
     std::uint64_t linear_seen_[2] = {0, 0};  // ham, spam: offered to the samples, as the store counts them
+    bool one_message_ = false;               // begin_command(): known_model() is the counts as they are
+    std::vector<std::string> new_contacts_;  // learned as contacts since begin_command()
     std::size_t linear_learned_ = 0;         // learned since the last refit
 };
 

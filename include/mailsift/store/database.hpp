@@ -109,6 +109,7 @@ public:
         return addresses_.find(std::string(address)) != addresses_.end();
     }
     std::size_t size() const { return addresses_.size(); }
+    void add(std::string address) { addresses_.insert(std::move(address)); }
 
 private:
     std::unordered_set<std::string> addresses_;

@@ -1,0 +1,33 @@
+// mailsift::engine combine — the one place where a message's score is made
+// from the two scorers, used by classify (Filter), explain, the daemon and
+// `evaluate` (through the Trainer's models) alike.
+//
+//   model = naive_bayes: the naive-Bayes score, its probability calibrated by
+//                        calibration_temperature;
+//   model = linear:      z = bias + u · clip(nb / linear_nb_temperature, ±linear_nb_clip)
+//                            + Σ slot weights,  P = σ(z / linear_temperature),
+//                        the naive-Bayes reasons kept for explanations.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+
+#include "mailsift/engine/settings.hpp"
+#include "mailsift/model/linear.hpp"
+#include "mailsift/model/naive_bayes.hpp"
+
+namespace mailsift::engine {
+
+struct Combined {
+    model::Score score;                        // what decides: log-odds, probability, verdict, reasons
+    double nb_log_odds = 0.0;                  // the naive-Bayes log-odds, whichever decides
+    std::optional<model::LinearScore> linear;  // the linear scorer's parts, when it decides
+    bool clipped = false;                      // its naive-Bayes input was clipped
+};
+
+// `linear` null: the naive Bayes decides. `slots`: the message's slots (features::message_slots).
+Combined combine(std::span<const model::Term> terms, std::span<const model::Slot> slots, const model::Snapshot& counts,
+                 const model::LinearModel* linear, const Settings& settings, std::size_t reasons = 0);
+
+}  // namespace mailsift::engine
