@@ -26,7 +26,7 @@ Explanation explain(const Filter& filter, std::string_view raw, const features::
     const std::string view = features::message_view(raw, settings.slots.ngram_bytes);
     features::message_slots(view, bag, settings.slots, slots);
     LinearExplanation l;
-    const Combined c = combine(scoring_terms(bag), slots, m->snapshot, m->linear.get(), settings);
+    const Combined c = combine(bag, slots, m->snapshot, m->linear.get(), settings);
     l.nb_log_odds = c.nb_log_odds;
     l.clipped = c.clipped;
     l.score = *c.linear;

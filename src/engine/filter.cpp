@@ -298,7 +298,6 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
     const features::FeatureBag bag = features::extract(parsed, envelope, &m->contacts, settings_.features);
 
-    const std::vector<model::Term> terms = scoring_terms(bag);
     Classification c;
     c.prefix_only = !parsed.limits_hit.empty();
     c.limits_hit = parsed.limits_hit;
@@ -313,7 +312,7 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
         features::message_view(raw, settings_.slots.ngram_bytes, view);
         features::message_slots(view, bag, settings_.slots, slots);
     }
-    const Combined combined = combine(terms, slots, m->snapshot, m->linear.get(), settings_, settings_.reasons);
+    const Combined combined = combine(bag, slots, m->snapshot, m->linear.get(), settings_, settings_.reasons);
     c.score = combined.score;
     const double nb_log_odds = combined.nb_log_odds;
     std::optional<LinearParts> linear;

@@ -137,8 +137,7 @@ void Trainer::begin_command() {
 Combined Trainer::score(const Prepared& p) {
     load_linear_models();
     const model::Snapshot& counts = selection_model();
-    return combine(scoring_terms(p.bag), p.slots, counts, settings_.scorer == Scorer::linear ? &linear_model() : nullptr,
-                   settings_);
+    return combine(p.bag, p.slots, counts, settings_.scorer == Scorer::linear ? &linear_model() : nullptr, settings_);
 }
 
 model::LinearModel& Trainer::linear_model() {
@@ -347,8 +346,10 @@ Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Clas
         model_terms.reserve(terms.size());
         kept.reserve(terms.size());
         for (const auto& t : terms) {
+            // The naive-Bayes input and the slots as combine() takes them: without the envelope.
+            if (features::milter_only(t.text)) continue;
             model_terms.push_back({t.id, t.count, features::is_header_feature(t.text)});
-            if (!features::milter_only(t.text)) kept.emplace_back(t.id, t.count);
+            kept.emplace_back(t.id, t.count);
         }
         std::vector<model::Slot> slots;
         features::message_slots(features::message_view(raw, settings_.slots.ngram_bytes), kept, settings_.slots, slots);

@@ -238,6 +238,28 @@ expect_delivered ham1 No "ham fixture ham_meeting_notes.eml"
 send spam1 "$MESSAGES/spam_cheap_pills.eml"
 expect_delivered spam1 Yes "spam fixture spam_cheap_pills.eml"
 
+# The same message scores the same at the milter and in a mailbox (issue 32): the
+# delivered copy as a mailbox holds it (Postfix's Received header, our X-Mailsift-*
+# fields, and in front the Return-Path and Delivered-To a local delivery agent adds, in
+# place of the sink's own X-Sink-Envelope line) scores in `mailsift classify` the
+# log-odds mailsiftd wrote.
+for case in ham1 spam1; do
+    if file=$(delivered_file "$case"); then
+        said=$(header_values "$file" X-Mailsift-Status | sed -n 's/.*log-odds=\(-\{0,1\}[0-9.]*\).*/\1/p')
+        { echo "Return-Path: <sender@example.org>"; echo "Delivered-To: $case@example.test"
+          grep -v '^X-Sink-Envelope:' "$file"; } >"$WORK/$case.mailbox.eml"
+        here=$("$MAILSIFT" --config "$CONF" --db "$DB" classify "$WORK/$case.mailbox.eml" 2>/dev/null |
+            awk -F'\t' '{ printf "%.2f", $4 }')
+        if [ -n "$said" ] && [ "$said" = "$here" ]; then
+            ok "$case: its mailbox copy scores in mailsift classify what mailsiftd said ($said)"
+        else
+            not_ok "$case: its mailbox copy scores in mailsift classify what mailsiftd said (mailsiftd: '$said', classify: '$here')"
+        fi
+    else
+        not_ok "$case: no delivered copy to score again"
+    fi
+done
+
 send forged1 "$MESSAGES/spam_money_offer.eml" "X-Mailsift-Status: No, score=0.0000, log-odds=-99.00"
 expect_delivered forged1 Yes "spam_money_offer.eml with a forged 'X-Mailsift-Status: No'"
 if file=$(delivered_file forged1) && grep -q 'log-odds=-99.00' "$file"; then

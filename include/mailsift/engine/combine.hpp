@@ -6,7 +6,10 @@
 //                        calibration_temperature;
 //   model = linear:      z = bias + u · clip(nb / linear_nb_temperature, ±linear_nb_clip)
 //                            + Σ slot weights,  P = σ(z / linear_temperature),
-//                        the naive-Bayes reasons kept for explanations.
+//                        the naive-Bayes reasons kept for explanations. nb and
+//                        the slots leave out what only the milter knows (the
+//                        envelope's env: facts), so that a message scores the
+//                        same at the milter, in a mailbox and in the CLI.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +17,7 @@
 #include <span>
 
 #include "mailsift/engine/settings.hpp"
+#include "mailsift/features/feature_bag.hpp"
 #include "mailsift/model/linear.hpp"
 #include "mailsift/model/naive_bayes.hpp"
 
@@ -27,7 +31,7 @@ struct Combined {
 };
 
 // `linear` null: the naive Bayes decides. `slots`: the message's slots (features::message_slots).
-Combined combine(std::span<const model::Term> terms, std::span<const model::Slot> slots, const model::Snapshot& counts,
+Combined combine(const features::FeatureBag& bag, std::span<const model::Slot> slots, const model::Snapshot& counts,
                  const model::LinearModel* linear, const Settings& settings, std::size_t reasons = 0);
 
 }  // namespace mailsift::engine
