@@ -26,10 +26,14 @@ const char* describe(MessageProblem p) {
     return "unknown problem";
 }
 
-std::vector<model::Term> scoring_terms(const features::FeatureBag& bag) {
+std::vector<model::Term> scoring_terms(const features::FeatureBag& bag, bool envelope) {
     std::vector<model::Term> terms;
     terms.reserve(bag.size());
-    for (const auto& e : bag.entries()) terms.push_back({e.id, e.count, features::is_header_feature(bag.text(e))});
+    for (const auto& e : bag.entries()) {
+        const std::string_view text = bag.text(e);
+        if (!envelope && features::milter_only(text)) continue;
+        terms.push_back({e.id, e.count, features::is_header_feature(text)});
+    }
     return terms;
 }
 
@@ -214,13 +218,6 @@ std::shared_ptr<const model::LinearModel> linear_from(const store::LinearWeights
     return m;
 }
 
-model::Score linear_score(const model::LinearScore& z, const Settings& s) {
-    model::Score out;
-    out.log_odds = z.z();
-    out.probability = model::probability_from_log_odds(out.log_odds / s.linear.temperature);
-    out.verdict = model::verdict_for(out.log_odds, out.probability, s.model);
-    return out;
-}
 
 Filter::Filter(store::Database& db, Settings settings) : db_(db), settings_(std::move(settings)) { refresh(); }
 

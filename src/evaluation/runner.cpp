@@ -17,16 +17,19 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// An empty database at `db_path`: evaluation keeps its own temporary file.
+store::SqliteDatabase fresh_database(const std::filesystem::path& db_path) {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_path.string() + suffix);
+    return store::SqliteDatabase(db_path, store::Database::Mode::read_write);
+}
+
 // Trains on `train` and scores `test` in a fresh database at `db_path`. The
 // training is one learn command, or two when `second` > 0: train[0, second)
 // and then train[second, end), as `learn --spam A` and then `learn --ham B`.
 void train_and_score(const std::vector<const LabelledMessage*>& train, const std::vector<const LabelledMessage*>& test,
                      const engine::Settings& settings, const std::filesystem::path& db_path, const Loader& load,
                      Run& out, const std::function<void()>& tick, std::size_t second = 0) {
-    std::filesystem::remove(db_path);
-    std::filesystem::remove(db_path.string() + "-wal");
-    std::filesystem::remove(db_path.string() + "-shm");
-    store::SqliteDatabase db(db_path, store::Database::Mode::read_write);  // evaluation keeps its own temporary file
+    store::SqliteDatabase db = fresh_database(db_path);
     auto t0 = Clock::now();
     const auto learn_command = [&](std::span<const LabelledMessage* const> messages) {
         engine::Trainer trainer(db, settings);
@@ -92,10 +95,7 @@ std::optional<std::string> load_usable(const Loader& load, const std::string& pa
 // settings.batch_messages; the models stay in step in memory meanwhile.
 void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const engine::Settings& settings,
             const std::filesystem::path& db_path, const Loader& load, Run& out, const std::function<void()>& tick) {
-    std::filesystem::remove(db_path);
-    std::filesystem::remove(db_path.string() + "-wal");
-    std::filesystem::remove(db_path.string() + "-shm");
-    store::SqliteDatabase db(db_path, store::Database::Mode::read_write);
+    store::SqliteDatabase db = fresh_database(db_path);
     engine::Trainer trainer(db, settings);
     for (const auto& m : corpus) {
         tick();

@@ -30,6 +30,13 @@ struct Combined {
     bool clipped = false;                      // its naive-Bayes input was clipped
 };
 
+// The linear scorer's input from the naive-Bayes log-odds, before clipping:
+// over the linear scorer's own nb_temperature (not the naive Bayes's
+// calibration_temperature, which only calibrates `model = naive_bayes`).
+inline double linear_nb_input(double nb_log_odds, const Settings& s) { return nb_log_odds / s.linear.nb_temperature; }
+// The score of `scorer = linear`: z as log-odds, P = σ(z / linear_temperature), the verdict by the thresholds.
+model::Score linear_score(const model::LinearScore& z, const Settings& s);
+
 // `linear` null: the naive Bayes decides. `slots`: the message's slots (features::message_slots).
 Combined combine(const features::FeatureBag& bag, std::span<const model::Slot> slots, const model::Snapshot& counts,
                  const model::LinearModel* linear, const Settings& settings, std::size_t reasons = 0);

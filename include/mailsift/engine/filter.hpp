@@ -60,8 +60,9 @@ MessageProblem check_message(std::string_view raw, std::size_t size_bytes, const
 bool known_beyond_margin(const model::Snapshot& model, double log_odds, bool spam, double margin);
 
 // What scoring reads of a feature bag: id, count, and whether it is a header
-// feature (model::Term::header), in the bag's order.
-std::vector<model::Term> scoring_terms(const features::FeatureBag& bag);
+// feature (model::Term::header), in the bag's order. Without `envelope`, the
+// facts only the milter knows (features::milter_only) are left out.
+std::vector<model::Term> scoring_terms(const features::FeatureBag& bag, bool envelope = true);
 
 // Same message, same digest: our own X-Mailsift-* headers are left out, so a
 // message we tagged is recognised when it comes back for correction.
@@ -112,12 +113,6 @@ std::shared_ptr<const model::LinearModel> load_linear(store::Database& db, const
 std::shared_ptr<const model::LinearModel> linear_from(const store::LinearWeights& w, const Settings& settings,
                                                       const model::LinearModel* current);
 
-// The linear scorer's input from the naive-Bayes log-odds, before clipping:
-// over the linear scorer's own nb_temperature (not the naive Bayes's
-// calibration_temperature, which only calibrates `model = naive_bayes`).
-inline double linear_nb_input(double nb_log_odds, const Settings& s) { return nb_log_odds / s.linear.nb_temperature; }
-// The score of `scorer = linear`: z as log-odds, P = σ(z / linear_temperature), the verdict by the thresholds.
-model::Score linear_score(const model::LinearScore& z, const Settings& s);
 
 // The in-memory model: everything scoring needs.
 struct Model {
