@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "mailsift/engine/model_settings.hpp"
 
 namespace mailsift::cli {
 namespace {
@@ -140,6 +141,14 @@ int stats(const Context& ctx, bool json) {
                    {"week", db.corrections_since(now - 7 * 86400)},
                    {"all", db.corrections_since(0)}};
     const auto counters = db.counters();
+    // The settings kept with the model, and where the configuration says otherwise.
+    const auto kept = engine::model_settings(db, ctx.settings);
+    std::vector<std::pair<std::string, std::string>> model_settings;
+    if (!kept.recorded.empty()) {
+        for (const auto& name : engine::model_setting_names()) {
+            model_settings.emplace_back(name, engine::setting_value(kept.settings, name));
+        }
+    }
     auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
     // mailsiftd writes its signatures and counters here: say when it cannot (they wait in its memory).
     std::vector<std::string> warnings;
@@ -153,6 +162,7 @@ int stats(const Context& ctx, bool json) {
                                ": mailsiftd keeps its signatures and counters in memory until it can write them");
         }
     }
+    warnings.insert(warnings.end(), kept.notes.begin(), kept.notes.end());
     if (json) {
         Json corrections = Json::object();
         for (const auto& p : periods) {
@@ -164,6 +174,8 @@ int stats(const Context& ctx, bool json) {
         }
         Json daemon = Json::object();
         for (const auto& [name, value] : counters) daemon[name] = value;
+        Json settings_json = Json::object();
+        for (const auto& [name, value] : model_settings) settings_json[name] = value;
         Json latency = Json::object();
         for (const double share : {0.5, 0.9, 0.99}) {
             const double v = latency_percentile(counters, share);
@@ -179,6 +191,7 @@ int stats(const Context& ctx, bool json) {
             {"distinct_features", st.distinct_features},
             {"contacts", st.contacts},
             {"signatures", st.signatures},
+            {"model_settings", settings_json},
             {"corrections", std::move(corrections)},
             {"daemon", std::move(daemon)},
             {"latency_ms_at_most", std::move(latency)},
@@ -196,6 +209,9 @@ int stats(const Context& ctx, bool json) {
     std::printf("contacts:          %llu\n", u(st.contacts));
     std::printf("signatures kept:   %llu\n", u(st.signatures));
     for (const auto& w : warnings) std::printf("warning:           %s\n", w.c_str());
+    std::printf("\nsettings kept with the model (mailsift.conf(5)):\n");
+    if (model_settings.empty()) std::printf("  (none yet: the first training records them)\n");
+    for (const auto& [name, value] : model_settings) std::printf("  %s = %s\n", name.c_str(), value.c_str());
     std::printf("\ncorrections of mailsiftd's verdicts:\n  %-6s %16s %16s %14s %14s\n", "", "false positives",
                 "false negatives", "unsure->spam", "unsure->ham");
     for (const auto& p : periods) {
@@ -254,9 +270,10 @@ int top(const Context& ctx, const TopOptions& o) {
     if (!spam && !ham) spam = ham = true;
     const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
     store::Database& db = *opened;
-    const model::Counts counts = db.load_counts(ctx.settings.model.term_frequency);
+    const engine::Settings settings = engine::model_settings(db, ctx.settings).settings;
+    const model::Counts counts = db.load_counts(settings.model.term_frequency);
     // The weights are the model's own, computed as scoring computes them.
-    const model::Snapshot snap(counts, ctx.settings.model);
+    const model::Snapshot snap(counts, settings.model);
     struct Row {
         double weight;
         model::FeatureId id;
@@ -284,7 +301,7 @@ int top(const Context& ctx, const TopOptions& o) {
         std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(keep), rows.end(), stronger);
         rows.resize(keep);
     };
-    const bool boolean = ctx.settings.model.term_frequency == model::TermFrequency::boolean;
+    const bool boolean = settings.model.term_frequency == model::TermFrequency::boolean;
     std::printf("model: %llu spam and %llu ham messages learned, %zu features (term_frequency = %s)\n"
                 "ranked by weight among the %zu features seen at least %llu times; counts are %s\n",
                 static_cast<unsigned long long>(counts.messages.spam), static_cast<unsigned long long>(counts.messages.ham),

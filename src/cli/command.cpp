@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "message_source.hpp"
 
@@ -33,6 +34,13 @@ void usage_error(const std::string& message) {
 
 void report(const std::string& label, const std::string& problem) {
     std::cerr << "mailsift: " << label << ": " << problem << "\n";
+}
+
+void report_setting_notes(const std::vector<std::string>& notes) {
+    static std::set<std::string> said;
+    for (const auto& n : notes) {
+        if (said.insert(n).second) std::cerr << "mailsift: warning: " << n << "\n";
+    }
 }
 
 std::string number(double v, int digits) {

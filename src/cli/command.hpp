@@ -73,6 +73,9 @@ void add_console_user_command(Registry& r); // console-user add|passwd|role|remo
 
 // "mailsift: LABEL: PROBLEM" on standard error.
 void report(const std::string& label, const std::string& problem);
+// "mailsift: warning: NOTE" on standard error for each note on the settings
+// kept with the model (engine/model_settings.hpp), each once per run.
+void report_setting_notes(const std::vector<std::string>& notes);
 
 // `v` with `digits` significant digits ("%g"); infinities as +-1e308.
 std::string number(double v, int digits = 6);

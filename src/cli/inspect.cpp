@@ -12,6 +12,7 @@
 #include "command.hpp"
 #include "mailsift/engine/explain.hpp"
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/model_settings.hpp"
 #include "mailsift/features/slots.hpp"
 #include "message_source.hpp"
 #include "pipeline.hpp"
@@ -65,9 +66,11 @@ int classify(const Context& ctx, const ClassifyOptions& o) {
                                                                             : std::nullopt)};
     const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
     store::Database& db = *opened;
-    engine::Settings settings = ctx.settings;
-    if (!args.json) settings.reasons = 0;  // nothing to print them in
-    engine::Filter filter(db, settings);
+    engine::Settings configured = ctx.settings;
+    if (!args.json) configured.reasons = 0;  // nothing to print them in
+    engine::Filter filter(db, configured);
+    report_setting_notes(filter.setting_notes());
+    const engine::Settings& settings = filter.settings();
     int status = exit_ok;
     std::string line;
     // Parsing, features and scoring run on every core; reports and output in input order.
@@ -176,9 +179,11 @@ int explain(const Context& ctx, const std::vector<std::string>& paths) {
     if (engine::refused(problem)) return report(m->label, engine::describe(problem)), exit_input;
     const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
     store::Database& db = *opened;
-    engine::Settings settings = ctx.settings;
-    if (settings.reasons < 15) settings.reasons = 15;
-    engine::Filter filter(db, settings);
+    engine::Settings configured = ctx.settings;
+    if (configured.reasons < 15) configured.reasons = 15;
+    engine::Filter filter(db, configured);
+    report_setting_notes(filter.setting_notes());
+    const engine::Settings& settings = filter.settings();
     const engine::Explanation e = engine::explain(filter, m->raw);
     const auto& c = e.classification;
     std::printf("%s: %s, P(spam) = %s, log-odds = %s\n", m->label.c_str(), model::to_string(c.score.verdict),
@@ -237,12 +242,18 @@ int tokens(const Context& ctx, const TokensOptions& o) {
     const auto problem = engine::check_message(m->raw, m->size_bytes, ctx.settings.limits);
     if (engine::refused(problem)) return report(m->label, engine::describe(problem)), exit_input;
     // Contacts come from the database when there is one; tokens works without it.
+    // So do the features the model was trained with (model_settings.hpp).
     store::ContactSet contacts;
+    engine::Settings settings = ctx.settings;
     if (store::is_postgresql(ctx.db_path.string()) || std::filesystem::exists(ctx.db_path)) {
-        contacts = store::open(ctx.db_path.string(), store::Database::Mode::read_only)->load_contacts();
+        const auto db = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
+        contacts = db->load_contacts();
+        auto kept = engine::model_settings(*db, ctx.settings);
+        report_setting_notes(kept.notes);
+        settings = std::move(kept.settings);
     }
-    const auto parsed = mime::parse(m->raw, ctx.settings.limits);
-    const auto bag = features::extract(parsed, nullptr, &contacts, ctx.settings.features);
+    const auto parsed = mime::parse(m->raw, settings.limits);
+    const auto bag = features::extract(parsed, nullptr, &contacts, settings.features);
     std::string out;
     for (const auto& f : bag.sorted()) {
         out += f.text;

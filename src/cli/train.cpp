@@ -132,6 +132,7 @@ int train(const Context& ctx, const std::string& command, const TrainOptions& op
     const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
     store::Database& db = *opened;
     engine::Trainer trainer(db, ctx.settings);
+    report_setting_notes(trainer.setting_notes());
     const std::int64_t now = std::time(nullptr);
     int status = exit_ok;
     std::size_t n_refused = 0;  // inputs that are not mail (or not readable); the rest is learned
@@ -235,6 +236,7 @@ int correct(const Context& ctx, const TrainOptions& opts) {
     const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
     store::Database& db = *opened;
     engine::Trainer trainer(db, ctx.settings);
+    report_setting_notes(trainer.setting_notes());
     const std::int64_t now = std::time(nullptr);
     int status = exit_ok;
     std::size_t by_signature = 0, as_message = 0, confirmed = 0, deferred = 0;

@@ -79,8 +79,12 @@ void Scorer::publish(std::shared_ptr<State> state) {
 
 std::string Scorer::describe_model(const State& state) const {
     const auto m = state.filter->model();
-    return std::to_string(m->snapshot.messages().spam) + " spam, " + std::to_string(m->snapshot.messages().ham) +
-           " ham, " + std::to_string(m->snapshot.vocabulary()) + " features";
+    std::string out = std::to_string(m->snapshot.messages().spam) + " spam, " +
+                      std::to_string(m->snapshot.messages().ham) + " ham, " +
+                      std::to_string(m->snapshot.vocabulary()) + " features";
+    // Where mailsift.conf disagrees with the settings kept with the model (they win).
+    for (const auto& note : state.filter->setting_notes()) out += "; warning: " + note;
+    return out;
 }
 
 std::string Scorer::refresh() {
@@ -169,7 +173,14 @@ std::string Scorer::refresh_step() {
             return "database " + database_.string() + (same ? " is back" : " was replaced") + "; loaded it: " +
                    describe_model(*writer_) + took_since(start);
         }
-        if (writer_->filter->refresh()) {
+        const bool changed = writer_->filter->refresh();
+        if (writer_->filter->settings_stale()) {
+            // The first training recorded settings other than this filter's: score with them.
+            publish(open_state());
+            return "the model's settings were recorded by its first training; loaded it with them: " +
+                   describe_model(*writer_) + took_since(start);
+        }
+        if (changed) {
             const auto m = writer_->filter->model();
             const std::string how = m->reloaded ? "read every feature"
                                                 : "applied " + std::to_string(m->changed_features) + " changed features";

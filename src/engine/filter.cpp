@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "mailsift/engine/combine.hpp"
+#include "mailsift/engine/model_settings.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/slots.hpp"
 #include "mailsift/features/view.hpp"
@@ -219,7 +220,22 @@ std::shared_ptr<const model::LinearModel> linear_from(const store::LinearWeights
 }
 
 
-Filter::Filter(store::Database& db, Settings settings) : db_(db), settings_(std::move(settings)) { refresh(); }
+Filter::Filter(store::Database& db, Settings settings) : db_(db), configured_(std::move(settings)) {
+    ModelSettings kept = model_settings(db_, configured_);
+    settings_ = std::move(kept.settings);
+    recorded_settings_ = std::move(kept.recorded);
+    setting_notes_ = std::move(kept.notes);
+    refresh();
+}
+
+bool Filter::recorded_settings_differ() {
+    const std::string now = db_.model_settings();
+    if (now.empty() || now == recorded_settings_) return false;
+    const bool differ =
+        model_settings_text(with_model_settings(configured_, now, 0).settings) != model_settings_text(settings_);
+    if (!differ) recorded_settings_ = now;  // the settings in force, recorded: nothing more to look for
+    return differ;
+}
 
 bool Filter::refresh() {
     const std::uint64_t version = db_.data_version();
@@ -266,6 +282,11 @@ bool Filter::refresh() {
         m->snapshot = std::move(*builder).finish(totals.messages, totals.feature_totals);
         m->sequence = totals.sequence;
         m->reloaded = true;
+    }
+    // The settings are recorded by the first training, and replaced only with
+    // the whole model (an import): look when either may have happened.
+    if ((counts_changed && recorded_settings_.empty()) || m->reloaded) {
+        if (recorded_settings_differ()) settings_stale_ = true;
     }
     m->contacts = contacts_changed ? db_.load_contacts() : current->contacts;
     if (settings_.scorer == Scorer::linear) {

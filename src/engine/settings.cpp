@@ -254,6 +254,11 @@ const std::map<std::string, Setter, std::less<>>& setters() {
              if (v == "linear") return s.scorer = Scorer::linear, true;
              return false;
          }},
+        {"linear_learner",
+         [](Settings& s, std::string_view v) {
+             const model::Learner* l = model::find_learner(v);
+             return l != nullptr && (s.linear.learner = std::string(l->name()), true);
+         }},
         {"linear_step", real_in(&Settings::linear, &model::LinearParameters::step, 0.0, 100.0, /*low_allowed=*/false)},
         {"linear_temperature",
          real_in(&Settings::linear, &model::LinearParameters::temperature, 0.0, 100.0, /*low_allowed=*/false)},
@@ -389,6 +394,7 @@ const std::map<std::string, Shower, std::less<>>& showers() {
         {"model", [](S s) { return std::string(s.scorer == Scorer::linear ? "linear" : "naive_bayes"); }},
         {"linear_step", [](S s) { return real_text(s.linear.step); }},
         {"linear_temperature", [](S s) { return real_text(s.linear.temperature); }},
+        {"linear_learner", [](S s) { return s.linear.learner; }},
         {"linear_nb_rate", [](S s) { return real_text(s.linear.nb_rate); }},
         {"linear_ngram_bytes", [](S s) { return std::to_string(s.slots.ngram_bytes); }},
         {"linear_rehearsal", [](S s) { return std::to_string(s.linear.rehearsal); }},
@@ -458,6 +464,14 @@ Settings parse_settings(std::string_view text, const std::string& source) {
         throw ConfigError(source + ": features.min_token_bytes must not exceed features.max_token_bytes");
     }
     return s;
+}
+
+void set_setting(Settings& settings, std::string_view name, std::string_view value) {
+    const auto it = setters().find(name);
+    if (it == setters().end()) throw ConfigError("unknown setting '" + std::string(name) + "'");
+    if (!it->second(settings, value)) {
+        throw ConfigError("invalid value '" + std::string(value) + "' for " + std::string(name));
+    }
 }
 
 std::string setting_value(const Settings& settings, std::string_view name) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/model_settings.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/slots.hpp"
 #include "mailsift/features/view.hpp"
@@ -17,14 +18,20 @@ bool known_beyond_margin(const model::Snapshot& model, double log_odds, bool spa
     return right && std::abs(log_odds) >= margin;
 }
 
-Trainer::Trainer(store::Database& db, Settings settings)
-    : db_(db), settings_(std::move(settings)), contacts_(db_.load_contacts()) {}
+Trainer::Trainer(store::Database& db, Settings settings) : db_(db) {
+    ModelSettings kept = model_settings(db_, settings);
+    settings_ = std::move(kept.settings);
+    setting_notes_ = std::move(kept.notes);
+    if (kept.recorded.empty()) settings_to_record_ = model_settings_text(settings_);
+    contacts_ = db_.load_contacts();
+}
 
 Trainer::~Trainer() = default;  // an uncommitted batch rolls back
 
 void Trainer::open_batch() {
     if (!batch_) {
         batch_ = std::make_unique<store::TrainingBatch>(db_);
+        if (!settings_to_record_.empty()) batch_->keep_model_settings(settings_to_record_);
         in_batch_ = 0;
     }
 }

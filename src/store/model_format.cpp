@@ -8,6 +8,8 @@
 #include <cstring>
 #include <istream>
 #include <ostream>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "codec.hpp"
@@ -17,7 +19,7 @@ namespace mailsift::store {
 namespace {
 
 constexpr const char* export_magic = "mailsift-model";
-constexpr int export_version = 2;  // the newest; 1 when the linear scorer has learned nothing
+constexpr int export_version = 3;  // the newest; 2 without recorded settings, 1 when the linear scorer has learned nothing
 constexpr char hex_digits[] = "0123456789abcdef";
 
 void put_escaped(std::string& out, std::string_view s) {
@@ -142,8 +144,21 @@ void format_error(const std::string& name, std::uint64_t line, const std::string
 
 // ---- writing ----
 
-ModelWriter::ModelWriter(std::ostream& out, bool linear) : out_(out) {
-    out_ << export_magic << '\t' << (linear ? 2 : 1) << '\n';
+ModelWriter::ModelWriter(std::ostream& out, bool linear, std::string_view settings) : out_(out) {
+    out_ << export_magic << '\t' << (!settings.empty() ? 3 : linear ? 2 : 1) << '\n';
+    while (!settings.empty()) {
+        const std::size_t nl = settings.find('\n');
+        const std::string_view line = settings.substr(0, nl);
+        settings.remove_prefix(nl == std::string_view::npos ? settings.size() : nl + 1);
+        const std::size_t eq = line.find(" = ");
+        if (eq == std::string_view::npos) continue;  // the store writes none such
+        line_.assign("setting\t");
+        put_escaped(line_, line.substr(0, eq));
+        line_ += '\t';
+        put_escaped(line_, line.substr(eq + 3));
+        line_ += '\n';
+        out_ << line_;
+    }
 }
 
 void ModelWriter::linear_state(const LinearWeights& w) {
@@ -271,6 +286,8 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
     bool ended = false;
     int version = 1;
     unsigned linear_bits = 0;  // 0: no 'linear' record yet
+    std::string settings;      // the 'setting' records, as "name = value" lines
+    std::set<std::string> setting_names;
     std::vector<std::pair<model::FeatureId, std::uint32_t>> list;
     const auto max_count = static_cast<std::uint64_t>(INT64_MAX);
     while (std::getline(in, line)) {
@@ -284,11 +301,11 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
                 format_error(name, lineno, std::string("not a mailsift model export (the first line must be '") +
                                                export_magic + "<TAB>" + std::to_string(export_version) + "')");
             }
-            if (f[1] != "1" && f[1] != "2") {
+            if (f[1] != "1" && f[1] != "2" && f[1] != "3") {
                 format_error(name, lineno, "format version '" + std::string(f[1]) + "' is not supported (this mailsift reads " +
-                                               "1 and " + std::to_string(export_version) + ")");
+                                               "1 to " + std::to_string(export_version) + ")");
             }
-            version = f[1] == "2" ? 2 : 1;
+            version = f[1][0] - '0';
             continue;
         }
         if (ended) format_error(name, lineno, "text after the 'end' line");
@@ -382,6 +399,16 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
                 format_error(name, lineno, "contact " + text + " appears twice");
             }
             ++sum.contacts;
+        } else if (version >= 3 && kind == "setting") {
+            want_fields(3);
+            text_field(1, "setting name", text);
+            text_field(2, "setting value", text2);
+            if (text.empty() || text.find('=') != std::string::npos || text.find('\n') != std::string::npos ||
+                text2.find('\n') != std::string::npos) {
+                format_error(name, lineno, "a setting needs a name without '=' and a one-line value");
+            }
+            if (!setting_names.insert(text).second) format_error(name, lineno, "setting " + text + " appears twice");
+            settings += text + " = " + text2 + "\n";
         } else if (version >= 2 && kind == "linear") {
             want_fields(6);
             if (linear_bits != 0) format_error(name, lineno, "a second 'linear' record");
@@ -468,12 +495,14 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
         } else {
             format_error(name, lineno, "unknown record '" + std::string(kind) +
                                            "' (expected class, feature, message, contact" +
+                                           (version >= 3 ? ", setting" : "") +
                                            (version >= 2 ? ", linear, linear-page, linear-sample, linear-message" : "") + " or end)");
         }
     }
     if (in.bad()) format_error(name, lineno, "read error");
     if (lineno == 0) format_error(name, 1, "empty file, not a mailsift model export");
     if (!ended) format_error(name, lineno + 1, "no 'end' line: the file is incomplete");
+    if (!settings.empty()) sink.model_settings(settings);
     sink.flush();
     // The store's promise (class totals are the sums of the feature rows, and each
     // class counts its learned messages) holds for every export; a file that

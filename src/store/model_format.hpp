@@ -4,6 +4,7 @@
 // a backend's ModelSink inside its one write transaction.
 //
 //   mailsift-model<TAB>1
+//   setting<TAB>NAME<TAB>VALUE                                                  (version 3)
 //   class<TAB>spam|ham<TAB>MESSAGES<TAB>OCCURRENCES<TAB>PRESENCES
 //   feature<TAB>ID<TAB>SPAM_OCC<TAB>HAM_OCC<TAB>SPAM_PRES<TAB>HAM_PRES<TAB>LAST_SEEN<TAB>TEXT
 //   message<TAB>DIGEST<TAB>spam|ham<TAB>LEARNED_AT<TAB>ID:COUNT,ID:COUNT,...
@@ -14,8 +15,10 @@
 //   linear-message<TAB>DIGEST<TAB>spam|ham                                   (version 2)
 //   end<TAB>FEATURES<TAB>MESSAGES<TAB>CONTACTS
 //
-// Version 1 is written when the linear scorer has learned nothing (a
-// naive-Bayes model exports as it always did), version 2 otherwise; both are read.
+// Version 3 is written when the store records the settings its model was
+// trained with (engine/model_settings.hpp; one `setting` record each, right
+// after the first line), else version 2 when the linear scorer has learned,
+// else version 1 (a naive-Bayes model exports as it always did); all are read.
 // IDs are 16 lower-case hex digits, digests 32; texts escape \\ \t \n \r and
 // other control bytes (\xHH). Written in a fixed order (classes spam then ham,
 // features by id, messages by digest, contacts by address), so exporting an
@@ -41,8 +44,10 @@ struct FeatureRecord {
 
 class ModelWriter {
 public:
-    // Writes the first line: version 2 when `linear` (the scorer has learned), else 1.
-    explicit ModelWriter(std::ostream& out, bool linear = false);
+    // Writes the first line, and a `setting` record for each "name = value"
+    // line of `settings`: version 3 when there are any, else 2 when `linear`
+    // (the scorer has learned), else 1.
+    explicit ModelWriter(std::ostream& out, bool linear = false, std::string_view settings = {});
     // Spam first, then ham.
     void class_totals(Class c, std::int64_t messages, std::int64_t occurrences, std::int64_t presences);
     // By id (as the store orders them).
@@ -85,6 +90,9 @@ public:
     virtual bool linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob,
                                std::uint64_t line) = 0;
     virtual bool linear_message(const Digest& digest, Class c, std::uint64_t line) = 0;
+    // The settings the model was trained with (version 3), as "name = value"
+    // lines, once, before flush(); not called when the file has none.
+    virtual void model_settings(std::string_view text) = 0;
     // Called once after the last record: rows a sink buffers are written now.
     virtual void flush() {}
 };

@@ -565,6 +565,7 @@ void TrainingBatch::commit_now() {
         tx_->add_linear(lc);
     }
     if (!changed.empty() || messages_spam_ != 0 || messages_ham_ != 0 || linear_bits_ != 0) {
+        if (!model_settings_.empty()) tx_->keep_model_settings(model_settings_);
         std::sort(changed.begin(), changed.end());
         tx_->log_model_change(&changed);
     }

@@ -413,6 +413,46 @@ TEST_CASE("The database path comes from --db, MAILSIFT_DB, the configuration fil
     }
 }
 
+TEST_CASE("A database keeps the settings its model was trained with: stats lists them, and a configuration that "
+          "disagrees is warned about and does not change a score",
+          "[cli]") {
+    Sandbox sb;
+    const std::string msg = data + "/spam_money_offer.eml";
+    std::ofstream(sb.dir / "first.conf") << "linear_step = 2\nfeatures.word_pairs = on\n";
+    const std::string first = "--config " + (sb.dir / "first.conf").string() + " ";
+    REQUIRE(sb.mailsift(first + "learn --spam " + data + "/spam_cheap_pills.eml " + msg).status == 0);
+    REQUIRE(sb.mailsift(first + "learn --ham " + data + "/ham_build_report.eml").status == 0);
+    const auto stats = sb.mailsift("--config /dev/null stats");
+    REQUIRE(stats.out.find("settings kept with the model") != std::string::npos);
+    REQUIRE(stats.out.find("  linear_step = 2\n") != std::string::npos);
+    REQUIRE(stats.out.find("  features.word_pairs = on\n") != std::string::npos);
+    REQUIRE(stats.out.find("spam_threshold") == std::string::npos);
+    const auto json = sb.mailsift("--config /dev/null stats --json").out;
+    REQUIRE(json.find("\"model_settings\":{") != std::string::npos);
+    REQUIRE(json.find("\"linear_step\":\"2\"") != std::string::npos);
+    REQUIRE(json.find("\"linear_hash_bits\":\"18\"") != std::string::npos);
+
+    const auto before = sb.mailsift(first + "classify " + msg);
+    REQUIRE(before.status == 0);
+    REQUIRE(before.err.empty());
+    std::ofstream(sb.dir / "changed.conf") << "linear_step = 8\nlinear_hash_bits = 16\n";
+    const std::string changed = "--config " + (sb.dir / "changed.conf").string() + " ";
+    const auto after = sb.mailsift(changed + "classify " + msg);
+    REQUIRE(after.status == 0);
+    REQUIRE(after.out == before.out);
+    REQUIRE(after.err.find("warning: the configuration sets linear_hash_bits = 16, but the model in this database was "
+                           "trained with 18; using 18") != std::string::npos);
+    REQUIRE(after.err.find("linear_step = 8") != std::string::npos);
+    // Training with it goes on with the model's settings, and says so once.
+    const auto learned = sb.mailsift(changed + "learn --ham " + data + "/ham_meeting_notes.eml");
+    REQUIRE(learned.status == 0);
+    const auto first_note = learned.err.find("linear_hash_bits = 16");
+    REQUIRE(first_note != std::string::npos);
+    REQUIRE(learned.err.find("linear_hash_bits = 16", first_note + 1) == std::string::npos);
+    REQUIRE(sb.mailsift(changed + "stats").out.find("warning:           the configuration sets linear_step = 8") !=
+            std::string::npos);
+}
+
 TEST_CASE("tokens, explain, stats and contacts show what the model sees", "[cli]") {
     Sandbox sb;
     sb.train();
@@ -692,8 +732,10 @@ TEST_CASE("export and import carry the model over exactly", "[cli]") {
     REQUIRE(r.status == 0);
     REQUIRE(r.out.find("exported ") != std::string::npos);
     const std::string first = slurp(file);
-    // Version 2: the default scorer is linear, so its weights and samples come along.
-    REQUIRE(first.rfind("mailsift-model\t2\n", 0) == 0);
+    // Version 3: the settings kept with the model, then (the default scorer is
+    // linear) its weights and samples come along.
+    REQUIRE(first.rfind("mailsift-model\t3\nsetting\t", 0) == 0);
+    REQUIRE(first.find("\nlinear\t18\t") != std::string::npos);
     REQUIRE(sb.mailsift("export -").out == first);
     struct stat st{};
     REQUIRE(::stat(file.c_str(), &st) == 0);

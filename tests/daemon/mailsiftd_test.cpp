@@ -306,6 +306,20 @@ TEST_CASE("An unknown user stops the start with a clear error", "[mailsiftd]") {
     REQUIRE(d.log().find("no-such-user-mailsift: no such user") != std::string::npos);
 }
 
+// An X-Mailsift-Status says what `mailsift classify` printed for the same
+// message ("PATH<TAB>VERDICT<TAB>P<TAB>LOG_ODDS"): the same P, the same verdict.
+static void status_matches_classify(const std::string& status, const std::string& line) {
+    std::istringstream fields(line);
+    std::string path, verdict, p;
+    std::getline(fields, path, '\t');
+    std::getline(fields, verdict, '\t');
+    std::getline(fields, p, '\t');
+    const auto at = status.find("score=");
+    REQUIRE(at != std::string::npos);
+    REQUIRE(std::stod(status.substr(at + 6)) == Approx(std::stod(p)).margin(0.00005 + 1e-9));
+    REQUIRE(status.rfind(verdict == "spam" ? "Yes" : verdict == "ham" ? "No" : "Unsure", 0) == 0);
+}
+
 TEST_CASE("With model = linear the daemon scores with the stored weights, as classify does", "[mailsiftd]") {
     Daemon d("model = linear\n");
     const std::string with = cli + " --config " + (d.dir / "mailsift.conf").string();
@@ -321,21 +335,35 @@ TEST_CASE("With model = linear the daemon scores with the stored weights, as cla
     c.negotiate();
     const std::string status = header_value(c.message(spam), "X-Mailsift-Status");
     INFO(status << "\n" << d.log());
-    // classify, same configuration, same message: "PATH<TAB>VERDICT<TAB>P<TAB>LOG_ODDS".
+    // classify, same configuration, same message.
     std::ofstream(d.dir / "m.eml") << spam;
     const std::string line = run(with + " classify " + (d.dir / "m.eml").string());
-    std::istringstream fields(line);
-    std::string path, verdict, p;
-    std::getline(fields, path, '\t');
-    std::getline(fields, verdict, '\t');
-    std::getline(fields, p, '\t');
-    const auto at = status.find("score=");
-    REQUIRE(at != std::string::npos);
-    REQUIRE(std::stod(status.substr(at + 6)) == Approx(std::stod(p)).margin(0.00005 + 1e-9));
-    REQUIRE(status.rfind(verdict == "spam" ? "Yes" : verdict == "ham" ? "No" : "Unsure", 0) == 0);
+    status_matches_classify(status, line);
     // The naive-Bayes score of the same counts is another number: the daemon did not fall back to it.
     std::ofstream(d.dir / "nb.conf") << "model = naive_bayes\n";
     const std::string nb = run(cli + " --config " + (d.dir / "nb.conf").string() + " --db " + d.database + " classify " +
                                (d.dir / "m.eml").string());
     REQUIRE(nb != line);
+}
+
+TEST_CASE("The daemon scores with the settings kept with the model, and logs where its configuration disagrees",
+          "[mailsiftd]") {
+    Daemon d("linear_step = 8\nlinear_ngram_bytes = 500\n");
+    // Trained by a CLI with the built-in settings.
+    const std::string plain = cli + " --config /dev/null --db " + d.database;
+    REQUIRE(std::system((plain + " learn --spam " + data + "/spam_money_offer.eml " + data + "/spam_cheap_pills.eml >/dev/null")
+                            .c_str()) == 0);
+    REQUIRE(std::system((plain + " learn --ham " + data + "/ham_meeting_notes.eml " + data + "/ham_patch_review.eml >/dev/null")
+                            .c_str()) == 0);
+    d.start();
+    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+    INFO(d.log());
+    REQUIRE(d.log().find("warning: the configuration sets linear_ngram_bytes = 500, but the model in this database was "
+                         "trained with 3000; using 3000") != std::string::npos);
+    REQUIRE(d.log().find("linear_step = 8") != std::string::npos);
+    Client c(d.socket);
+    c.negotiate();
+    const std::string status = header_value(c.message(spam), "X-Mailsift-Status");
+    std::ofstream(d.dir / "m.eml") << spam;
+    status_matches_classify(status, run(plain + " classify " + (d.dir / "m.eml").string()));
 }

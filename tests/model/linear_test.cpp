@@ -46,8 +46,8 @@ TEST_CASE("a learned message moves its own score by at most the step, however lo
         LinearModel m(p);
         std::vector<Slot> slots;
         for (Slot j = 0; j < n; ++j) slots.push_back(j * 3);
-        const double g = m.learn(slots, 0.0, /*spam=*/true);  // σ(0) = 0.5: g = 0.5
-        CHECK(g == Approx(0.5));
+        const auto st = m.learn(slots, 0.0, /*spam=*/true);  // σ(0) = 0.5: g = 0.5
+        CHECK(st.feature * static_cast<double>(n + 1) == Approx(4.0 * 0.5).epsilon(1e-5));
         CHECK(m.score(slots, 0.0).z() == Approx(4.0 * 0.5).epsilon(1e-5));
     }
 }
@@ -55,8 +55,8 @@ TEST_CASE("a learned message moves its own score by at most the step, however lo
 TEST_CASE("one step is the log-loss gradient", "[linear]") {
     LinearModel m(small());
     const std::vector<Slot> slots{7, 9};
-    const double g = m.learn(slots, 0.0, /*spam=*/true);
-    CHECK(g == Approx(0.5));  // y − σ(0)
+    const auto st = m.learn(slots, 0.0, /*spam=*/true);
+    CHECK(st.feature == Approx(0.1 * 0.5));  // η·(y − σ(0)), η = 0.3 / 3
     CHECK(m.weight(7) == Approx(0.05));
     CHECK(m.weight(9) == Approx(0.05));
     CHECK(m.weight(8) == 0.0f);
@@ -65,9 +65,10 @@ TEST_CASE("one step is the log-loss gradient", "[linear]") {
     // z = b + u·nb + Σw = 0.05 + 0 + 0.1
     CHECK(m.score(slots, 0.0).z() == Approx(0.15));
 
-    const double g2 = m.learn(slots, 2.0, /*spam=*/false);
+    const auto st2 = m.learn(slots, 2.0, /*spam=*/false);
     const double z2 = 0.15 + 2.0;
-    CHECK(g2 == Approx(-probability_from_log_odds(z2)));
+    const double g2 = -probability_from_log_odds(z2);
+    CHECK(st2.feature == Approx(0.1 * g2));
     CHECK(m.nb_weight() == Approx(1.0 + 0.01 * g2 * 2.0));
     CHECK(m.weight(7) == Approx(0.05 + 0.1 * g2));
 }
@@ -83,9 +84,48 @@ TEST_CASE("errors move the weights, confident right answers barely do", "[linear
     CHECK(m.score(ham, 0.0).z() < -2.0);
     // Already right with confidence: a small step.
     LinearModel copy = m;
-    const double g_right = copy.learn(spam, 0.0, true);
-    CHECK(std::abs(g_right) < 0.1);
+    const double eta = 0.3 / 5;  // four slots and the bias
+    CHECK(std::abs(copy.learn(spam, 0.0, true).feature) < 0.1 * eta);  // |g| < 0.1
     // An error: a large one.
-    const double g_wrong = copy.learn(spam, 0.0, false);
-    CHECK(std::abs(g_wrong) > 0.9);
+    CHECK(std::abs(copy.learn(spam, 0.0, false).feature) > 0.9 * eta);  // |g| > 0.9
+}
+
+TEST_CASE("learners are found by name, the default first, and an unknown one is refused", "[linear]") {
+    const auto names = learner_names();
+    REQUIRE(names.size() >= 2);
+    CHECK(names.front() == "logistic");
+    CHECK(LinearParameters{}.learner == "logistic");
+    for (const auto name : names) {
+        REQUIRE(find_learner(name) != nullptr);
+        CHECK(find_learner(name)->name() == name);
+    }
+    CHECK(find_learner("perceptron2") == nullptr);
+    LinearParameters p = small();
+    p.learner = "perceptron2";
+    CHECK_THROWS_AS(LinearModel(p), std::invalid_argument);
+}
+
+TEST_CASE("passive-aggressive: no step beyond the margin, just enough to reach it, at most the step", "[linear]") {
+    LinearParameters p = small();
+    p.learner = "passive_aggressive";
+    p.step = 4.0;
+    p.nb_rate = 0.0;
+    LinearModel m(p);
+    const std::vector<Slot> slots{1, 2, 3};
+    // Score 0, label spam: loss 1, below the step: the score moves to the margin, 1.
+    m.learn(slots, 0.0, true);
+    CHECK(m.score(slots, 0.0).z() == Approx(1.0));
+    // Right by the margin: passive.
+    CHECK(m.learn(slots, 0.0, true).feature == 0.0f);
+    CHECK(m.score(slots, 0.0).z() == Approx(1.0));
+    // Wrong by 1 + 1 = 2 for ham: it moves to -1.
+    m.learn(slots, 0.0, false);
+    CHECK(m.score(slots, 0.0).z() == Approx(-1.0));
+    // A loss beyond the step moves the score by the step alone.
+    LinearModel far(p);
+    far.learn(slots, 0.0, true);  // z = 1
+    for (int i = 0; i < 5; ++i) far.apply(slots, {1.0f, 0.0});  // z = 1 + 5·4 = 21
+    const double before = far.score(slots, 0.0).z();
+    far.learn(slots, 0.0, false);
+    CHECK(before - far.score(slots, 0.0).z() == Approx(4.0));
 }

@@ -375,6 +375,41 @@ TEST_CASE("The linear scorer's weights and samples are exported and imported exa
     REQUIRE(opened_c->linear_weights_since(0).hash_bits == 0);
 }
 
+TEST_CASE("The settings a model was trained with travel with its export (version 3)", "[store]") {
+    FOR_EACH_BACKEND(store_a);
+    mailsift::testing::TestStore store_b(store_a.kind());
+    const auto opened_a = store_a.open(), opened_b = store_b.open();
+    store::Database &a = *opened_a, &b = *opened_b;
+    const std::string settings = "features.words = on\nlinear_learner = logistic\nlinear_step = 2.5\n";
+    {
+        store::TrainingBatch t(a);
+        t.keep_model_settings(settings);
+        t.learn(digest(1), Class::spam, {{1, 1, "w:cheap"}}, 100);
+        t.commit();
+    }
+    const std::string exported = export_of(a);
+    REQUIRE(exported.rfind("mailsift-model\t3\nsetting\tfeatures.words\ton\nsetting\tlinear_learner\tlogistic\n"
+                           "setting\tlinear_step\t2.5\nclass\t", 0) == 0);
+    std::istringstream in(exported);
+    b.import_model(in, "model.txt");
+    REQUIRE(b.model_settings() == settings);
+    REQUIRE(export_of(b) == exported);
+    // A setting given twice, or in a version 2 file, is refused.
+    mailsift::testing::TestStore store_c(store_a.kind());
+    const auto opened_c = store_c.open();
+    auto refused = [&](const std::string& text, const char* why) {
+        std::istringstream bad(text);
+        REQUIRE_THROWS_WITH(opened_c->import_model(bad, "m.txt"), Catch::Contains(why));
+    };
+    std::string twice = exported;
+    twice.insert(twice.find("class\t"), "setting\tlinear_step\t4\n");
+    refused(twice, "setting linear_step appears twice");
+    std::string old = exported;
+    old.replace(0, std::string("mailsift-model\t3").size(), "mailsift-model\t2");
+    refused(old, "unknown record 'setting'");
+    REQUIRE(opened_c->model_settings().empty());
+}
+
 TEST_CASE("Import refuses a database that already holds a model", "[store]") {
     FOR_EACH_BACKEND(store_a);
     const auto opened_a = store_a.open();
@@ -441,7 +476,7 @@ TEST_CASE("A malformed export is refused naming its line, and changes nothing", 
     const Case cases[] = {
         {"an empty file", "", "m.txt:1: empty file"},
         {"another file", "From: someone\n", "m.txt:1: not a mailsift model export"},
-        {"a newer version", with_line(1, "mailsift-model\t3"), "m.txt:1: format version '3' is not supported"},
+        {"a newer version", with_line(1, "mailsift-model\t4"), "m.txt:1: format version '4' is not supported"},
         {"linear records in version 1", with_line(6, "linear\t18\t0\t1\t0\t0"), "m.txt:6: unknown record 'linear'"},
         {"an unknown record", with_line(6, "mesage\tx"), "m.txt:6: unknown record 'mesage'"},
         {"a missing field", with_line(4, f1), "m.txt:4: a 'feature' record has 8 tab-separated fields, this line 7"},

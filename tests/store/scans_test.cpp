@@ -413,5 +413,36 @@ TEST_CASE("A history line keeps its explanation, read only when asked for, and l
     CHECK(migrated[0].scanned_at == 1001);
     CHECK(migrated[0].explanation.empty());
     CHECK(s.value(s.kind() == "sqlite" ? "PRAGMA user_version" : "SELECT version FROM mailsift_schema") ==
-          (s.kind() == "sqlite" ? 9 : 4));
+          (s.kind() == "sqlite" ? store::schema_version : 5));
+}
+
+TEST_CASE("The settings a model is trained with are recorded by the first commit that changes it, and never rewritten",
+          "[store]") {
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    REQUIRE(db->model_settings().empty());
+    const store::TrainTerm term{42, 1, "w:word"};
+    {
+        // A batch that changes nothing records nothing.
+        store::TrainingBatch b(*db);
+        b.keep_model_settings("linear_step = 2\n");
+        b.commit();
+    }
+    REQUIRE(db->model_settings().empty());
+    {
+        store::TrainingBatch b(*db);
+        b.keep_model_settings("linear_step = 2\nfeatures.words = on\n");
+        b.learn(digest(1), store::Class::spam, {term}, 1000);
+        b.commit();
+    }
+    REQUIRE(db->model_settings() == "linear_step = 2\nfeatures.words = on\n");
+    {
+        store::TrainingBatch b(*db);
+        b.keep_model_settings("linear_step = 8\n");
+        b.learn(digest(2), store::Class::ham, {term}, 1000);
+        b.commit();
+    }
+    REQUIRE(db->model_settings() == "linear_step = 2\nfeatures.words = on\n");
+    // Another connection reads the same.
+    REQUIRE(s.open()->model_settings() == "linear_step = 2\nfeatures.words = on\n");
 }

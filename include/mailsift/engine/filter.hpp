@@ -130,6 +130,8 @@ struct Model {
 
 class Filter {
 public:
+    // `settings` as configured: the settings kept with the model in `db` take
+    // precedence (model_settings.hpp); settings() holds what is in force.
     Filter(store::Database& db, Settings settings);
 
     // Brings the model up to what the store holds when another connection has
@@ -146,6 +148,12 @@ public:
         return model_;
     }
     const Settings& settings() const { return settings_; }
+    // Where the configuration disagrees with the settings kept with the model.
+    const std::vector<std::string>& setting_notes() const { return setting_notes_; }
+    // A refresh() found settings recorded in the store that differ from the
+    // ones in force here (a first training by a program configured otherwise,
+    // an import): scores would not mean what the weights do; open a new Filter.
+    bool settings_stale() const { return settings_stale_; }
 
     features::FeatureBag features_of(std::string_view raw, const features::Envelope* envelope = nullptr) const;
     // With `record_features`, Classification::features holds what was scored;
@@ -159,8 +167,15 @@ private:
     LinearParts linear_parts(std::string_view view, const features::FeatureBag& bag, std::span<const model::Slot> slots,
                              const model::LinearScore& z, double nb_log_odds, const model::LinearModel& linear) const;
 
+    // Whether the settings the store records now differ from those in force.
+    bool recorded_settings_differ();
+
     store::Database& db_;
-    Settings settings_;
+    Settings configured_;             // as given, before the model's settings
+    Settings settings_;               // in force
+    std::string recorded_settings_;   // the store's record when this filter was made ("": none)
+    std::vector<std::string> setting_notes_;
+    bool settings_stale_ = false;
     std::uint64_t seen_data_version_ = 0;  // refresh()'s own: the last version checked
     mutable std::mutex model_mutex_;  // guards the pointer only; a Model is immutable
     std::shared_ptr<const Model> model_;
@@ -173,8 +188,13 @@ struct TrainCounts {
 
 class Trainer {
 public:
+    // `settings` as configured: the settings kept with the model in `db` take
+    // precedence; a store with none records these at its first commit.
     Trainer(store::Database& db, Settings settings);
     ~Trainer();
+    const Settings& settings() const { return settings_; }
+    // Where the configuration disagrees with the settings kept with the model.
+    const std::vector<std::string>& setting_notes() const { return setting_notes_; }
 
     struct LearnOutcome {
         MessageProblem problem = MessageProblem::none;  // not none: nothing was learned
@@ -286,6 +306,8 @@ private:
 
     store::Database& db_;
     Settings settings_;
+    std::string settings_to_record_;  // model_settings_text(), while the store records none
+    std::vector<std::string> setting_notes_;
     store::ContactSet contacts_;
     std::unique_ptr<store::TrainingBatch> batch_;
     std::size_t in_batch_ = 0;

@@ -97,6 +97,10 @@ public:
 // `source` names the text in errors ("/etc/mailsift/mailsift.conf:12: ...").
 Settings parse_settings(std::string_view text, const std::string& source);
 Settings load_settings(const std::filesystem::path& path);
+// Sets the setting `name` from its text as the file would give it; throws
+// ConfigError for an unknown name or an invalid value (the checks across
+// settings, such as ham_threshold <= spam_threshold, are parse_settings()'s).
+void set_setting(Settings& settings, std::string_view name, std::string_view value);
 // Every setting the file may hold, in name order.
 std::vector<std::string> setting_names();
 // What `settings` holds for the setting `name`, as the file would say it

@@ -1,20 +1,17 @@
-// mailsift::model linear — the error-driven linear scorer: online logistic
-// regression over hashed binary features (the default learner, `model = linear`).
+// mailsift::model linear — the error-driven linear scorer over hashed binary
+// features (the default scorer, `model = linear`): its state and its score.
 //
 // A message is a set of slots (hashed feature ids, each counted once: binary
 // presence) plus one real input, nb(x): the naive-Bayes log-odds over
 // nb_temperature, clipped to ±nb_clip. Its score is
 //   z(x) = b + u · nb(x) + Σ_{j ∈ slots(x)} w_j
-// and P(spam|x) = σ(z / T) with T the linear temperature. Learning is one
-// stochastic-gradient step on the log loss per message (Goodman & Yin 2006;
-// Cormack's TREC 2007 runs; the seeds' logistic regression):
-//   g = y − σ(z),  w_j += η·g,  b += η·g,  u += η_u·g·nb(x)
-// with the step normalised by the message's length, η = step / (|slots(x)| + 1),
-// so that learning a message moves its own score by step·g log-odds however
-// many slots it touches: a message the model already scores right moves almost
-// nothing (g ≈ 0), an error moves it by at most `step`, and one learned copy of
-// a newsletter cannot swing the next copy by tens of log-odds (the normalised
-// LMS / passive-aggressive view of the same step; Crammer et al. 2006).
+// and P(spam|x) = σ(z / T) with T the linear temperature (engine/combine).
+// How one message moves the weights is the learner's (model/learner.hpp): the
+// default is online logistic regression with a step normalised by the
+// message's length, so that learning a message moves its own score by at most
+// `step` log-odds however many slots it touches, and one learned copy of a
+// newsletter cannot swing the next copy by tens of log-odds
+// (learners/logistic_regression.cpp).
 //
 // The naive Bayes gets a bounded vote: u = 1, kept fixed (η_u = 0), and its
 // input clipped to ±0.5, so it moves a score by at most half a log-odds. Its
@@ -30,13 +27,17 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
+
+#include "mailsift/model/learner.hpp"
 
 namespace mailsift::model {
 
 using Slot = std::uint32_t;
 
 struct LinearParameters {
+    std::string learner = "logistic";  // how a message moves the weights: a name of learner_names()
     unsigned hash_bits = 18;   // 2^18 weights (1 MiB of floats)
     double step = 4.0;         // log-odds a learned message moves its own score by, at most (docs/accuracy.md, issue 32)
     double nb_rate = 0.0;          // η_u for u (0: u stays as it is, 1 for a new model)
@@ -72,6 +73,7 @@ struct LinearScore {
 class LinearModel {
 public:
     LinearModel() = default;
+    // Throws std::invalid_argument for a learner that is none of learner_names().
     explicit LinearModel(const LinearParameters& p);
 
     const LinearParameters& parameters() const { return params_; }
@@ -83,16 +85,12 @@ public:
 
     // `slots`: distinct, each below size().
     LinearScore score(std::span<const Slot> slots, double nb_log_odds_calibrated) const;
-    // The step one message moves the weights by, toward `spam`, from its score:
-    // `feature` added to each of its slots' weights and to the bias, `nb_weight` to u.
-    struct Step {
-        float feature = 0.0f;
-        double nb_weight = 0.0;
-    };
-    Step step(const LinearScore& s, bool spam) const;
+    // The step one message moves the weights by, toward `spam`, from its score (the learner's).
+    using Step = LinearStep;
+    Step step(const LinearScore& s, bool spam) const { return learner_->step(s, spam, params_); }
     void apply(std::span<const Slot> slots, const Step& step);
-    // score(), step() and apply() at once; returns g = y − σ(z) before the step.
-    double learn(std::span<const Slot> slots, double nb_log_odds_calibrated, bool spam);
+    // score(), step() and apply() at once; returns the step taken.
+    Step learn(std::span<const Slot> slots, double nb_log_odds_calibrated, bool spam);
 
     // The weights as a store holds them: all of them, and the state beside.
     std::span<const float> weights() const { return weights_; }
@@ -106,6 +104,7 @@ private:
     double clip(double nb) const;
 
     LinearParameters params_;
+    const Learner* learner_ = &logistic_regression();
     Slot mask_ = 0;
     std::vector<float> weights_;
     double bias_ = 0.0;

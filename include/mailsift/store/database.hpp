@@ -44,7 +44,7 @@
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 9;
+inline constexpr int schema_version = 10;
 
 class Error : public std::runtime_error {
 public:
@@ -301,6 +301,9 @@ public:
     virtual LinearWeights linear_weights_since(std::uint64_t sequence) = 0;
     // Every rehearsal sample whose message is still learned as its class, in one read.
     virtual std::vector<LinearSample> linear_samples() = 0;
+    // The settings the model was trained with ("name = value" lines,
+    // engine/model_settings.hpp), or "" when none are recorded yet.
+    virtual std::string model_settings() = 0;
     virtual ContactSet load_contacts() = 0;
     virtual Statistics statistics() = 0;
     // Text of a feature id, or "" when unknown.
@@ -430,6 +433,9 @@ public:
     virtual void keep_linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob) = 0;
     // The sample there, with its message's features, when its message is still learned as `c`.
     virtual std::optional<LinearSample> linear_sample(Class c, std::uint64_t position) = 0;
+    // Records the settings the model is trained with, unless some are recorded
+    // already: the first training's stay (Database::model_settings()).
+    virtual void keep_model_settings(std::string_view text) = 0;
     // Numbers this transaction's change of the model: `ids` the features it
     // wrote or deleted (ascending), nullptr for "reload all".
     virtual void log_model_change(const std::vector<model::FeatureId>* ids) = 0;
@@ -479,6 +485,9 @@ public:
     // Counts a message offered to class `c`'s rehearsal sample, and keeps it at
     // `position` (nullopt: offered, not kept). `prefix` is the start of the message.
     void offer_linear_sample(Class c, std::optional<std::uint64_t> position, const Digest& digest, std::string_view prefix);
+    // The settings the model is trained with: recorded at commit when the
+    // batch changed the model and none are recorded yet (keep_model_settings()).
+    void keep_model_settings(std::string text) { model_settings_ = std::move(text); }
     // The rehearsal sample there, this batch's writes included (linear_sample()).
     std::optional<LinearSample> linear_sample(Class c, std::uint64_t position);
     UnlearnResult unlearn(const Digest& digest, Class c);
@@ -554,6 +563,7 @@ private:
     std::vector<bool> linear_dirty_;  // by page
     double linear_bias_ = 0.0, linear_nb_weight_ = 0.0;
     std::int64_t linear_seen_spam_ = 0, linear_seen_ham_ = 0;
+    std::string model_settings_;  // "": none to record
 };
 
 }  // namespace mailsift::store

@@ -39,6 +39,7 @@ public:
     ModelChanges model_changes_since(std::uint64_t sequence, model::TermFrequency tf, std::size_t max_features) override;
     LinearWeights linear_weights_since(std::uint64_t sequence) override;
     std::vector<LinearSample> linear_samples() override;
+    std::string model_settings() override;
     ContactSet load_contacts() override;
     Statistics statistics() override;
     std::string feature_text(model::FeatureId id) override;

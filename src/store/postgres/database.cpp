@@ -19,7 +19,7 @@ using pg::Param;
 namespace {
 
 // The version of the PostgreSQL schema (its own numbering, kept in mailsift_schema).
-constexpr int pg_schema_version = 4;
+constexpr int pg_schema_version = 5;
 
 // pg_advisory_xact_lock(key, what): migrations and commits.
 constexpr const char* lock_migration = "SELECT pg_advisory_xact_lock(1835100524, 1)";
@@ -143,6 +143,13 @@ const char* const migrations[] = {
     // 3 -> 4: each history line keeps its score taken apart, as SQLite's schema 9
     R"sql(
     ALTER TABLE history ADD COLUMN explanation text NOT NULL DEFAULT '';
+    )sql",
+    // 4 -> 5: the settings the model was trained with, as SQLite's schema 10
+    R"sql(
+    CREATE TABLE IF NOT EXISTS model_settings (
+        id smallint PRIMARY KEY CHECK (id = 0),
+        text text NOT NULL
+    );
     )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);

@@ -58,6 +58,10 @@ public:
         if (contacts_.size() >= batch) write(contacts_, contact_sql, 3);
         return true;
     }
+    void model_settings(std::string_view text) override {
+        c_.exec("INSERT INTO model_settings (id, text) VALUES (0, $1) ON CONFLICT (id) DO UPDATE SET text = excluded.text",
+                {Param::text(text)});
+    }
     void linear_state(const LinearWeights& w) override {
         char bias[40], nb[40];
         std::snprintf(bias, sizeof bias, "%.17g", w.bias);
@@ -174,7 +178,7 @@ ModelSummary PgDatabase::export_model(std::ostream& out) {
             state.seen_spam = static_cast<std::uint64_t>(r.integer(0, 3));
             state.seen_ham = static_cast<std::uint64_t>(r.integer(0, 4));
         }
-        ModelWriter w(out, state.hash_bits != 0);
+        ModelWriter w(out, state.hash_bits != 0, model_settings());
         {
             auto r = conn_.exec("SELECT class, messages, occurrences, presences FROM classes ORDER BY class DESC");
             for (int i = 0; i < r.rows(); ++i) {

@@ -117,6 +117,15 @@ void PgDatabase::keep_linear_sample(Class c, std::uint64_t position, const Diges
                 Param::bytes(blob)});
 }
 
+std::string PgDatabase::model_settings() {
+    auto r = conn_.exec("SELECT text FROM model_settings WHERE id = 0");
+    return r.rows() == 0 ? std::string() : std::string(r.bytes(0, 0));
+}
+
+void PgDatabase::keep_model_settings(std::string_view text) {
+    conn_.exec("INSERT INTO model_settings (id, text) VALUES (0, $1) ON CONFLICT (id) DO NOTHING", {Param::text(text)});
+}
+
 std::optional<LinearSample> PgDatabase::linear_sample(Class c, std::uint64_t position) {
     auto r = conn_.exec(
         "SELECT s.class, s.position, s.prefix, m.features FROM linear_samples s"

@@ -43,6 +43,7 @@ public:
     ModelChanges model_changes_since(std::uint64_t sequence, model::TermFrequency tf, std::size_t max_features) override;
     LinearWeights linear_weights_since(std::uint64_t sequence) override;
     std::vector<LinearSample> linear_samples() override;
+    std::string model_settings() override;
     ContactSet load_contacts() override;
     Statistics statistics() override;
     std::string feature_text(model::FeatureId id) override;
@@ -75,6 +76,7 @@ public:
     void add_linear(const WriteTransaction::LinearChange& change);
     // WriteTransaction's rehearsal samples, in the caller's transaction.
     void keep_linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob);
+    void keep_model_settings(std::string_view text);
     std::optional<LinearSample> linear_sample(Class c, std::uint64_t position);
 
 private:

@@ -155,6 +155,7 @@ public:
     void keep_linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob) override {
         db_.keep_linear_sample(c, position, digest, blob);
     }
+    void keep_model_settings(std::string_view text) override { db_.keep_model_settings(text); }
 
     std::optional<LinearSample> linear_sample(Class c, std::uint64_t position) override {
         return db_.linear_sample(c, position);

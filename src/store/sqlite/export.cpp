@@ -42,7 +42,7 @@ ModelSummary SqliteDatabase::export_model(std::ostream& out) {
             state.seen_spam = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 3));
             state.seen_ham = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 4));
         }
-        ModelWriter w(out, state.hash_bits != 0);
+        ModelWriter w(out, state.hash_bits != 0, model_settings());
         int rc;
         {
             Statement q(db_, "SELECT class, messages, occurrences, presences FROM classes ORDER BY class DESC", path_);
@@ -147,8 +147,15 @@ public:
                        path),
           insert_sample_(db, "INSERT INTO linear_samples (class, position, digest, prefix) VALUES (?1, ?2, ?3, ?4)", path),
           insert_uncounted_(db, "INSERT INTO linear_messages (digest, class) VALUES (?1, ?2)", path),
+          set_settings_(db, "INSERT INTO model_settings (id, text) VALUES (0, ?1) ON CONFLICT (id) DO UPDATE SET text = excluded.text",
+                        path),
           fail_(std::move(fail)) {}
 
+    void model_settings(std::string_view text) override {
+        Use s(set_settings_);
+        sqlite3_bind_text(*s, 1, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+        step(*s);
+    }
     void linear_state(const LinearWeights& w) override {
         Use s(set_linear_);
         sqlite3_bind_int(*s, 1, static_cast<int>(w.hash_bits));
@@ -220,7 +227,7 @@ private:
         return true;
     }
     Statement set_class_, insert_feature_, insert_message_, insert_contact_, set_linear_, insert_page_, insert_sample_,
-        insert_uncounted_;
+        insert_uncounted_, set_settings_;
     std::function<void(const std::string&)> fail_;
 };
 

@@ -144,6 +144,7 @@ public:
     void put_uncounted(const Digest& digest, Class c, std::optional<Class> was) override;
     void delete_uncounted(const Digest& digest) override;
     void keep_linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob) override;
+    void keep_model_settings(std::string_view text) override;
     std::optional<LinearSample> linear_sample(Class c, std::uint64_t position) override;
     void log_model_change(const std::vector<model::FeatureId>* ids) override { db_.log_model_change(ids); }
     void add_contact(std::string_view address, std::string_view source, std::int64_t now) override {

@@ -130,6 +130,21 @@ std::vector<LinearSample> SqliteDatabase::linear_samples() {
     return out;
 }
 
+std::string SqliteDatabase::model_settings() {
+    Statement q(db_, "SELECT text FROM model_settings WHERE id = 0", path_);
+    const int rc = sqlite3_step(q.get());
+    if (rc == SQLITE_DONE) return {};
+    if (rc != SQLITE_ROW) fail(std::string("cannot read the model's settings: ") + error_text());
+    const auto* text = sqlite3_column_text(q.get(), 0);
+    return text == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(text));
+}
+
+void SqliteTransaction::keep_model_settings(std::string_view text) {
+    Statement q(db_.db_, "INSERT INTO model_settings (id, text) VALUES (0, ?1) ON CONFLICT (id) DO NOTHING", db_.path_);
+    sqlite3_bind_text(q.get(), 1, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+    if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot record the model's settings: ") + db_.error_text());
+}
+
 std::optional<Class> SqliteTransaction::find_uncounted(const Digest& digest) {
     Use q(db_.st_->find_uncounted);
     bind_digest(*q, 1, digest);

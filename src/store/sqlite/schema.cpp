@@ -184,6 +184,14 @@ constexpr Migration migrations[] = {
     {R"sql(
     ALTER TABLE history ADD COLUMN explanation TEXT NOT NULL DEFAULT '';
     )sql"},
+    // 9 -> 10: the settings the model was trained with (engine/model_settings.hpp),
+    // "name = value" lines, written by the first training and never changed.
+    {R"sql(
+    CREATE TABLE IF NOT EXISTS model_settings (
+        id INTEGER PRIMARY KEY CHECK (id = 0),
+        text TEXT NOT NULL
+    );
+    )sql"},
 };
 static_assert(std::size(migrations) == schema_version);
 

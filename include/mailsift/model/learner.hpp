@@ -1,0 +1,46 @@
+// mailsift::model learner — how the linear scorer learns from one message: the
+// rule that turns the message's score and its label into a step of its weights.
+//
+// The scorer's state (the hashed weights, the bias, the naive-Bayes weight u;
+// model/linear.hpp) and what is done with it (scoring, the store's pages, the
+// replays and the refit of engine/trainer) are the same for every learner; a
+// learner only says how far, and which way, one message moves them. Trying
+// another learner is one file under src/model/learners/ and one line in
+// learners() (src/model/learner.cpp); `linear_learner` in mailsift.conf picks
+// it for a new model, and the store keeps the choice with the weights
+// (engine/model_settings.hpp).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace mailsift::model {
+
+struct LinearParameters;
+struct LinearScore;
+
+// What one message does to the weights, toward its label: `feature` is added
+// to each of its slots' weights and to the bias, `nb_weight` to u.
+struct LinearStep {
+    float feature = 0.0f;
+    double nb_weight = 0.0;
+};
+
+class Learner {
+public:
+    virtual ~Learner() = default;
+    // The name `linear_learner` takes.
+    virtual std::string_view name() const = 0;
+    // The step for a message scored `s` (s.slots slots, s.z() its score) whose label is `spam`.
+    virtual LinearStep step(const LinearScore& s, bool spam, const LinearParameters& p) const = 0;
+};
+
+// The learners there are, by name; nullptr for a name that is none of them.
+const Learner* find_learner(std::string_view name);
+std::vector<std::string_view> learner_names();
+
+// The registered learners (one definition each, in src/model/learners/).
+const Learner& logistic_regression();
+const Learner& passive_aggressive();
+
+}  // namespace mailsift::model
