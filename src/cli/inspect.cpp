@@ -68,20 +68,17 @@ int classify(const Context& ctx, const ClassifyOptions& o) {
     store::Database& db = *opened;
     engine::Settings configured = ctx.settings;
     if (!args.json) configured.reasons = 0;  // nothing to print them in
-    engine::Filter filter(db, configured);
-    report_setting_notes(filter.setting_notes());
-    const engine::Settings& settings = filter.settings();
+    const mime::Limits& limits = configured.limits;
     int status = exit_ok;
     std::string line;
-    // Parsing, features and scoring run on every core; reports and output in input order.
     struct Scored {
         engine::MessageProblem problem = engine::MessageProblem::none;
         engine::Classification classification;
     };
-    const std::function<Scored(const InputMessage&)> work = [&](const InputMessage& m) {
+    const auto score = [&](const engine::Filter& filter, const InputMessage& m) {
         Scored r;
         if (!m.error.empty()) return r;
-        r.problem = engine::check_message(m.raw, m.size_bytes, settings.limits);
+        r.problem = engine::check_message(m.raw, m.size_bytes, limits);
         if (engine::refused(r.problem)) return r;
         r.classification = filter.classify(m.raw);
         return r;
@@ -101,7 +98,7 @@ int classify(const Context& ctx, const ClassifyOptions& o) {
         // Notes, not failures: mailsiftd scores such mail the same way.
         if (problem == engine::MessageProblem::too_large) {
             report(m.label, std::string("note: ") + engine::describe(problem) + "; scored on the first " +
-                                std::to_string(settings.limits.max_message_bytes) + " bytes");
+                                std::to_string(limits.max_message_bytes) + " bytes");
         }
         const engine::Classification& c = r.classification;
         if (c.truncated) {
@@ -130,8 +127,49 @@ int classify(const Context& ctx, const ClassifyOptions& o) {
         }
         return true;
     };
-    for_each_message_parallel<Scored>(args.paths, settings.limits.max_message_bytes, worker_threads(), work,
-                                           print);
+    auto one_by_one = [&](const engine::Filter& filter, InputMessage& m) {
+        Scored r = score(filter, m);
+        print(m, r);
+    };
+    if (few_message_files(args.paths, few_messages)) {
+        // A few messages: read first, and scored by a filter that reads only
+        // their features' rows. An mbox or stdin that holds more goes on with
+        // the whole model, one message at a time, as it reads them.
+        std::vector<InputMessage> held;
+        std::optional<engine::Filter> whole;
+        for_each_message(args.paths, limits.max_message_bytes, [&](InputMessage& m) {
+            if (whole) {
+                one_by_one(*whole, m);
+                return true;
+            }
+            held.push_back(std::move(m));
+            if (held.size() > few_messages) {
+                whole.emplace(db, configured);
+                report_setting_notes(whole->setting_notes());
+                for (auto& h : held) one_by_one(*whole, h);
+                held.clear();
+            }
+            return true;
+        });
+        if (!whole) {
+            std::vector<std::string_view> raws;
+            for (const auto& h : held) {
+                if (h.error.empty() && !engine::refused(engine::check_message(h.raw, h.size_bytes, limits))) {
+                    raws.push_back(h.raw);
+                }
+            }
+            const engine::Filter filter(db, configured, raws);
+            report_setting_notes(filter.setting_notes());
+            for (auto& h : held) one_by_one(filter, h);
+        }
+        return status;
+    }
+    // A batch: the whole model, read once; parsing, features and scoring on
+    // every core, reports and output in input order.
+    const engine::Filter filter(db, configured);
+    report_setting_notes(filter.setting_notes());
+    const std::function<Scored(const InputMessage&)> work = [&](const InputMessage& m) { return score(filter, m); };
+    for_each_message_parallel<Scored>(args.paths, limits.max_message_bytes, worker_threads(), work, print);
     return status;
 }
 
@@ -181,7 +219,8 @@ int explain(const Context& ctx, const std::vector<std::string>& paths) {
     store::Database& db = *opened;
     engine::Settings configured = ctx.settings;
     if (configured.reasons < 15) configured.reasons = 15;
-    engine::Filter filter(db, configured);
+    const std::string_view raw = m->raw;
+    const engine::Filter filter(db, configured, std::span(&raw, 1));  // the rows of this message only
     report_setting_notes(filter.setting_notes());
     const engine::Settings& settings = filter.settings();
     const engine::Explanation e = engine::explain(filter, m->raw);

@@ -222,6 +222,59 @@ std::vector<std::string> list_message_files(const std::string& path) {
     return files;
 }
 
+bool few_message_files(const std::vector<std::string>& paths, std::size_t limit) {
+    std::size_t n = 0;
+    for (const auto& path : paths) {
+        if (path == "-") {
+            ++n;
+        } else {
+            try {
+                n += list_message_files(path).size();
+            } catch (const std::runtime_error&) {
+                ++n;
+            }
+        }
+        if (n > limit) return false;
+    }
+    return true;
+}
+
+bool few_messages_in(const std::vector<std::string>& paths, std::size_t limit) {
+    if (!few_message_files(paths, limit)) return false;
+    std::size_t n = 0;
+    for (const auto& path : paths) {
+        std::vector<std::string> files;
+        if (path == "-") {
+            ++n;
+        } else {
+            try {
+                files = list_message_files(path);
+            } catch (const std::runtime_error&) {
+                ++n;  // reading it reports the problem
+            }
+        }
+        for (const auto& f : files) {
+            // A file whose first line starts with "From " is an mbox: count its
+            // messages, unless it is too large to be a few of them.
+            std::error_code ec;
+            const auto size = std::filesystem::file_size(f, ec);
+            std::ifstream in(f, std::ios::binary);
+            char head[5] = {};
+            if (ec || !in.read(head, sizeof head) || std::memcmp(head, "From ", 5) != 0) {
+                ++n;
+            } else if (size > 16 * 1024 * 1024) {
+                return false;
+            } else {
+                in.seekg(0);
+                for (std::string line; std::getline(in, line);) n += line.rfind("From ", 0) == 0 ? 1 : 0;
+            }
+            if (n > limit) return false;
+        }
+        if (n > limit) return false;
+    }
+    return true;
+}
+
 std::optional<std::string> read_message_file(const std::string& path, std::size_t max_bytes) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return std::nullopt;

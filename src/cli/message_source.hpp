@@ -30,6 +30,16 @@ bool for_each_message(const std::vector<std::string>& paths, std::size_t max_byt
 // or a flat folder's regular files; sorted. Throws std::runtime_error when unreadable.
 std::vector<std::string> list_message_files(const std::string& path);
 
+// Whether `paths` name at most `limit` message files: stdin ("-") and a path
+// that cannot be listed count as one each (a file may still be an mbox of many
+// messages; reading it tells).
+bool few_message_files(const std::vector<std::string>& paths, std::size_t limit);
+
+// Whether `paths` hold at most `limit` messages: few_message_files(), and
+// none of the files an mbox (its first line starts with "From "). Stdin counts
+// as one message (a recipe pipes one).
+bool few_messages_in(const std::vector<std::string>& paths, std::size_t limit);
+
 // One message file's bytes (an mbox "From " line removed), at most max_bytes; nothing when unreadable.
 std::optional<std::string> read_message_file(const std::string& path, std::size_t max_bytes);
 

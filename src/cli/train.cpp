@@ -131,7 +131,10 @@ int train(const Context& ctx, const std::string& command, const TrainOptions& op
     std::size_t learned_by_class[2] = {0, 0};  // --index: [spam, ham]
     const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
     store::Database& db = *opened;
-    engine::Trainer trainer(db, ctx.settings);
+    // A few messages: only their rows of the model are read (command.hpp, few_messages).
+    engine::Trainer trainer(db, ctx.settings,
+                            few_messages_in(args.paths, few_messages) ? engine::Trainer::Reads::rows
+                                                                      : engine::Trainer::Reads::whole_model);
     report_setting_notes(trainer.setting_notes());
     const std::int64_t now = std::time(nullptr);
     int status = exit_ok;
@@ -235,7 +238,10 @@ int correct(const Context& ctx, const TrainOptions& opts) {
     if (signatures.empty() || !opts.paths.empty() || opts.list()) paths = message_paths(opts.paths, opts.list());
     const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
     store::Database& db = *opened;
-    engine::Trainer trainer(db, ctx.settings);
+    // A few messages (the IMAPSieve recipe corrects one at a time): only their rows are read.
+    engine::Trainer trainer(db, ctx.settings,
+                            few_messages_in(paths, few_messages) ? engine::Trainer::Reads::rows
+                                                                 : engine::Trainer::Reads::whole_model);
     report_setting_notes(trainer.setting_notes());
     const std::int64_t now = std::time(nullptr);
     int status = exit_ok;

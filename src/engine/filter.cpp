@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 #include "mailsift/engine/combine.hpp"
 #include "mailsift/engine/model_settings.hpp"
@@ -194,31 +195,27 @@ std::vector<std::pair<std::string, std::uint32_t>> parse_feature_lines(std::stri
 
 std::shared_ptr<const model::LinearModel> load_linear(store::Database& db, const Settings& settings,
                                                       const model::LinearModel* current, std::uint64_t since,
-                                                      std::uint64_t& sequence) {
-    const store::LinearWeights w = db.linear_weights_since(current != nullptr ? since : 0);
-    sequence = w.sequence;
-    return linear_from(w, settings, current);
-}
-
-std::shared_ptr<const model::LinearModel> linear_from(const store::LinearWeights& w, const Settings& settings,
-                                                      const model::LinearModel* current) {
+                                                      std::uint64_t& sequence, store::LinearWeights* state) {
+    auto m = current != nullptr ? std::make_shared<model::LinearModel>(*current)
+                                : std::make_shared<model::LinearModel>(settings.linear);
+    const auto weights = m->weights();
+    // Each page straight into the table: the weights are copied once.
+    const store::LinearWeights w =
+        db.linear_weights_since(current != nullptr ? since : 0, [&](std::uint32_t number, std::span<const float> page) {
+            const std::size_t from = std::size_t{number} * store::linear_page_slots;
+            if (from + page.size() > weights.size()) return;  // another size: refused below
+            std::copy(page.begin(), page.end(), weights.begin() + static_cast<std::ptrdiff_t>(from));
+        });
     if (w.hash_bits != 0 && w.hash_bits != settings.linear.hash_bits) {
         throw std::runtime_error("the linear weights in the database have 2^" + std::to_string(w.hash_bits) +
                                  " slots, but linear_hash_bits is " + std::to_string(settings.linear.hash_bits) +
                                  ": keep the setting the database was trained with");
     }
-    auto m = current != nullptr ? std::make_shared<model::LinearModel>(*current)
-                                : std::make_shared<model::LinearModel>(settings.linear);
     m->set_state(w.bias, w.nb_weight);
-    const auto weights = m->weights();
-    for (const auto& [number, page] : w.pages) {
-        const std::size_t from = std::size_t{number} * store::linear_page_slots;
-        if (from + page.size() > weights.size()) continue;  // checked by the store against its hash_bits
-        std::copy(page.begin(), page.end(), weights.begin() + static_cast<std::ptrdiff_t>(from));
-    }
+    sequence = w.sequence;
+    if (state != nullptr) *state = w;
     return m;
 }
-
 
 Filter::Filter(store::Database& db, Settings settings) : db_(db), configured_(std::move(settings)) {
     ModelSettings kept = model_settings(db_, configured_);
@@ -226,6 +223,37 @@ Filter::Filter(store::Database& db, Settings settings) : db_(db), configured_(st
     recorded_settings_ = std::move(kept.recorded);
     setting_notes_ = std::move(kept.notes);
     refresh();
+}
+
+Filter::Filter(store::Database& db, Settings settings, std::span<const std::string_view> messages)
+    : db_(db), configured_(std::move(settings)) {
+    ModelSettings kept = model_settings(db_, configured_);
+    settings_ = std::move(kept.settings);
+    recorded_settings_ = std::move(kept.recorded);
+    setting_notes_ = std::move(kept.notes);
+    // The contacts first: a message's features depend on them. (No refresh
+    // follows: the data version and the contacts' fingerprint are not read.)
+    auto m = std::make_shared<Model>();
+    m->contacts = db_.load_contacts();
+    model_ = m;
+    std::vector<model::FeatureId> ids;
+    for (const std::string_view raw : messages) {
+        const features::FeatureBag bag = features_of(raw);
+        for (const auto& e : bag.entries()) ids.push_back(e.id);
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    const store::Database::CountsOf counts = db_.counts_of(ids, settings_.model.term_frequency);
+    std::size_t present = 0;
+    for (const auto& f : counts.features) present += f.present ? 1 : 0;
+    model::Snapshot::Builder builder(settings_.model, present);
+    for (const auto& f : counts.features) {
+        if (f.present) builder.add(f.id, f.counts);
+    }
+    m->snapshot = std::move(builder).finish(counts.totals.messages, counts.totals.feature_totals, counts.vocabulary);
+    m->sequence = counts.totals.sequence;
+    if (settings_.scorer == Scorer::linear) m->linear = load_linear(db_, settings_, nullptr, 0, m->linear_sequence);
+    covered_.emplace(ids.begin(), ids.end());
 }
 
 bool Filter::recorded_settings_differ() {
@@ -238,6 +266,7 @@ bool Filter::recorded_settings_differ() {
 }
 
 bool Filter::refresh() {
+    if (covered_) return false;  // made for some messages: nothing more is read
     const std::uint64_t version = db_.data_version();
     const auto current = model();
     if (current && version == seen_data_version_) return false;
@@ -315,6 +344,13 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
     const std::shared_ptr<const Model> m = model();  // one model for the whole message
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
     const features::FeatureBag bag = features::extract(parsed, envelope, &m->contacts, settings_.features);
+    if (covered_) {
+        for (const auto& e : bag.entries()) {
+            if (!covered_->contains(e.id)) {
+                throw std::logic_error("classify: a filter made for some messages was given another");
+            }
+        }
+    }
 
     Classification c;
     c.prefix_only = !parsed.limits_hit.empty();

@@ -18,7 +18,7 @@ bool known_beyond_margin(const model::Snapshot& model, double log_odds, bool spa
     return right && std::abs(log_odds) >= margin;
 }
 
-Trainer::Trainer(store::Database& db, Settings settings) : db_(db) {
+Trainer::Trainer(store::Database& db, Settings settings, Reads reads) : db_(db), reads_(reads) {
     ModelSettings kept = model_settings(db_, settings);
     settings_ = std::move(kept.settings);
     setting_notes_ = std::move(kept.notes);
@@ -102,6 +102,12 @@ void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& pa
 
 model::Snapshot Trainer::load_counts() {
     commit();  // the model is read in a transaction of its own
+    if (reads_ == Reads::rows) {
+        // The totals and the vocabulary; each feature's row when it is first needed (cover()).
+        const auto now = db_.counts_of({}, settings_.model.term_frequency);
+        return model::Snapshot::Builder(settings_.model, 0)
+            .finish(now.totals.messages, now.totals.feature_totals, static_cast<std::size_t>(now.vocabulary));
+    }
     std::optional<model::Snapshot::Builder> builder;
     const auto totals = db_.visit_counts(
         settings_.model.term_frequency, [&](std::size_t n) { builder.emplace(settings_.model, n); },
@@ -109,19 +115,52 @@ model::Snapshot Trainer::load_counts() {
     return std::move(*builder).finish(totals.messages, totals.feature_totals);
 }
 
-model::Snapshot& Trainer::selection_model() {
-    if (!selection_) selection_ = load_counts();
+void Trainer::cover(model::Snapshot& counts, std::unordered_set<model::FeatureId>& covered,
+                    std::span<const model::Term> terms) {
+    if (reads_ != Reads::rows) return;
+    std::vector<model::FeatureId> ids;
+    for (const auto& t : terms) {
+        if (covered.insert(t.id).second) ids.push_back(t.id);
+    }
+    if (ids.empty()) return;
+    // Rows this trainer has not changed: what the store holds is what the counts
+    // held when it started (a batch's own changes are written at its commit).
+    std::vector<std::optional<model::ClassCounts>> rows;
+    if (batch_) {
+        rows = batch_->stored_counts(ids, settings_.model.term_frequency);
+    } else {
+        for (const auto& f : db_.counts_of(ids, settings_.model.term_frequency).features) {
+            rows.push_back(f.present ? std::optional(f.counts) : std::nullopt);
+        }
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (rows[i]) counts.add_known(ids[i], *rows[i]);
+    }
+}
+
+model::Snapshot& Trainer::selection_model(std::span<const model::Term> terms) {
+    if (!selection_) {
+        selection_ = load_counts();
+        covered_selection_.clear();
+    }
+    cover(*selection_, covered_selection_, terms);
     return *selection_;
 }
 
-const model::Snapshot& Trainer::known_model() {
+const model::Snapshot& Trainer::known_model(std::span<const model::Term> terms) {
     // A command of one message: the counts as it found them are the counts now.
-    if (one_message_ && selection_) return *selection_;
+    if (one_message_ && selection_) return selection_model(terms);
     if (!known_) {
         // Before anything is learned: the linear scorer keeps selection_ in step, so take a copy.
-        if (selection_) known_ = *selection_;
-        else known_ = load_counts();
+        if (selection_) {
+            known_ = *selection_;
+            covered_known_ = covered_selection_;
+        } else {
+            known_ = load_counts();
+            covered_known_.clear();
+        }
     }
+    cover(*known_, covered_known_, terms);
     return *known_;
 }
 
@@ -135,6 +174,7 @@ void Trainer::load_linear_models(bool selective) {
 void Trainer::begin_command() {
     one_message_ = true;
     known_.reset();
+    covered_known_.clear();
     linear_learned_ = 0;
     // What the store holds once the previous command committed.
     for (auto& a : new_contacts_) contacts_.add(std::move(a));
@@ -143,15 +183,16 @@ void Trainer::begin_command() {
 
 Combined Trainer::score(const Prepared& p) {
     load_linear_models();
-    const model::Snapshot& counts = selection_model();
+    const model::Snapshot& counts = selection_model(scoring_terms(p.bag));
     return combine(p.bag, p.slots, counts, settings_.scorer == Scorer::linear ? &linear_model() : nullptr, settings_);
 }
 
 model::LinearModel& Trainer::linear_model() {
     if (!linear_) {
         commit();  // read in a transaction of its own
-        const store::LinearWeights w = db_.linear_weights_since(0);
-        linear_.emplace(*linear_from(w, settings_, nullptr));
+        store::LinearWeights w;
+        std::uint64_t sequence = 0;
+        linear_.emplace(*load_linear(db_, settings_, nullptr, 0, sequence, &w));
         linear_seen_[0] = w.seen_ham;
         linear_seen_[1] = w.seen_spam;
     }
@@ -198,7 +239,8 @@ void Trainer::rehearse(const store::Digest& digest, std::string_view prefix, sto
         const auto sample = batch_->linear_sample(other, draw(digest, 0x5eed + r) % others);
         if (!sample) continue;  // never kept there, or its message unlearned or moved since
         features::message_slots(sample->prefix, sample->terms, settings_.slots, slots);
-        const double nb = linear_nb_input(model::score(sample_terms(*sample), selection_model()).log_odds, settings_);
+        const auto terms = sample_terms(*sample);
+        const double nb = linear_nb_input(model::score(terms, selection_model(terms)).log_odds, settings_);
         const model::LinearScore s = m.score(slots, nb);
         const bool spam = other == store::Class::spam;
         if ((spam ? s.z() : -s.z()) >= lp.replay_margin) continue;  // known well enough
@@ -229,6 +271,14 @@ std::size_t Trainer::refit_linear() {
     // The naive-Bayes input of each sample: the counts do not change while refitting.
     std::vector<double> nb;
     nb.reserve(samples.size());
+    if (reads_ == Reads::rows) {
+        std::vector<model::Term> all;  // every sample's rows in one read
+        for (const auto& s : samples) {
+            const auto terms = sample_terms(s);
+            all.insert(all.end(), terms.begin(), terms.end());
+        }
+        selection_model(all);
+    }
     for (const auto& s : samples) nb.push_back(linear_nb_input(model::score(sample_terms(s), selection_model()).log_odds, settings_));
     const std::vector<float> before(m.weights().begin(), m.weights().end());
     const double bias = m.bias(), nb_weight = m.nb_weight();
@@ -257,7 +307,7 @@ std::size_t Trainer::refit_linear() {
 store::TrainingBatch::LinearStep Trainer::linear_step(const std::vector<model::Term>& terms,
                                                       std::vector<model::Slot> slots, bool spam) {
     // The naive-Bayes input as scoring would see it now, before this message is counted.
-    const double nb = linear_nb_input(model::score(terms, selection_model()).log_odds, settings_);
+    const double nb = linear_nb_input(model::score(terms, selection_model(terms)).log_odds, settings_);
     model::LinearModel& m = linear_model();
     store::TrainingBatch::LinearStep st;
     st.hash_bits = settings_.linear.hash_bits;
@@ -282,8 +332,11 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
         // order of its messages (a Junk folder first, then an inbox) must not
         // decide what is learned. A message learned before is left to the
         // store, which says "already learned" or moves it.
-        const model::Snapshot& m = known_model();
+        known_model();  // loaded before the batch opens: loading commits
         open_batch();
+        // Every row a learned message changes is read before it changes, so that a
+        // row read later is one this trainer never touched (Reads::rows).
+        const model::Snapshot& m = known_model(model_terms);
         if (!batch_->learned_class(p.digest)) {
             const double log_odds = model::score(model_terms, m).log_odds;
             if (known_beyond_margin(m, log_odds, c == store::Class::spam, settings_.train_margin)) {
@@ -305,6 +358,7 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
     for (std::uint32_t i : p.order) terms.push_back({entries[i].id, entries[i].count, p.bag.text(entries[i])});
     std::optional<store::TrainingBatch::LinearStep> step;
     if (linear) step = linear_step(model_terms, p.slots, c == store::Class::spam);
+    if (selection_) selection_model(model_terms);  // its rows as the store has them, before they change here
     const store::LearnResult r = learn_terms(p.digest, terms, p.from_address, c, now, step ? &*step : nullptr);
     if (linear && r != store::LearnResult::already_learned) {
         ++linear_learned_;

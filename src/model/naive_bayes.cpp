@@ -55,6 +55,19 @@ Snapshot Snapshot::Builder::finish(ClassCounts messages, ClassCounts totals) && 
     return std::move(*owned_);
 }
 
+Snapshot Snapshot::Builder::finish(ClassCounts messages, ClassCounts totals, std::size_t vocabulary) && {
+    s_->absent_ = vocabulary > s_->size_ ? vocabulary - s_->size_ : 0;
+    return std::move(*this).finish(messages, totals);
+}
+
+void Snapshot::add_known(FeatureId id, ClassCounts counts) {
+    if (base_) *this = materialized();
+    if (find(id) != nullptr) return;
+    set(id, counts);
+    if (absent_ > 0) --absent_;  // it was counted in V already
+    update_shared();
+}
+
 void Snapshot::set(FeatureId id, ClassCounts c) {
     const double a = params_.alpha;
     const std::size_t i = find_or_insert(id);
@@ -139,6 +152,7 @@ Snapshot Snapshot::patched(std::shared_ptr<const Snapshot> base, std::span<const
         s.patch_count_ = base->patch_count_;
     }
     s.size_ = base->size_;
+    s.absent_ = base->absent_;
     const double a = s.params_.alpha;
     for (const Change& c : changes) {
         const bool known = s.find(c.id) != nullptr;
@@ -177,6 +191,7 @@ Snapshot Snapshot::materialized() const {
     }
     s.messages_ = messages_;
     s.totals_ = totals_;
+    s.absent_ = absent_;
     s.update_shared();
     return s;
 }
@@ -233,7 +248,7 @@ void Snapshot::update_shared() {
     const double n_h = static_cast<double>(messages_.ham);
     prior_log_odds_ = std::log((n_s + 1.0) / (n_h + 1.0));  // (N_s+1)/(N+2) ÷ (N_h+1)/(N+2)
     const double a = params_.alpha;
-    const double v = static_cast<double>(size_);
+    const double v = static_cast<double>(size_ + absent_);
     shared_ = std::log(static_cast<double>(totals_.ham) + a * v) - std::log(static_cast<double>(totals_.spam) + a * v);
 }
 

@@ -63,6 +63,10 @@ std::string encode_linear_page(const float* weights) {
 bool decode_linear_page(std::string_view bytes, std::vector<float>& out) {
     if (bytes.size() != linear_page_slots * 4) return false;
     out.resize(linear_page_slots);
+    if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(out.data(), bytes.data(), bytes.size());  // the stored form is little-endian binary32
+        return true;
+    }
     for (std::size_t i = 0; i < linear_page_slots; ++i) {
         std::uint32_t bits = 0;
         for (int k = 0; k < 4; ++k) bits |= std::uint32_t{static_cast<unsigned char>(bytes[i * 4 + static_cast<std::size_t>(k)])} << (8 * k);
@@ -284,6 +288,31 @@ void TrainingBatch::offer_linear_sample(Class c, std::optional<std::uint64_t> po
     };
     retrying([&] { op(*this); });
     remember(op);
+}
+
+std::vector<std::optional<model::ClassCounts>> TrainingBatch::stored_counts(const std::vector<model::FeatureId>& ids,
+                                                                            model::TermFrequency tf) {
+    assert(tx_ && "stored_counts after commit");
+    const bool boolean = tf == model::TermFrequency::boolean;
+    // read_features() takes ids in the store's (signed) order.
+    std::vector<std::size_t> order(ids.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return static_cast<std::int64_t>(ids[a]) < static_cast<std::int64_t>(ids[b]);
+    });
+    std::vector<model::FeatureId> sorted;
+    sorted.reserve(ids.size());
+    for (const std::size_t i : order) sorted.push_back(ids[i]);
+    const auto rows = retrying([&] { return tx_->read_features(sorted); });
+    std::vector<std::optional<model::ClassCounts>> out(ids.size());
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+        // Row: spam, ham occurrences; spam, ham presences.
+        if (const auto& row = rows[k]) {
+            out[order[k]] = model::ClassCounts{static_cast<std::uint64_t>((*row)[boolean ? 2 : 0]),
+                                               static_cast<std::uint64_t>((*row)[boolean ? 3 : 1])};
+        }
+    }
+    return out;
 }
 
 std::optional<LinearSample> TrainingBatch::linear_sample(Class c, std::uint64_t position) {

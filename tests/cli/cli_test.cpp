@@ -453,6 +453,50 @@ TEST_CASE("A database keeps the settings its model was trained with: stats lists
             std::string::npos);
 }
 
+TEST_CASE("classify of a few messages reads only their rows and prints what classify of a batch prints", "[cli]") {
+    Sandbox sb;
+    sb.train();
+    const std::vector<std::string> names = {"spam_investment.eml", "ham_build_report.eml", "truncated_multipart.eml"};
+    // A batch: more than 64 files, so the whole model is read once.
+    fs::create_directories(sb.dir / "batch");
+    std::string mbox;
+    for (int i = 0; i < 70; ++i) {
+        const std::string name = names[static_cast<std::size_t>(i) % names.size()];
+        const std::string text = slurp(fs::path(data) / name);
+        std::ofstream(sb.dir / "batch" / (std::to_string(100 + i) + "-" + name)) << text;
+        mbox += "From sender@example.org Thu Nov 26 10:00:00 2026\n" + text + (text.ends_with("\n") ? "" : "\n");
+    }
+    std::ofstream(sb.dir / "all.mbox") << mbox;
+    const auto batch = sb.mailsift("classify " + (sb.dir / "batch").string());
+    REQUIRE(batch.status == 0);
+    // What each line says after its path: verdict, probability, log-odds.
+    auto scores = [](const std::string& out) {
+        std::vector<std::string> v;
+        std::istringstream in(out);
+        for (std::string line; std::getline(in, line);) v.push_back(line.substr(line.find('\t')));
+        return v;
+    };
+    const auto whole = scores(batch.out);
+    REQUIRE(whole.size() == 70);
+    // A few files: their rows only; the same scores.
+    std::string few_args;
+    for (const auto& n : names) few_args += " " + data + "/" + n;
+    const auto few = sb.mailsift("classify" + few_args);
+    REQUIRE(few.status == 0);
+    REQUIRE(scores(few.out) == std::vector<std::string>(whole.begin(), whole.begin() + 3));
+    // One message on standard input, as a delivery recipe gives it.
+    const auto one = sb.mailsift("classify < " + data + "/spam_investment.eml");
+    REQUIRE(scores(one.out) == std::vector<std::string>{whole[0]});
+    // One file, an mbox of 70: past 64 messages it goes on with the whole model, and says the same.
+    const auto in_mbox = sb.mailsift("classify " + (sb.dir / "all.mbox").string());
+    REQUIRE(in_mbox.status == 0);
+    REQUIRE(scores(in_mbox.out) == whole);
+    // explain of one message adds up to what classify of the batch printed.
+    const auto explained = sb.mailsift("explain " + data + "/spam_investment.eml");
+    const std::string log_odds = whole[0].substr(whole[0].rfind('\t') + 1);
+    REQUIRE(explained.out.find("log-odds = " + std::to_string(std::stod(log_odds)).substr(0, 5)) != std::string::npos);
+}
+
 TEST_CASE("tokens, explain, stats and contacts show what the model sees", "[cli]") {
     Sandbox sb;
     sb.train();

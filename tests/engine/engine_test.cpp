@@ -1030,3 +1030,110 @@ TEST_CASE("Every setting's value reads back as itself, and the shipped file's de
     }
     CHECK(documented >= 30);
 }
+
+namespace {
+std::string numbered(bool spam, int i) {
+    return std::string("From: ") + (spam ? "deals" : "colleague") + std::to_string(i) + "@example.org\nSubject: " +
+           (spam ? "CHEAP pills, FREE offer " : "minutes of the meeting ") + std::to_string(i) + "\n\n" +
+           (spam ? "Buy now and save $99, click here, limited offer number " : "The patch review is attached, item ") +
+           std::to_string(i) + (i % 3 == 0 ? " and a word only this one has: w" + std::to_string(i * 7919) : "") + "\n";
+}
+std::string exported(store::Database& db) {
+    std::ostringstream out;
+    db.export_model(out);
+    return out.str();
+}
+}  // namespace
+
+TEST_CASE("A trainer reading only the rows it needs learns exactly what one reading the whole model learns",
+          "[engine]") {
+    TempDir dir;
+    const engine::Settings s = engine::parse_settings("linear_rehearsal = 6\n", "x.conf");
+    store::SqliteDatabase rows_db(dir.path / "rows.db", store::Database::Mode::read_write);
+    store::SqliteDatabase whole_db(dir.path / "whole.db", store::Database::Mode::read_write);
+    for (store::Database* db : {static_cast<store::Database*>(&rows_db), static_cast<store::Database*>(&whole_db)}) {
+        train_fixtures(*db, s);
+        engine::Trainer t(*db, s);
+        for (int i = 0; i < 20; ++i) t.learn(numbered(true, i), numbered(true, i).size(), store::Class::spam, 1500);
+        for (int i = 0; i < 20; ++i) t.learn(numbered(false, i), numbered(false, i).size(), store::Class::ham, 1500);
+        t.commit();
+        t.refit_linear();
+    }
+    REQUIRE(exported(rows_db) == exported(whole_db));
+    // The same commands through both kinds of trainer: a learn of new messages,
+    // one already learned as the other class (moved), corrections, a refit.
+    auto commands = [&](store::Database& db, engine::Trainer::Reads reads) {
+        {
+            engine::Trainer t(db, s, reads);
+            for (int i = 20; i < 24; ++i) t.learn(numbered(true, i), numbered(true, i).size(), store::Class::spam, 2000);
+            t.learn(numbered(false, 3), numbered(false, 3).size(), store::Class::spam, 2000);  // moved
+            t.learn(new_spam, new_spam.size(), store::Class::spam, 2000);
+            t.commit();
+            REQUIRE(t.counts().moved == 1);
+            REQUIRE(t.refit_linear() > 0);  // due: a tenth of the samples held
+        }
+        {
+            engine::Trainer t(db, s, reads);
+            t.correct(new_ham, new_ham.size(), store::Class::ham, 2100);
+            t.correct(numbered(true, 5), numbered(true, 5).size(), store::Class::ham, 2100);
+            t.commit();
+        }
+    };
+    commands(rows_db, engine::Trainer::Reads::rows);
+    commands(whole_db, engine::Trainer::Reads::whole_model);
+    REQUIRE(exported(rows_db) == exported(whole_db));
+    const auto a = rows_db.linear_weights_since(0), b = whole_db.linear_weights_since(0);
+    REQUIRE(a.bias == b.bias);
+    REQUIRE(a.seen_spam == b.seen_spam);
+}
+
+TEST_CASE("A filter made for some messages scores them exactly as the whole model does, and refuses others",
+          "[engine]") {
+    TempDir dir;
+    store::SqliteDatabase db(dir.path / "m.db", store::Database::Mode::read_write);
+    for (const char* conf : {"model = linear\n", "model = naive_bayes\n"}) {
+        INFO(conf);
+        const engine::Settings s = engine::parse_settings(conf, "x.conf");
+        if (db.model_settings().empty()) {
+            train_fixtures(db, s);
+            engine::Trainer t(db, s);
+            for (int i = 0; i < 12; ++i) t.learn(numbered(i % 2 == 0, i), numbered(i % 2 == 0, i).size(),
+                                                  i % 2 == 0 ? store::Class::spam : store::Class::ham, 1500);
+            t.commit();
+        }
+        engine::Settings with_reasons = s;
+        with_reasons.reasons = 15;
+        const engine::Filter whole(db, with_reasons);
+        const std::vector<std::string> messages = {new_spam, new_ham, numbered(true, 3), numbered(false, 99)};
+        std::vector<std::string_view> views(messages.begin(), messages.end());
+        const engine::Filter some(db, with_reasons, views);
+        REQUIRE(some.model()->snapshot.vocabulary() == whole.model()->snapshot.vocabulary());
+        REQUIRE(some.model()->snapshot.vocabulary() > 0);
+        for (const auto& m : messages) {
+            const auto x = whole.classify(m, nullptr, true, true), y = some.classify(m, nullptr, true, true);
+            REQUIRE(x.score.log_odds == y.score.log_odds);
+            REQUIRE(x.score.probability == y.score.probability);
+            REQUIRE(x.features == y.features);
+            REQUIRE(engine::encode(*x.parts) == engine::encode(*y.parts));
+            REQUIRE(x.toward_spam.size() == y.toward_spam.size());
+            for (std::size_t i = 0; i < x.toward_spam.size(); ++i) {
+                REQUIRE(x.toward_spam[i].feature == y.toward_spam[i].feature);
+                REQUIRE(x.toward_spam[i].counts == y.toward_spam[i].counts);
+            }
+            const auto ex = engine::explain(whole, m), ey = engine::explain(some, m);
+            REQUIRE(ex.prior_log_odds == ey.prior_log_odds);
+            REQUIRE(ex.features == ey.features);
+            REQUIRE(ex.linear.has_value() == ey.linear.has_value());
+            if (ex.linear) {
+                REQUIRE(ex.linear->score.z() == ey.linear->score.z());
+                REQUIRE(ex.linear->slots.size() == ey.linear->slots.size());
+                for (std::size_t i = 0; i < ex.linear->slots.size(); ++i) {
+                    REQUIRE(ex.linear->slots[i].weight == ey.linear->slots[i].weight);
+                }
+            }
+        }
+        REQUIRE_THROWS_AS(some.classify(numbered(true, 12345)), std::logic_error);
+        engine::Filter refreshed(db, with_reasons, views);
+        REQUIRE_FALSE(refreshed.refresh());
+    }
+}

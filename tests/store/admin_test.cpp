@@ -594,3 +594,70 @@ TEST_CASE("Contacts added in bulk report how many were new", "[store]") {
     REQUIRE(all[0].source == "manual");  // an existing contact keeps its source
     REQUIRE(all[1].source == "imported");
 }
+
+TEST_CASE("counts_of reads some rows with the totals and the vocabulary visit_counts gives, through learning, "
+          "unlearning, prune and import",
+          "[store]") {
+    FOR_EACH_BACKEND(s);
+    auto opened = s.open();
+    store::Database& db = *opened;
+    // What the whole read says: the class totals and the number of rows.
+    auto whole = [&](model::TermFrequency tf) {
+        std::size_t n = 0, visited = 0;
+        const auto totals = db.visit_counts(tf, [&](std::size_t size) { n = size; }, [&](model::FeatureId, model::ClassCounts) { ++visited; });
+        REQUIRE(n == visited);
+        return std::pair(totals, n);
+    };
+    auto agrees = [&](std::vector<model::FeatureId> ids) {
+        for (const auto tf : {model::TermFrequency::boolean, model::TermFrequency::raw}) {
+            const auto [totals, n] = whole(tf);
+            const auto some = db.counts_of(ids, tf);
+            REQUIRE(some.vocabulary == n);
+            REQUIRE(some.totals.messages == totals.messages);
+            REQUIRE(some.totals.feature_totals == totals.feature_totals);
+            REQUIRE(some.totals.sequence == totals.sequence);
+            const auto counts = db.load_counts(tf);
+            REQUIRE(some.features.size() == ids.size());
+            for (std::size_t i = 0; i < ids.size(); ++i) {
+                const auto it = counts.features.find(ids[i]);
+                REQUIRE(some.features[i].id == ids[i]);
+                REQUIRE(some.features[i].present == (it != counts.features.end()));
+                if (it != counts.features.end()) REQUIRE(some.features[i].counts == it->second);
+            }
+        }
+    };
+    agrees({1, 2});
+    {
+        store::TrainingBatch b(db);
+        b.learn(digest(1), Class::spam, terms({{1, 2}, {2, 1}, {3, 1}}), 100);
+        b.learn(digest(2), Class::ham, terms({{3, 4}, {4, 1}}), 100);
+        b.learn(digest(3), Class::ham, terms({{5, 1}, {static_cast<model::FeatureId>(-7), 1}}), 900);
+        b.commit();
+    }
+    agrees({4, 1, 99, 3, static_cast<model::FeatureId>(-7)});
+    REQUIRE(db.counts_of({}, model::TermFrequency::boolean).vocabulary == 6);
+    {
+        // Unlearning removes rows that held nothing else; learning again in the same batch does not count twice.
+        store::TrainingBatch b(db);
+        b.unlearn(digest(2), Class::ham);
+        b.learn(digest(4), Class::spam, terms({{1, 1}, {6, 1}}), 200);
+        // Read mid-batch, through the batch: the rows as they were before it.
+        const auto mid = b.stored_counts({6, 4, 1}, model::TermFrequency::raw);
+        REQUIRE_FALSE(mid[0]);
+        REQUIRE(mid[1] == model::ClassCounts{0, 1});
+        REQUIRE(mid[2] == model::ClassCounts{2, 0});
+        b.commit();
+    }
+    agrees({4, 6, 3});
+    REQUIRE(db.counts_of({}, model::TermFrequency::boolean).vocabulary == 6);  // 4 went, 6 came
+    // A prune of features seen once and not since 500.
+    db.prune(0, 500);
+    agrees({5, 6, 1, static_cast<model::FeatureId>(-7)});
+    // An import fills a new store: its vocabulary is the rows it holds.
+    mailsift::testing::TestStore other(s.kind());
+    const auto opened_other = other.open();
+    std::istringstream in(export_of(db));
+    opened_other->import_model(in, "m.txt");
+    REQUIRE(opened_other->counts_of({}, model::TermFrequency::raw).vocabulary ==
+            db.counts_of({}, model::TermFrequency::raw).vocabulary);
+}

@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "mailsift/engine/combine.hpp"
@@ -106,12 +107,10 @@ struct Classification {
 // page into an empty model, else the pages written after `since` patch a copy
 // of `current`. `sequence` is set to the model_sequence() of that read. A store
 // whose weights have another size than settings.linear.hash_bits is an Error.
+// `state`, when given, gets the state read (LinearWeights without pages).
 std::shared_ptr<const model::LinearModel> load_linear(store::Database& db, const Settings& settings,
                                                       const model::LinearModel* current, std::uint64_t since,
-                                                      std::uint64_t& sequence);
-// The same from weights already read.
-std::shared_ptr<const model::LinearModel> linear_from(const store::LinearWeights& w, const Settings& settings,
-                                                      const model::LinearModel* current);
+                                                      std::uint64_t& sequence, store::LinearWeights* state = nullptr);
 
 
 // The in-memory model: everything scoring needs.
@@ -133,6 +132,14 @@ public:
     // `settings` as configured: the settings kept with the model in `db` take
     // precedence (model_settings.hpp); settings() holds what is in force.
     Filter(store::Database& db, Settings settings);
+    // Only what `messages` need, for a command that handles a few of them
+    // (classify or explain of one message, as a sieve or procmail recipe runs
+    // it): the rows of their features, the class totals and the vocabulary
+    // (store::Database::counts_of) and the linear weights, instead of every
+    // feature. Each of those messages scores exactly as with the whole model;
+    // classify() of any other message throws std::logic_error, and refresh()
+    // reads nothing.
+    Filter(store::Database& db, Settings settings, std::span<const std::string_view> messages);
 
     // Brings the model up to what the store holds when another connection has
     // committed: only the features written since are read, and the new model
@@ -176,6 +183,8 @@ private:
     std::string recorded_settings_;   // the store's record when this filter was made ("": none)
     std::vector<std::string> setting_notes_;
     bool settings_stale_ = false;
+    // The messages' features whose rows were read, when not every feature was.
+    std::optional<std::unordered_set<model::FeatureId>> covered_;
     std::uint64_t seen_data_version_ = 0;  // refresh()'s own: the last version checked
     mutable std::mutex model_mutex_;  // guards the pointer only; a Model is immutable
     std::shared_ptr<const Model> model_;
@@ -188,9 +197,14 @@ struct TrainCounts {
 
 class Trainer {
 public:
+    // How much of the model a trainer reads: all of it at first use (a batch),
+    // or the totals and then the rows of the features it learns, scores and
+    // replays, as it needs them (a command of a few messages: correct, as the
+    // IMAPSieve recipe runs it once per moved message). Both learn the same.
+    enum class Reads : std::uint8_t { whole_model, rows };
     // `settings` as configured: the settings kept with the model in `db` take
     // precedence; a store with none records these at its first commit.
-    Trainer(store::Database& db, Settings settings);
+    Trainer(store::Database& db, Settings settings, Reads reads = Reads::whole_model);
     ~Trainer();
     const Settings& settings() const { return settings_; }
     // Where the configuration disagrees with the settings kept with the model.
@@ -288,11 +302,15 @@ private:
     model::Snapshot load_counts();
     // The model thick-threshold training scores against: the counts as they
     // were at this trainer's first selective learn, never changed after.
-    const model::Snapshot& known_model();
+    const model::Snapshot& known_model(std::span<const model::Term> terms = {});
+    // Reads::rows: adds the store's rows of those of `terms` not read into
+    // `counts` yet (`covered`: the ids read so far, present or not).
+    void cover(model::Snapshot& counts, std::unordered_set<model::FeatureId>& covered, std::span<const model::Term> terms);
     // settings.scorer == linear: the counts the linear scorer's naive-Bayes
     // input is taken from: loaded at first use, then kept in step with what
-    // this trainer learns.
-    model::Snapshot& selection_model();
+    // this trainer learns. With Reads::rows, `terms`' rows are read first
+    // when they were not yet (cover()).
+    model::Snapshot& selection_model(std::span<const model::Term> terms = {});
     // settings.scorer == linear: the weights as the store held them at first
     // use, then kept in step with the steps this trainer takes.
     model::LinearModel& linear_model();
@@ -305,6 +323,7 @@ private:
                                                  bool spam);
 
     store::Database& db_;
+    Reads reads_ = Reads::whole_model;
     Settings settings_;
     std::string settings_to_record_;  // model_settings_text(), while the store records none
     std::vector<std::string> setting_notes_;
@@ -315,6 +334,7 @@ private:
     TrainCounts committed_;
     std::optional<model::Snapshot> selection_;
     std::optional<model::Snapshot> known_;
+    std::unordered_set<model::FeatureId> covered_selection_, covered_known_;  // Reads::rows
     // Keeps a learned message in its class's rehearsal sample (a uniform
     // reservoir, linear_rehearsal a class) and replays linear_replays messages
     // of the other class that the model scores within linear_replay_margin.

@@ -119,6 +119,10 @@ public:
         void add(FeatureId id, ClassCounts counts);
         // messages: N_s, N_h; totals: T_s, T_h.
         Snapshot finish(ClassCounts messages, ClassCounts totals) &&;
+        // A snapshot of some of the store's features (those a few messages
+        // need): `vocabulary` is how many the store holds, V of the smoothing,
+        // so that every weight is what the whole model gives it.
+        Snapshot finish(ClassCounts messages, ClassCounts totals, std::size_t vocabulary) &&;
 
     private:
         Snapshot* s_;
@@ -129,7 +133,10 @@ public:
     double prior_log_odds() const { return prior_log_odds_; }
     const ClassCounts& messages() const { return messages_; }
     const ClassCounts& totals() const { return totals_; }  // T_s, T_h
-    std::size_t vocabulary() const { return size_; }
+    std::size_t vocabulary() const { return size_ + absent_; }
+    // A feature the store holds that this snapshot of some of them lacked
+    // (Builder::finish with a vocabulary): added, V unchanged.
+    void add_known(FeatureId id, ClassCounts counts);
 
     // ln P(f|s) − ln P(f|h), or nothing when f is unknown.
     std::optional<double> weight(FeatureId id) const;
@@ -210,6 +217,7 @@ private:
     unsigned shift_ = 64;          // a feature's home slot is its id's top bits: id >> shift_
     std::vector<SmallCounts> counts_;  // beside slots_
     std::size_t size_ = 0;         // features held, including zero_
+    std::size_t absent_ = 0;       // features the store holds and this snapshot does not (V = size_ + absent_)
     bool has_zero_ = false;
     Slot zero_{empty_id, 0.0};
     SmallCounts zero_counts_{0, 0};

@@ -44,7 +44,7 @@
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 10;
+inline constexpr int schema_version = 11;
 
 class Error : public std::runtime_error {
 public:
@@ -296,9 +296,24 @@ public:
     };
     virtual ModelChanges model_changes_since(std::uint64_t sequence, model::TermFrequency tf,
                                              std::size_t max_features) = 0;
+    // The counts of `ids` (each once) as they are now, in one read: the class
+    // totals, the number of feature rows (V, the vocabulary of the smoothing)
+    // and each id's row in the columns `tf` trains on, in the order given
+    // (present false: no row). What a command scoring a few messages reads
+    // instead of visit_counts(); not inside a TrainingBatch (TrainingBatch::stored_counts).
+    struct CountsOf {
+        ClassTotals totals;
+        std::uint64_t vocabulary = 0;
+        std::vector<model::Snapshot::Change> features;
+    };
+    virtual CountsOf counts_of(const std::vector<model::FeatureId>& ids, model::TermFrequency tf) = 0;
     // The linear scorer's state and the pages written after the change numbered
-    // `sequence` (0: every page there is), in one read transaction.
-    virtual LinearWeights linear_weights_since(std::uint64_t sequence) = 0;
+    // `sequence` (0: every page there is), in one read transaction. With
+    // `page`, each page is handed to it (its number and linear_page_slots
+    // weights, valid during the call) instead of kept in LinearWeights::pages:
+    // a reader copies a megabyte of weights once, not twice.
+    using PageVisitor = std::function<void(std::uint32_t page, std::span<const float> weights)>;
+    virtual LinearWeights linear_weights_since(std::uint64_t sequence, const PageVisitor& page = {}) = 0;
     // Every rehearsal sample whose message is still learned as its class, in one read.
     virtual std::vector<LinearSample> linear_samples() = 0;
     // The settings the model was trained with ("name = value" lines,
@@ -488,6 +503,11 @@ public:
     // The settings the model is trained with: recorded at commit when the
     // batch changed the model and none are recorded yet (keep_model_settings()).
     void keep_model_settings(std::string text) { model_settings_ = std::move(text); }
+    // The rows the store holds for `ids`, in the columns `tf` trains on, as they
+    // were before this batch (its changes are written at commit); nothing for an
+    // id without a row. What a trainer reading only some rows reads mid-batch.
+    std::vector<std::optional<model::ClassCounts>> stored_counts(const std::vector<model::FeatureId>& ids,
+                                                                 model::TermFrequency tf);
     // The rehearsal sample there, this batch's writes included (linear_sample()).
     std::optional<LinearSample> linear_sample(Class c, std::uint64_t position);
     UnlearnResult unlearn(const Digest& digest, Class c);

@@ -37,7 +37,8 @@ public:
                              const std::function<void(model::FeatureId, model::ClassCounts)>& feature) override;
     std::uint64_t model_sequence() override;
     ModelChanges model_changes_since(std::uint64_t sequence, model::TermFrequency tf, std::size_t max_features) override;
-    LinearWeights linear_weights_since(std::uint64_t sequence) override;
+    CountsOf counts_of(const std::vector<model::FeatureId>& ids, model::TermFrequency tf) override;
+    LinearWeights linear_weights_since(std::uint64_t sequence, const PageVisitor& page = {}) override;
     std::vector<LinearSample> linear_samples() override;
     std::string model_settings() override;
     ContactSet load_contacts() override;
@@ -75,6 +76,8 @@ private:
     void migrate();
     // Class totals and the change sequence, in the caller's read transaction.
     ClassTotals read_totals(model::TermFrequency tf);
+    // The rows of `ids` in the columns `tf` trains on, in the order given, inside the caller's read.
+    std::vector<model::Snapshot::Change> rows_of(const std::vector<model::FeatureId>& ids, model::TermFrequency tf);
     int user_version();
     void check_version(int version) const;
 

@@ -19,7 +19,7 @@ using pg::Param;
 namespace {
 
 // The version of the PostgreSQL schema (its own numbering, kept in mailsift_schema).
-constexpr int pg_schema_version = 5;
+constexpr int pg_schema_version = 6;
 
 // pg_advisory_xact_lock(key, what): migrations and commits.
 constexpr const char* lock_migration = "SELECT pg_advisory_xact_lock(1835100524, 1)";
@@ -151,6 +151,33 @@ const char* const migrations[] = {
         text text NOT NULL
     );
     )sql",
+    // 5 -> 6: the number of feature rows, as SQLite's schema 11; statement
+    // triggers with transition tables, so that a batch's many rows cost one
+    // update (an upsert's updated rows are not in the INSERT's table).
+    R"sql(
+    CREATE TABLE IF NOT EXISTS vocabulary (
+        id smallint PRIMARY KEY CHECK (id = 0),
+        features bigint NOT NULL
+    );
+    INSERT INTO vocabulary (id, features) SELECT 0, count(*) FROM features
+        ON CONFLICT (id) DO UPDATE SET features = excluded.features;
+    CREATE OR REPLACE FUNCTION mailsift_features_added() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        UPDATE vocabulary SET features = features + (SELECT count(*) FROM added) WHERE id = 0;
+        RETURN NULL;
+    END $$;
+    CREATE OR REPLACE FUNCTION mailsift_features_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        UPDATE vocabulary SET features = features - (SELECT count(*) FROM removed) WHERE id = 0;
+        RETURN NULL;
+    END $$;
+    DROP TRIGGER IF EXISTS features_added ON features;
+    CREATE TRIGGER features_added AFTER INSERT ON features REFERENCING NEW TABLE AS added
+        FOR EACH STATEMENT EXECUTE FUNCTION mailsift_features_added();
+    DROP TRIGGER IF EXISTS features_removed ON features;
+    CREATE TRIGGER features_removed AFTER DELETE ON features REFERENCING OLD TABLE AS removed
+        FOR EACH STATEMENT EXECUTE FUNCTION mailsift_features_removed();
+    )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);
 
@@ -272,9 +299,49 @@ Database::ClassTotals PgDatabase::visit_counts(model::TermFrequency tf, const st
     });
 }
 
+std::vector<model::Snapshot::Change> PgDatabase::rows_of(const std::vector<model::FeatureId>& ids, model::TermFrequency tf) {
+    const bool boolean = tf == model::TermFrequency::boolean;
+    std::unordered_map<model::FeatureId, model::ClassCounts> rows;
+    rows.reserve(ids.size());
+    constexpr std::size_t chunk = 100000;  // ids a query
+    for (std::size_t from = 0; from < ids.size(); from += chunk) {
+        const std::vector<model::FeatureId> part(ids.begin() + static_cast<std::ptrdiff_t>(from),
+                                                 ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), from + chunk)));
+        auto r = conn_.exec(boolean ? "SELECT id, spam_presences, ham_presences FROM features WHERE id = ANY($1::bigint[])"
+                                    : "SELECT id, spam_occurrences, ham_occurrences FROM features WHERE id = ANY($1::bigint[])",
+                            {Param::text(pg::bigint_array(part))});
+        for (int i = 0; i < r.rows(); ++i) {
+            rows.emplace(static_cast<model::FeatureId>(r.integer(i, 0)),
+                         model::ClassCounts{static_cast<std::uint64_t>(r.integer(i, 1)),
+                                            static_cast<std::uint64_t>(r.integer(i, 2))});
+        }
+    }
+    std::vector<model::Snapshot::Change> out;
+    out.reserve(ids.size());
+    for (const model::FeatureId id : ids) {
+        model::Snapshot::Change c;
+        c.id = id;
+        if (const auto it = rows.find(id); it != rows.end()) {
+            c.present = true;
+            c.counts = it->second;
+        }
+        out.push_back(c);
+    }
+    return out;
+}
+
+Database::CountsOf PgDatabase::counts_of(const std::vector<model::FeatureId>& ids, model::TermFrequency tf) {
+    CountsOf out;
+    snapshot([&] {  // the totals, the vocabulary and the rows of one moment: a few round trips, whatever the ids
+        out.totals = read_totals(tf);
+        out.vocabulary = static_cast<std::uint64_t>(conn_.exec("SELECT features FROM vocabulary WHERE id = 0").integer(0, 0));
+        out.features = rows_of(ids, tf);
+    });
+    return out;
+}
+
 Database::ModelChanges PgDatabase::model_changes_since(std::uint64_t sequence, model::TermFrequency tf,
                                                        std::size_t max_features) {
-    const bool boolean = tf == model::TermFrequency::boolean;
     ModelChanges out;
     snapshot([&] {  // the list, the totals and the rows of one moment
         out.totals = read_totals(tf);
@@ -289,33 +356,7 @@ Database::ModelChanges PgDatabase::model_changes_since(std::uint64_t sequence, m
         }
         const auto ids = changes.ids(out.totals.sequence);
         out.listed = ids.has_value();
-        if (ids) {
-            std::unordered_map<model::FeatureId, model::ClassCounts> rows;
-            rows.reserve(ids->size());
-            constexpr std::size_t chunk = 100000;
-            for (std::size_t from = 0; from < ids->size(); from += chunk) {
-                const std::vector<model::FeatureId> part(ids->begin() + static_cast<std::ptrdiff_t>(from),
-                                                         ids->begin() + static_cast<std::ptrdiff_t>(std::min(ids->size(), from + chunk)));
-                auto r = conn_.exec(boolean ? "SELECT id, spam_presences, ham_presences FROM features WHERE id = ANY($1::bigint[])"
-                                            : "SELECT id, spam_occurrences, ham_occurrences FROM features WHERE id = ANY($1::bigint[])",
-                                    {Param::text(pg::bigint_array(part))});
-                for (int i = 0; i < r.rows(); ++i) {
-                    rows.emplace(static_cast<model::FeatureId>(r.integer(i, 0)),
-                                 model::ClassCounts{static_cast<std::uint64_t>(r.integer(i, 1)),
-                                                    static_cast<std::uint64_t>(r.integer(i, 2))});
-                }
-            }
-            out.features.reserve(ids->size());
-            for (const model::FeatureId id : *ids) {
-                model::Snapshot::Change c;
-                c.id = id;
-                if (const auto it = rows.find(id); it != rows.end()) {
-                    c.present = true;
-                    c.counts = it->second;
-                }
-                out.features.push_back(c);
-            }
-        }
+        if (ids) out.features = rows_of(*ids, tf);
     });
     return out;
 }

@@ -23,7 +23,7 @@ double text_double(std::string_view s) { return std::strtod(std::string(s).c_str
 
 }  // namespace
 
-LinearWeights PgDatabase::linear_weights_since(std::uint64_t sequence) {
+LinearWeights PgDatabase::linear_weights_since(std::uint64_t sequence, const PageVisitor& visit) {
     LinearWeights out;
     snapshot([&] {  // the state, the pages and the sequence of one moment
         auto state = conn_.exec("SELECT hash_bits, bias::text, nb_weight::text, seen_spam, seen_ham FROM linear_state WHERE id = 0");
@@ -36,14 +36,19 @@ LinearWeights PgDatabase::linear_weights_since(std::uint64_t sequence) {
         out.sequence = model_sequence();
         auto r = conn_.exec("SELECT page, weights FROM linear_pages WHERE seq > $1",
                             {Param(static_cast<std::int64_t>(sequence))});
+        std::vector<float> page;  // one buffer for every page handed to `visit`
         for (int i = 0; i < r.rows(); ++i) {
-            std::vector<float> page;
             const std::int64_t number = r.integer(i, 0);
             if (!decode_linear_page(r.bytes(i, 1), page) || number < 0 ||
                 static_cast<std::uint64_t>(number) * linear_page_slots >= (std::uint64_t{1} << out.hash_bits)) {
                 conn_.fail("damaged linear weights: page " + std::to_string(number));
             }
-            out.pages.emplace_back(static_cast<std::uint32_t>(number), std::move(page));
+            if (visit) {
+                visit(static_cast<std::uint32_t>(number), page);
+            } else {
+                out.pages.emplace_back(static_cast<std::uint32_t>(number), std::move(page));
+                page = {};
+            }
         }
     });
     return out;

@@ -41,7 +41,8 @@ public:
                              const std::function<void(model::FeatureId, model::ClassCounts)>& feature) override;
     std::uint64_t model_sequence() override;
     ModelChanges model_changes_since(std::uint64_t sequence, model::TermFrequency tf, std::size_t max_features) override;
-    LinearWeights linear_weights_since(std::uint64_t sequence) override;
+    CountsOf counts_of(const std::vector<model::FeatureId>& ids, model::TermFrequency tf) override;
+    LinearWeights linear_weights_since(std::uint64_t sequence, const PageVisitor& page = {}) override;
     std::vector<LinearSample> linear_samples() override;
     std::string model_settings() override;
     ContactSet load_contacts() override;
@@ -100,6 +101,8 @@ private:
     void prune_deferred_corrections(std::int64_t before);
     void prune_history(std::int64_t before);
     ClassTotals read_totals(model::TermFrequency tf);
+    // The rows of `ids` in the columns `tf` trains on, in the order given, inside the caller's read.
+    std::vector<model::Snapshot::Change> rows_of(const std::vector<model::FeatureId>& ids, model::TermFrequency tf);
 
     Mode mode_;
     std::string uri_;

@@ -56,6 +56,49 @@ SqliteDatabase::ClassTotals SqliteDatabase::visit_counts(model::TermFrequency tf
     return totals;
 }
 
+std::vector<model::Snapshot::Change> SqliteDatabase::rows_of(const std::vector<model::FeatureId>& ids,
+                                                             model::TermFrequency tf) {
+    const bool boolean = tf == model::TermFrequency::boolean;
+    std::vector<model::Snapshot::Change> out;
+    out.reserve(ids.size());
+    Use s(st_->find_feature);
+    for (const model::FeatureId id : ids) {
+        sqlite3_reset(*s);
+        sqlite3_bind_int64(*s, 1, static_cast<sqlite3_int64>(id));
+        model::Snapshot::Change f;
+        f.id = id;
+        const int rc = sqlite3_step(*s);
+        if (rc == SQLITE_ROW) {
+            f.present = true;
+            f.counts = {static_cast<std::uint64_t>(sqlite3_column_int64(*s, boolean ? 2 : 0)),
+                        static_cast<std::uint64_t>(sqlite3_column_int64(*s, boolean ? 3 : 1))};
+        } else if (rc != SQLITE_DONE) {
+            fail(std::string("cannot read feature: ") + error_text());
+        }
+        out.push_back(f);
+    }
+    return out;
+}
+
+SqliteDatabase::CountsOf SqliteDatabase::counts_of(const std::vector<model::FeatureId>& ids, model::TermFrequency tf) {
+    CountsOf out;
+    exec("BEGIN");  // the totals, the vocabulary and the rows of one moment
+    try {
+        out.totals = read_totals(tf);
+        {
+            Statement q(db_, "SELECT features FROM vocabulary WHERE id = 0", path_);
+            if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot read the vocabulary: ") + error_text());
+            out.vocabulary = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 0));
+        }
+        out.features = rows_of(ids, tf);
+        exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+    return out;
+}
+
 // ---- the change log readers refresh by ----
 
 std::uint64_t SqliteDatabase::model_sequence() {
@@ -84,7 +127,6 @@ void SqliteDatabase::log_model_change(const std::vector<model::FeatureId>* ids) 
 
 SqliteDatabase::ModelChanges SqliteDatabase::model_changes_since(std::uint64_t sequence, model::TermFrequency tf,
                                                      std::size_t max_features) {
-    const bool boolean = tf == model::TermFrequency::boolean;
     ModelChanges out;
     exec("BEGIN");  // the list, the totals and the rows of one moment
     try {
@@ -107,23 +149,7 @@ SqliteDatabase::ModelChanges SqliteDatabase::model_changes_since(std::uint64_t s
         const auto ids = changes.ids(out.totals.sequence);
         out.listed = ids.has_value();
         if (ids) {
-            out.features.reserve(ids->size());
-            Use s(st_->find_feature);
-            for (const model::FeatureId id : *ids) {
-                sqlite3_reset(*s);
-                sqlite3_bind_int64(*s, 1, static_cast<sqlite3_int64>(id));
-                model::Snapshot::Change f;
-                f.id = id;
-                const int rc = sqlite3_step(*s);
-                if (rc == SQLITE_ROW) {
-                    f.present = true;
-                    f.counts = {static_cast<std::uint64_t>(sqlite3_column_int64(*s, boolean ? 2 : 0)),
-                                static_cast<std::uint64_t>(sqlite3_column_int64(*s, boolean ? 3 : 1))};
-                } else if (rc != SQLITE_DONE) {
-                    fail(std::string("cannot read feature: ") + error_text());
-                }
-                out.features.push_back(f);
-            }
+            out.features = rows_of(*ids, tf);
         }
         exec("COMMIT");
     } catch (...) {

@@ -37,10 +37,34 @@ private:
     sqlite3_stmt* stmt_ = nullptr;
 };
 
+// A statement of SqliteDatabase::Statements: prepared at its first use, so
+// that a command using three of them (a classify of one message) does not
+// prepare two dozen. `sql` is a string literal.
+class LazyStatement {
+public:
+    LazyStatement(sqlite3* db, const char* sql, const std::filesystem::path& path) : db_(db), sql_(sql), path_(path) {}
+    ~LazyStatement() { sqlite3_finalize(stmt_); }
+    LazyStatement(const LazyStatement&) = delete;
+    LazyStatement& operator=(const LazyStatement&) = delete;
+    sqlite3_stmt* get() {
+        if (stmt_ == nullptr && sqlite3_prepare_v3(db_, sql_, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr) != SQLITE_OK) {
+            throw Error(path_, std::string("cannot prepare statement: ") + sqlite3_errmsg(db_));
+        }
+        return stmt_;
+    }
+
+private:
+    sqlite3* db_;
+    const char* sql_;
+    const std::filesystem::path& path_;  // the database's own, which outlives its statements
+    sqlite3_stmt* stmt_ = nullptr;
+};
+
 // Resets a statement whatever way the scope is left.
 class Use {
 public:
     explicit Use(Statement& s) : s_(s.get()) {}
+    explicit Use(LazyStatement& s) : s_(s.get()) {}
     ~Use() {
         sqlite3_reset(s_);
         sqlite3_clear_bindings(s_);
@@ -113,7 +137,7 @@ struct SqliteDatabase::Statements {
                              " ON m.digest = s.digest AND m.class = s.class WHERE s.class = ?1 AND s.position = ?2",
                              p) {}
 
-    Statement find_message, insert_message, delete_message, upsert_feature, find_feature, delete_feature, update_class,
+    LazyStatement find_message, insert_message, delete_message, upsert_feature, find_feature, delete_feature, update_class,
         insert_contact, delete_contact, feature_text, data_version, find_signature, upsert_signature,
         insert_correction, model_sequence, insert_model_change, trim_model_changes, add_counter, keep_linear_sample,
         find_uncounted, put_uncounted, delete_uncounted, find_linear_sample;

@@ -6,7 +6,7 @@
 
 namespace mailsift::store {
 
-LinearWeights SqliteDatabase::linear_weights_since(std::uint64_t sequence) {
+LinearWeights SqliteDatabase::linear_weights_since(std::uint64_t sequence, const PageVisitor& visit) {
     LinearWeights out;
     exec("BEGIN");  // the state, the pages and the sequence of one moment
     try {
@@ -26,8 +26,8 @@ LinearWeights SqliteDatabase::linear_weights_since(std::uint64_t sequence) {
         Statement q(db_, "SELECT page, weights FROM linear_pages WHERE seq > ?1", path_);
         sqlite3_bind_int64(q.get(), 1, static_cast<sqlite3_int64>(sequence));
         int rc;
+        std::vector<float> page;  // one buffer for every page handed to `visit`
         while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
-            std::vector<float> page;
             const std::string_view bytes(static_cast<const char*>(sqlite3_column_blob(q.get(), 1)),
                                          static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 1)));
             const auto number = sqlite3_column_int64(q.get(), 0);
@@ -35,7 +35,12 @@ LinearWeights SqliteDatabase::linear_weights_since(std::uint64_t sequence) {
                 static_cast<std::uint64_t>(number) * linear_page_slots >= (std::uint64_t{1} << out.hash_bits)) {
                 fail("damaged linear weights: page " + std::to_string(number));
             }
-            out.pages.emplace_back(static_cast<std::uint32_t>(number), std::move(page));
+            if (visit) {
+                visit(static_cast<std::uint32_t>(number), page);
+            } else {
+                out.pages.emplace_back(static_cast<std::uint32_t>(number), std::move(page));
+                page = {};
+            }
         }
         if (rc != SQLITE_DONE) fail(std::string("cannot read the linear weights: ") + error_text());
         exec("COMMIT");

@@ -192,6 +192,20 @@ constexpr Migration migrations[] = {
         text TEXT NOT NULL
     );
     )sql"},
+    // 10 -> 11: the number of feature rows (the vocabulary V of the smoothing),
+    // kept by triggers, so that a command scoring one message reads its own
+    // features' rows and this instead of counting every row.
+    {R"sql(
+    CREATE TABLE IF NOT EXISTS vocabulary (
+        id INTEGER PRIMARY KEY CHECK (id = 0),
+        features INTEGER NOT NULL
+    );
+    INSERT OR REPLACE INTO vocabulary (id, features) SELECT 0, count(*) FROM features;
+    CREATE TRIGGER IF NOT EXISTS features_added AFTER INSERT ON features
+    BEGIN UPDATE vocabulary SET features = features + 1 WHERE id = 0; END;
+    CREATE TRIGGER IF NOT EXISTS features_removed AFTER DELETE ON features
+    BEGIN UPDATE vocabulary SET features = features - 1 WHERE id = 0; END;
+    )sql"},
 };
 static_assert(std::size(migrations) == schema_version);
 

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# one_message.sh - what one message costs a command that handles it alone, as
+# the IMAPSieve recipe runs `mailsift correct` once per moved message and a
+# sieve or procmail recipe runs `mailsift classify` once per delivered one
+# (issue 33): classify, correct to spam and correct back to ham of one
+# message, mailsift beside bogofilter (its defaults, -C) doing the same
+# (-B; -s; -Sn), on a model learned from one server's 20,000 messages; and
+# mailsift again on that model grown ten times with synthetic feature rows:
+# the cost should follow the message, not the model. mailsift is timed twice:
+# alone on its database, and with another connection holding the database
+# open, as a running mailsiftd does (then a command that writes is not the
+# last to close it, and leaves the log's checkpoint to SQLite's automatic
+# one instead of paying for it at every exit). Each figure is the
+# median over RUNS different held-out messages (the SpamAssassin corpus) of
+# one whole process: wall ms, CPU ms (user + system), peak RSS in MB, timed
+# by mailsift-bench-proc. A benchmark: markdown on stdout.
+#
+# usage: bench/one_message.sh [--mailsift PATH] [--runs N] [--scale K]
+#   --runs N   messages (and runs) per figure (default 21)
+#   --scale K  the grown model holds K times the features (default 10)
+set -euo pipefail
+export LC_ALL=C
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+mailsift=$repo_root/build/src/cli/mailsift
+proc=$repo_root/build/bench/mailsift-bench-proc
+runs=21
+scale=10
+while (($#)); do
+    case $1 in
+        --mailsift) mailsift=$2; shift 2 ;;
+        --runs) runs=$2; shift 2 ;;
+        --scale) scale=$2; shift 2 ;;
+        -h|--help) sed -n '2,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        *) echo "one_message: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+corpora=$repo_root/../shared/corpus
+for f in "$corpora/trec07p-first10k/index" "$corpora/trec07p-next10k/index"; do
+    [[ -f $f ]] || { echo "one_message: no index at $f" >&2; exit 2; }
+done
+[[ -d $corpora/spamassassin ]] || { echo "one_message: no SpamAssassin corpus at $corpora/spamassassin" >&2; exit 2; }
+[[ -x $proc ]] || { echo "one_message: build $proc first (cmake --build build --target mailsift-bench-proc)" >&2; exit 2; }
+command -v bogofilter >/dev/null || { echo "one_message: bogofilter is not installed (scripts/deps.sh --bench)" >&2; exit 2; }
+command -v sqlite3 >/dev/null || { echo "one_message: sqlite3 is not installed" >&2; exit 2; }
+
+tmp=$(mktemp -d -t mailsift-one.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+: >"$tmp/empty.conf"
+for f in trec07p-first10k trec07p-next10k; do
+    awk -v d="$corpora/$f" '{ print $1, d "/" $2 }' "$corpora/$f/index"
+done >"$tmp/index"
+"$mailsift" --config "$tmp/empty.conf" --db "$tmp/m.db" learn --index "$tmp/index" >/dev/null
+mkdir -p "$tmp/bf"
+awk '$1 == "spam" { print $2 }' "$tmp/index" | bogofilter -C -d "$tmp/bf" -s -b
+awk '$1 == "ham" { print $2 }' "$tmp/index" | bogofilter -C -d "$tmp/bf" -n -b
+# The grown model: (K - 1) times the vocabulary again in synthetic rows (random
+# ids, small counts), the class totals raised to match.
+vocabulary=$(sqlite3 "$tmp/m.db" "SELECT features FROM vocabulary")
+extra=$(( (scale - 1) * vocabulary ))
+cp "$tmp/m.db" "$tmp/m$scale.db"
+sqlite3 "$tmp/m$scale.db" <<SQL
+BEGIN;
+CREATE TEMP TABLE grown AS
+  WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $extra)
+  SELECT random() AS id, 1 + abs(random() % 3) AS s, abs(random() % 2) AS h, i FROM n;
+INSERT OR IGNORE INTO features (id, spam_occurrences, ham_occurrences, spam_presences, ham_presences, last_seen, text)
+  SELECT id, s, h, s, h, 0, 'synthetic:' || i FROM grown;
+UPDATE classes SET occurrences = occurrences + (SELECT sum(s) FROM grown), presences = presences + (SELECT sum(s) FROM grown) WHERE class = 1;
+UPDATE classes SET occurrences = occurrences + (SELECT sum(h) FROM grown), presences = presences + (SELECT sum(h) FROM grown) WHERE class = 0;
+INSERT INTO model_changes (committed_at, features) VALUES (0, NULL);
+COMMIT;
+SQL
+grown=$(sqlite3 "$tmp/m$scale.db" "SELECT features FROM vocabulary")
+
+# Held-out messages: every 200th of the SpamAssassin corpus, RUNS of them.
+find "$corpora/spamassassin" -type f ! -name 'cmds' | sort | awk 'NR % 200 == 0' | head -n "$runs" >"$tmp/messages"
+n=$(wc -l <"$tmp/messages")
+
+# time NAME COMMAND...: one run per message ({} is the message), "wall cpu peak" lines to $tmp/NAME.
+time_each() {
+    local name=$1; shift
+    : >"$tmp/$name"
+    while read -r m; do
+        local args=()
+        for a in "$@"; do args+=("${a//\{\}/$m}"); done
+        "$proc" -- "${args[@]}" >>"$tmp/$name"
+    done <"$tmp/messages"
+}
+cp "$tmp/m.db" "$tmp/held.db"
+for db in m "m$scale" held; do
+    holder=
+    if [[ $db == held ]]; then
+        # Another connection, open for the whole run, as mailsiftd keeps one.
+        python3 -c 'import sqlite3, sys, time
+c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+c.execute("SELECT count(*) FROM classes").fetchall()
+time.sleep(3600)' "$tmp/held.db" &
+        holder=$!
+        sleep 0.5
+    fi
+    time_each "classify-$db" "$mailsift" --config "$tmp/empty.conf" --db "$tmp/$db.db" classify '{}'
+    time_each "spam-$db" "$mailsift" --config "$tmp/empty.conf" --db "$tmp/$db.db" correct --spam '{}'
+    time_each "ham-$db" "$mailsift" --config "$tmp/empty.conf" --db "$tmp/$db.db" correct --ham '{}'
+    if [[ -n $holder ]]; then kill "$holder"; wait "$holder" 2>/dev/null || true; fi
+done
+time_each classify-bf bogofilter -C -d "$tmp/bf" -B '{}'
+time_each spam-bf bogofilter -C -d "$tmp/bf" -s -B '{}'
+time_each ham-bf bogofilter -C -d "$tmp/bf" -Sn -B '{}'
+
+# median FILE COLUMN
+median() { awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '{ v[NR] = $1 } END { printf "%.1f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+mb() { awk -v k="$(median "$1" 3)" 'BEGIN { printf "%.1f", k / 1024 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+# bogofilter -B exits 0, 1 or 2 for spam, ham and unsure; the others exit 0 when they worked.
+failed=$(cat "$tmp"/classify-m* "$tmp"/spam-* "$tmp"/ham-* | awk '$4 != 0' | wc -l)
+
+echo "## One message, one process ($n held-out SpamAssassin messages, medians)"
+echo
+echo "Models: one server's 20,000 messages ($vocabulary features; bogofilter's database beside it), and the same grown to $grown features (x$scale)."
+echo
+echo "| operation | mailsift alone: wall / CPU ms, peak MB | with the database held open | bogofilter | alone / bogofilter (wall, CPU, peak) | held / bogofilter (wall, CPU) | mailsift alone, x$scale model | x$scale / 20,000 (wall, CPU) |"
+echo "|---|---|---|---|---|---|---|---|"
+for op in classify spam ham; do
+    case $op in
+        classify) what="classify (bogofilter -B)" ;;
+        spam) what="correct --spam (bogofilter -s)" ;;
+        ham) what="correct --ham, the undo (bogofilter -Sn)" ;;
+    esac
+    mw=$(median "$tmp/$op-m" 1) mc=$(median "$tmp/$op-m" 2) mp=$(mb "$tmp/$op-m")
+    hw=$(median "$tmp/$op-held" 1) hc=$(median "$tmp/$op-held" 2) hp=$(mb "$tmp/$op-held")
+    bw=$(median "$tmp/$op-bf" 1) bc=$(median "$tmp/$op-bf" 2) bp=$(mb "$tmp/$op-bf")
+    gw=$(median "$tmp/$op-m$scale" 1) gc=$(median "$tmp/$op-m$scale" 2) gp=$(mb "$tmp/$op-m$scale")
+    echo "| $what | $mw / $mc, $mp | $hw / $hc, $hp | $bw / $bc, $bp | $(ratio "$mw" "$bw"), $(ratio "$mc" "$bc"), $(ratio "$mp" "$bp") | $(ratio "$hw" "$bw"), $(ratio "$hc" "$bc") | $gw / $gc, $gp | $(ratio "$gw" "$mw"), $(ratio "$gc" "$mc") |"
+done
+echo
+echo "Targets (issue 33): classify and correct at most 2x bogofilter's wall and CPU, peak at most 2x; the x$scale model within 1.2x of the 20,000-message figures."
+((failed == 0)) || echo "one_message: $failed runs exited non-zero" >&2
