@@ -19,6 +19,8 @@
 # A benchmark: it prints numbers and fails only when a part does not start.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$repo/bench/lib.sh"  # free_port
 build=$repo/build
 corpus=""
 connections=16 seconds=20 reps=3 clients=50 client_nice=0 kinds=status,scan,signin
@@ -53,7 +55,6 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 find "$corpus" -type f ! -name index ! -name README ! -name '*.md' | sort >"$tmp/all"
 awk 'NR % 2 == 1' "$tmp/all" >"$tmp/train"

@@ -38,6 +38,8 @@ export LC_ALL=C
 export PATH="$PATH:/usr/sbin:/sbin"
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$repo_root/bench/lib.sh"  # free_port, port_open, stop_pid
 mailsiftd=$repo_root/build/src/daemon/mailsiftd
 mailsift=$repo_root/build/src/cli/mailsift
 corpus=$repo_root/../shared/corpus/spamassassin
@@ -88,17 +90,10 @@ show_logs() {
         tail -n 20 "$f" | sed 's/^/[bench]   /' >&2
     done
 }
-stop_pid() {  # stop_pid PID: TERM, up to 5 s, then KILL (only our own children)
-    local pid=$1
-    kill -0 "$pid" 2>/dev/null || return 0
-    kill -TERM "$pid" 2>/dev/null
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null
-}
 cleanup() {
     set +e
-    [[ -n $srcpid ]] && stop_pid "$srcpid"
-    [[ -n $dpid ]] && stop_pid "$dpid"
+    [[ -n $srcpid ]] && stop_pid "$srcpid" 5
+    [[ -n $dpid ]] && stop_pid "$dpid" 5
     if [[ -n $pf_started ]]; then
         # "postfix stop" signals this instance's master (its own pid file) and waits for it.
         timeout 30 postfix -c "$pfetc" stop >>"$work/postfix-cmd.log" 2>&1
@@ -109,7 +104,7 @@ cleanup() {
             kill -KILL "$master" 2>/dev/null
         fi
     fi
-    [[ -n $sinkpid ]] && stop_pid "$sinkpid"
+    [[ -n $sinkpid ]] && stop_pid "$sinkpid" 5
     wait 2>/dev/null
     if [[ -n $work && -d $work ]]; then
         if ((keep)); then say "kept $work"; else rm -rf "$work"; fi
@@ -147,10 +142,6 @@ milter_config=$(realpath "$milter_config")
 [[ -d $corpus/spam && -d $corpus/easy_ham ]] || die "corpus not found: $corpus (needs spam/ and easy_ham/)"
 corpus=$(realpath "$corpus")
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
 wait_for() {  # wait_for SECONDS COMMAND...: poll every 0.2 s until COMMAND succeeds
     local deadline=$((SECONDS + $1))
     shift

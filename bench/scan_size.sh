@@ -28,6 +28,8 @@ export LC_ALL=C
 export PATH="$PATH:/usr/sbin:/sbin"
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$repo_root/bench/lib.sh"  # free_port, port_open, stop_pid
 mailsiftd=$repo_root/build/src/daemon/mailsiftd
 mailsift=$repo_root/build/src/cli/mailsift
 corpus=$repo_root/../shared/corpus/spamassassin
@@ -65,13 +67,6 @@ show_logs() {
         tail -n 20 "$f" | sed 's/^/[scan-size]   /' >&2
     done
 }
-stop_pid() {  # stop_pid PID: TERM, up to 30 s, then KILL (only our own children)
-    local pid=$1
-    kill -0 "$pid" 2>/dev/null || return 0
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-}
 cleanup() {
     set +e
     [[ -n $dpid ]] && stop_pid "$dpid"
@@ -100,7 +95,6 @@ mailsiftd=$(realpath "$mailsiftd") mailsift=$(realpath "$mailsift")
 [[ -d $corpus/spam && -d $corpus/easy_ham ]] || die "corpus not found: $corpus (needs spam/ and easy_ham/)"
 corpus=$(realpath "$corpus")
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
 wait_for() {  # wait_for SECONDS COMMAND...: poll every 0.2 s until COMMAND succeeds
     local deadline=$((SECONDS + $1))

@@ -25,10 +25,11 @@ corpus=$repo_root/../shared/corpus/spamassassin
 config=
 reps=3
 
-# Issue 21, item 5: the speed floor, same run as bogofilter.
-target_classify=3      # classify messages per CPU second >= 3 x bogofilter's
-target_learn=1.5       # learn messages per CPU second >= 1.5 x bogofilter's
-target_db=2            # database <= 2 x bogofilter's for the same training
+# The targets (bench/targets.sh): the same figures run.sh's batch section reports.
+# shellcheck source-path=SCRIPTDIR source=targets.sh
+. "$repo_root/bench/targets.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$repo_root/bench/lib.sh"
 
 usage() { sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 bad_usage() { echo "speed: $*" >&2; usage >&2; exit 2; }
@@ -225,11 +226,6 @@ calc() {
 ratio() { calc '%.2f' "$1" "$2" 'b > 0' 'a / b'; }
 rate()  { calc '%.0f' "$1" "$2" 'b > 0' 'a / b'; }      # messages / seconds
 mib()   { calc '%.1f' "$1" "$2" 'b > 0' 'a / b'; }      # KiB or bytes -> MiB
-met() {   # met VALUE LIMIT at_least|at_most
-    [[ $1 =~ ^[0-9.]+$ ]] || { echo n/a; return; }
-    awk -v v="$1" -v t="$2" -v d="$3" 'BEGIN { ok = d == "at_least" ? v >= t : v <= t; print ok ? "met" : "NOT met" }'
-}
-
 declare -A cell
 for t in ms bf; do
     for phase in learn classify; do
@@ -277,11 +273,11 @@ speed_row "classify: wall s" classify.wall
 speed_row "classify: msgs/s" classify.rate
 speed_row "classify: peak RSS MiB" classify.rss
 echo
-echo "Issue 21's speed floor (same run as bogofilter):"
+echo "Against the targets (bench/targets.sh; same run as bogofilter):"
 echo
-echo "- classify messages per CPU second >= ${target_classify}x bogofilter's: ${classify_ratio}x, $(met "$classify_ratio" "$target_classify" at_least)"
-echo "- learn messages per CPU second >= ${target_learn}x bogofilter's: ${learn_ratio}x, $(met "$learn_ratio" "$target_learn" at_least)"
-echo "- database <= ${target_db}x bogofilter's for the same training: ${db_ratio}x, $(met "$db_ratio" "$target_db" at_most)"
+echo "- classify messages per CPU second, $(shown ">=" "$target_classify_ratio" "x") bogofilter's: ${classify_ratio}x, $(at_least "$classify_ratio" "$target_classify_ratio")"
+echo "- learn messages per CPU second over bogofilter's: ${learn_ratio}x (target: $(shown ">=" "$target_learn_ratio" "x"), $(at_least "$learn_ratio" "$target_learn_ratio"))"
+echo "- database over bogofilter's for the same training: ${db_ratio}x (target: $(shown "<=" "$target_db_ratio" "x"), $(at_most "$db_ratio" "$target_db_ratio"))"
 echo
 echo "Ratio: mailsift / bogofilter (msgs per second: above 1, mailsift is faster; sizes: below 1,"
 echo "smaller). Each learn starts from an empty database; CPU = user+sys from /usr/bin/time; learn is"

@@ -1,0 +1,44 @@
+# shellcheck shell=bash
+# bench/lib.sh - what the benchmark scripts share; sourced, never run.
+#   free_port                a free TCP port on 127.0.0.1 (the kernel's pick)
+#   port_open PORT           something listens on 127.0.0.1:PORT
+#   stop_pid PID [SECONDS] [MARK]
+#                            TERM, up to SECONDS (default 30), then KILL; with
+#                            MARK, only while the process's command line holds
+#                            MARK (the run's work directory), so that a PID the
+#                            system has reused for someone else's process is
+#                            never signalled
+#   at_least VALUE TARGET, at_most VALUE TARGET
+#                            "met", "not met", or "-" for no value or no target
+# The targets themselves are in bench/targets.sh.
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
+
+# still_ours PID [MARK]: the process is there (and, with MARK, still the one we started).
+still_ours() {
+    local cmd
+    [[ -n ${2:-} ]] || { kill -0 "$1" 2>/dev/null; return; }
+    cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline") || return 1
+    [[ $cmd == *"$2"* ]]
+}
+
+stop_pid() {
+    local pid=$1 seconds=${2:-30} mark=${3:-} i
+    still_ours "$pid" "$mark" || return 0
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for ((i = 0; i < seconds * 10; i++)); do
+        still_ours "$pid" "$mark" || return 0   # gone (or a zombie, whose command line is empty)
+        sleep 0.1
+    done
+    still_ours "$pid" "$mark" && kill -KILL "$pid" 2>/dev/null
+    return 0
+}
+
+at_least() { awk -v v="$1" -v t="$2" 'BEGIN { if (v !~ /^[0-9.]/ || t == "") print "-"; else print (v + 0 >= t) ? "met" : "not met" }'; }
+at_most() { awk -v v="$1" -v t="$2" 'BEGIN { if (v !~ /^[0-9.]/ || t == "") print "-"; else print (v + 0 <= t) ? "met" : "not met" }'; }
+# shown OP TARGET [UNIT]: "OP TARGETUNIT" for the summary's target column, "-" without a target.
+shown() { if [[ -n ${2:-} ]]; then printf '%s %s%s' "$1" "$2" "${3:-}"; else printf -- '-'; fi; }
