@@ -8,6 +8,8 @@
 #                            MARK (the run's work directory), so that a PID the
 #                            system has reused for someone else's process is
 #                            never signalled
+#   synthetic_export N       a model export (mailsift(1), FORMAT) of N synthetic
+#                            features (fixed seed, ids ascending, small counts)
 #   at_least VALUE TARGET, at_most VALUE TARGET
 #                            "met", "not met", or "-" for no value or no target
 # The targets themselves are in bench/targets.sh.
@@ -42,3 +44,21 @@ at_least() { awk -v v="$1" -v t="$2" 'BEGIN { if (v !~ /^[0-9.]/ || t == "") pri
 at_most() { awk -v v="$1" -v t="$2" 'BEGIN { if (v !~ /^[0-9.]/ || t == "") print "-"; else print (v + 0 <= t) ? "met" : "not met" }'; }
 # shown OP TARGET [UNIT]: "OP TARGETUNIT" for the summary's target column, "-" without a target.
 shown() { if [[ -n ${2:-} ]]; then printf '%s %s%s' "$1" "$2" "${3:-}"; else printf -- '-'; fi; }
+
+synthetic_export() {
+    awk -v n="$1" -v now="$(date +%s)" 'BEGIN {
+        srand(20240601); OFS = "\t"
+        print "mailsift-model", 1
+        for (k = 0; k < n; k++) {
+            hi = (2147483648 + int(k * 4294967296 / n)) % 4294967296   # ascending as signed 64-bit
+            lo = int(rand() * 4294967296)
+            c = 1 + int(rand() * rand() * 4)
+            spam = (rand() < 0.5)
+            if (spam) { so += c; sp++ } else { ho += c; hp++ }
+            printf "feature\t%08x%08x\t%d\t%d\t%d\t%d\t%d\tw:synthetic%d\n", hi, lo, spam ? c : 0, spam ? 0 : c, spam, 1 - spam, now, k
+        }
+        print "class", "spam", 0, so + 0, sp + 0
+        print "class", "ham", 0, ho + 0, hp + 0
+        print "end", n, 0, 0
+    }'
+}

@@ -23,6 +23,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"  # synthetic_export, free_port, stop_pid
 corpus=$root/../shared/corpus/trec07p-first10k
 features=1000000
 build=$root/build
@@ -74,22 +76,7 @@ pgdb() {  # pgdb NAME: a new empty database, its URI
 now() { date +%s.%N; }
 rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.0f", n / (b - a) }'; }
 
-# A synthetic export of N features (mailsift(1), FORMAT), as bench/run.sh's refresh section makes it.
-awk -v n="$features" -v now="$(date +%s)" 'BEGIN {
-    srand(20240601); OFS = "\t"
-    print "mailsift-model", 1
-    for (k = 0; k < n; k++) {
-        hi = (2147483648 + int(k * 4294967296 / n)) % 4294967296
-        lo = int(rand() * 4294967296)
-        c = 1 + int(rand() * rand() * 4)
-        spam = (rand() < 0.5)
-        if (spam) { so += c; sp++ } else { ho += c; hp++ }
-        printf "feature\t%08x%08x\t%d\t%d\t%d\t%d\t%d\tw:synthetic%d\n", hi, lo, spam ? c : 0, spam ? 0 : c, spam, 1 - spam, now, k
-    }
-    print "class", "spam", 0, so + 0, sp + 0
-    print "class", "ham", 0, ho + 0, hp + 0
-    print "end", n, 0, 0
-}' >"$tmp/synthetic.export"
+synthetic_export "$features" >"$tmp/synthetic.export"
 head -n 500 "$tmp/held.list" >"$tmp/batch.list"
 
 start_daemon() {  # start_daemon NAME DB [CONF-LINES]: DPID, DPORT, DLOG

@@ -10,21 +10,7 @@ sec_refresh() {
     # class (no learned messages). Then the corpus training part
     # is learned on top, so the real features score as usual.
     say "generating and importing $n synthetic features"
-    awk -v n="$n" -v now="$(date +%s)" 'BEGIN {
-        srand(20240601); OFS = "\t"
-        print "mailsift-model", 1
-        for (k = 0; k < n; k++) {
-            hi = (2147483648 + int(k * 4294967296 / n)) % 4294967296   # ascending as signed 64-bit
-            lo = int(rand() * 4294967296)
-            c = 1 + int(rand() * rand() * 4)
-            spam = (rand() < 0.5)
-            if (spam) { so += c; sp++ } else { ho += c; hp++ }
-            printf "feature\t%08x%08x\t%d\t%d\t%d\t%d\t%d\tw:synthetic%d\n", hi, lo, spam ? c : 0, spam ? 0 : c, spam, 1 - spam, now, k
-        }
-        print "class", "spam", 0, so + 0, sp + 0
-        print "class", "ham", 0, ho + 0, hp + 0
-        print "end", n, 0, 0
-    }' >"$tmp/synthetic.export"
+    synthetic_export "$n" >"$tmp/synthetic.export"
     local db=$tmp/refresh.db t
     t=$SECONDS
     "$mailsift" --config "$tmp/empty.conf" --db "$db" import "$tmp/synthetic.export" >>"$tmp/learn.log" 2>&1 ||
