@@ -403,7 +403,7 @@ Response App::learn(const Request& req) {
     if (engine::refused(problem)) return error(req, http::status::unprocessable_entity, engine::describe(problem));
     try {
         const auto db = store::open(options_.database.string(), store::Database::Mode::read_write);
-        engine::Trainer trainer(*db, options_.settings);
+        engine::Trainer trainer(*db, options_.settings, engine::Trainer::Reads::rows);  // one message: its rows
         const auto now = static_cast<std::int64_t>(std::time(nullptr));
         // As `mailsift learn` one message: thick-threshold training applies.
         const auto outcome = trainer.learn(raw, raw.size(), cls == "spam" ? store::Class::spam : store::Class::ham, now);
@@ -480,7 +480,7 @@ Response App::correct(const Request& req) {
     const store::Class to = body["class"] == "spam" ? store::Class::spam : store::Class::ham;
     try {
         const auto db = store::open(options_.database.string(), store::Database::Mode::read_write);
-        engine::Trainer trainer(*db, options_.settings);
+        engine::Trainer trainer(*db, options_.settings, engine::Trainer::Reads::rows);  // one message: its rows
         // Exactly as `mailsift correct --signature`: once; the other way moves it.
         const auto r = trainer.correct_or_defer_signature(*id, to, static_cast<std::int64_t>(std::time(nullptr)));
         trainer.commit();

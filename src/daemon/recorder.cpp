@@ -173,7 +173,8 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
 void Recorder::apply_deferred_corrections(store::Database& db) {
     try {
         if (!db.has_deferred_corrections()) return;
-        engine::Trainer trainer(db, options_.settings);
+        // A few corrections: the rows they need, not the whole model (Trainer::Reads).
+        engine::Trainer trainer(db, options_.settings, engine::Trainer::Reads::rows);
         const std::size_t n = trainer.apply_deferred_corrections(static_cast<std::int64_t>(std::time(nullptr)));
         if (n > 0) log_info("trained " + std::to_string(n) + " correction(s) made before their scan was written");
     } catch (const std::exception& e) {

@@ -19,6 +19,7 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/postfix_base.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/dovecot_private.sh"
 
 PF_STARTED=""
 PFETC=""
@@ -113,60 +114,10 @@ mkdir -p "$DOVE/run" "$DOVE/state" "$SIEVE"
 touch "$WORK/dovecot.log" "$WORK/dovecot-info.log"
 IMAP_PASSWORD="looking-glass-$RANDOM$RANDOM"
 echo "alice:{PLAIN}$IMAP_PASSWORD" >"$DOVE/users"
-recipe() {  # recipe NAME: the README block with this instance's paths
-    python3 "$HERE/readme_recipe.py" "$README" "$1" \
-        "/etc/dovecot/sieve=$SIEVE" "/usr/bin/mailsift=$WORK/bin/mailsift" \
-        "/var/lib/mailsift/mailsift.db=$DB"
-}
-for name in dovecot.conf report-spam.sieve report-ham.sieve learn-spam learn-ham sieve-setup; do
-    recipe "$name" >"$DOVE/$name" || bail "README.md has the recipe '$name'"
-done
+absent_recipe=$(dovecot_readme_recipes "$HERE" "$README" "$DOVE" "$SIEVE" "$WORK/bin/mailsift" "$DB") ||
+    bail "README.md has the recipe '$absent_recipe'"
 cp "$DOVE/report-spam.sieve" "$DOVE/report-ham.sieve" "$DOVE/learn-spam" "$DOVE/learn-ham" "$SIEVE/"
-cat >"$DOVE/dovecot.conf.main" <<EOF
-# Private Dovecot for dovecot_test.sh: nothing here refers to /etc/dovecot.
-protocols = imap
-listen = 127.0.0.1
-base_dir = $DOVE/run
-state_dir = $DOVE/state
-log_path = $WORK/dovecot.log
-info_log_path = $WORK/dovecot-info.log
-ssl = no
-disable_plaintext_auth = no
-auth_mechanisms = plain
-mail_location = maildir:$MAIL/%n
-first_valid_uid = $MAIL_UID
-last_valid_uid = $MAIL_UID
-passdb {
-  driver = passwd-file
-  args = scheme=PLAIN username_format=%n $DOVE/users
-}
-userdb {
-  driver = static
-  args = uid=$MAIL_UID gid=$MAIL_GID home=$MAIL/%n
-}
-service imap-login {
-  inet_listener imap {
-    address = 127.0.0.1
-    port = $IMAP_PORT
-  }
-  inet_listener imaps {
-    port = 0
-  }
-}
-namespace inbox {
-  inbox = yes
-  mailbox Junk {
-    auto = create
-    special_use = \\Junk
-  }
-  mailbox Trash {
-    auto = create
-    special_use = \\Trash
-  }
-}
-# The README's lines:
-!include $DOVE/dovecot.conf
-EOF
+dovecot_private_conf "$DOVE" "$WORK" "$MAIL" "$MAIL_UID" "$MAIL_GID" "$IMAP_PORT" >"$DOVE/dovecot.conf.main"
 # A sanitizer build of mailsift reserves terabytes of address space for its shadow
 # memory, which Dovecot's default 256 MB vsz_limit on the imap process (inherited
 # by the pipe programs) forbids; a release build runs within the default.
