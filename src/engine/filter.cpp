@@ -211,6 +211,8 @@ std::shared_ptr<const model::LinearModel> load_linear(store::Database& db, const
                                  " slots, but linear_hash_bits is " + std::to_string(settings.linear.hash_bits) +
                                  ": keep the setting the database was trained with");
     }
+    // Then the steps kept as slots, in the order written (the store checked each is below 2^hash_bits).
+    for (const auto& d : w.deltas) weights[d.slot] += d.delta;
     m->set_state(w.bias, w.nb_weight);
     sequence = w.sequence;
     if (state != nullptr) *state = w;

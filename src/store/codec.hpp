@@ -28,9 +28,57 @@ std::string encode_terms(std::vector<std::pair<model::FeatureId, std::uint32_t>>
 std::string encode_linear_page(const float* weights);
 // false when `bytes` is not a page.
 bool decode_linear_page(std::string_view bytes, std::vector<float>& out);
-// `stored` (a page's bytes, or empty for a page never written) plus `delta`,
-// encoded; nullopt when `stored` is not a page (damaged: left as it is).
-std::optional<std::string> add_to_linear_page(std::string_view stored, const float* delta);
+
+// ---- slot deltas (linear_deltas rows): a change of few slots, kept as those
+// slots until it is folded into the pages ----
+
+using SlotDelta = LinearWeights::SlotDelta;
+// The slots of `change.pages` whose delta is not zero, ascending.
+std::vector<SlotDelta> sparse_linear_change(const WriteTransaction::LinearChange& change);
+// Slots ascending, each once: varint gaps and binary32 little-endian deltas.
+std::string encode_slot_deltas(const std::vector<SlotDelta>& deltas);
+// Appends a row's deltas to `out`; false when damaged or a slot is not below `slots`.
+bool decode_slot_deltas(std::string_view bytes, std::size_t slots, std::vector<SlotDelta>& out);
+
+// Stored slot deltas (in the order written) and then a change's pages, added
+// to whole pages: what a fold writes and an export reads. Each slot gets its
+// additions in the order they were written, so a page folded here holds the
+// same floats a reader adding the deltas to the stored page computes.
+class PageFold {
+public:
+    explicit PageFold(const std::vector<SlotDelta>& deltas);
+    // A dense change written after the deltas: linear_page_slots floats (kept by pointer).
+    void add(std::uint32_t page, const float* delta);
+    // The pages anything is added to, ascending.
+    std::vector<std::uint32_t> pages() const;
+    bool touches(std::uint32_t page) const { return sparse_.contains(page) || dense_.contains(page); }
+    // `stored` (empty: a page never written) with this page's additions,
+    // encoded; nullopt when `stored` is not a page.
+    std::optional<std::string> apply(std::uint32_t page, std::string_view stored) const;
+
+private:
+    std::map<std::uint32_t, std::vector<std::pair<std::uint32_t, float>>> sparse_;  // page: (offset, delta) in order
+    std::map<std::uint32_t, const float*> dense_;
+};
+
+// The stored pages, read in ascending order, with a fold's additions: each
+// page handed to `emit` once, in order, including those only the fold makes.
+class LinearPageMerge {
+public:
+    using Emit = std::function<void(std::uint32_t page, std::string_view bytes)>;
+    LinearPageMerge(const PageFold& fold, Emit emit) : fold_(fold), only_(fold.pages()), emit_(std::move(emit)) {}
+    // The next stored page; false when its bytes are not a page.
+    bool stored(std::uint32_t page, std::string_view bytes);
+    // The fold's pages after the last stored one.
+    void finish();
+
+private:
+    void emit_fold_before(std::uint64_t page);
+    const PageFold& fold_;
+    std::vector<std::uint32_t> only_;  // the fold's pages, ascending
+    std::size_t next_ = 0;
+    Emit emit_;
+};
 
 // ---- a rehearsal sample's stored form: the message's prefix, zstd-compressed ----
 

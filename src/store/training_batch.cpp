@@ -75,12 +75,100 @@ bool decode_linear_page(std::string_view bytes, std::vector<float>& out) {
     return true;
 }
 
-std::optional<std::string> add_to_linear_page(std::string_view stored, const float* delta) {
-    std::vector<float> page(linear_page_slots, 0.0f);
-    if (!stored.empty() && !decode_linear_page(stored, page)) return std::nullopt;
-    for (std::size_t i = 0; i < linear_page_slots; ++i) page[i] += delta[i];
-    return encode_linear_page(page.data());
+// ---- slot deltas ----
+
+std::vector<SlotDelta> sparse_linear_change(const WriteTransaction::LinearChange& change) {
+    std::vector<SlotDelta> out;
+    for (const auto& [number, delta] : change.pages) {
+        const auto base = static_cast<std::uint32_t>(std::size_t{number} * linear_page_slots);
+        for (std::size_t i = 0; i < linear_page_slots; ++i) {
+            if (delta[i] != 0.0f) out.push_back({base + static_cast<std::uint32_t>(i), delta[i]});
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const SlotDelta& a, const SlotDelta& b) { return a.slot < b.slot; });
+    return out;
 }
+
+std::string encode_slot_deltas(const std::vector<SlotDelta>& deltas) {
+    std::string out;
+    out.reserve(deltas.size() * 6);
+    std::uint32_t next = 0;  // the lowest slot the next one may be
+    for (const auto& d : deltas) {
+        put_varint(out, d.slot - next);
+        next = d.slot + 1;
+        const auto bits = std::bit_cast<std::uint32_t>(d.delta);
+        for (int k = 0; k < 4; ++k) out.push_back(static_cast<char>(bits >> (8 * k)));
+    }
+    return out;
+}
+
+bool decode_slot_deltas(std::string_view bytes, std::size_t slots, std::vector<SlotDelta>& out) {
+    std::size_t i = 0;
+    std::uint64_t next = 0;
+    while (i < bytes.size()) {
+        std::uint64_t gap = 0;
+        if (!get_varint(bytes, i, gap) || bytes.size() - i < 4) return false;
+        const std::uint64_t slot = next + gap;
+        if (slot >= slots) return false;
+        std::uint32_t bits = 0;
+        for (int k = 0; k < 4; ++k) bits |= std::uint32_t{static_cast<unsigned char>(bytes[i + static_cast<std::size_t>(k)])} << (8 * k);
+        i += 4;
+        out.push_back({static_cast<std::uint32_t>(slot), std::bit_cast<float>(bits)});
+        next = slot + 1;
+    }
+    return true;
+}
+
+PageFold::PageFold(const std::vector<SlotDelta>& deltas) {
+    for (const auto& d : deltas) {
+        sparse_[static_cast<std::uint32_t>(d.slot / linear_page_slots)].emplace_back(
+            static_cast<std::uint32_t>(d.slot % linear_page_slots), d.delta);
+    }
+}
+
+void PageFold::add(std::uint32_t page, const float* delta) { dense_[page] = delta; }
+
+std::vector<std::uint32_t> PageFold::pages() const {
+    std::vector<std::uint32_t> out;
+    for (const auto& [number, _] : sparse_) out.push_back(number);
+    for (const auto& [number, _] : dense_) {
+        if (!sparse_.contains(number)) out.push_back(number);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::optional<std::string> PageFold::apply(std::uint32_t page, std::string_view stored) const {
+    std::vector<float> weights(linear_page_slots, 0.0f);
+    if (!stored.empty() && !decode_linear_page(stored, weights)) return std::nullopt;
+    if (const auto s = sparse_.find(page); s != sparse_.end()) {
+        for (const auto& [offset, delta] : s->second) weights[offset] += delta;
+    }
+    if (const auto d = dense_.find(page); d != dense_.end()) {
+        for (std::size_t i = 0; i < linear_page_slots; ++i) weights[i] += d->second[i];
+    }
+    return encode_linear_page(weights.data());
+}
+
+void LinearPageMerge::emit_fold_before(std::uint64_t page) {
+    for (; next_ < only_.size() && only_[next_] < page; ++next_) emit_(only_[next_], *fold_.apply(only_[next_], {}));
+}
+
+bool LinearPageMerge::stored(std::uint32_t page, std::string_view bytes) {
+    emit_fold_before(page);
+    if (next_ < only_.size() && only_[next_] == page) ++next_;
+    if (!fold_.touches(page)) {
+        if (bytes.size() != linear_page_slots * 4) return false;
+        emit_(page, bytes);
+        return true;
+    }
+    const auto sum = fold_.apply(page, bytes);
+    if (!sum) return false;
+    emit_(page, *sum);
+    return true;
+}
+
+void LinearPageMerge::finish() { emit_fold_before(std::uint64_t{1} << 32); }
 
 // ---- rehearsal samples ----
 

@@ -14,18 +14,15 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 using namespace mailsift;
 using TempDir = mailsift::testing::TempDir;
 using mailsift::testing::digest;
 using mailsift::testing::terms;
+using mailsift::testing::read_linear;
 using store::Class;
 using Database = store::SqliteDatabase;
-
-namespace {
-
-
-}  // namespace
 
 TEST_CASE("A new database is created with the current schema and WAL", "[store]") {
     TempDir dir;
@@ -297,7 +294,7 @@ TEST_CASE("A locked database makes training fail cleanly, not corrupt", "[store]
     REQUIRE(db.load_counts(model::TermFrequency::raw).messages.ham == 1);
 }
 
-TEST_CASE("The linear scorer's steps add up in the store, once per learned message, and readers get the pages changed",
+TEST_CASE("The linear scorer's steps add up in the store, once per learned message, and readers get what changed",
           "[store]") {
     FOR_EACH_BACKEND(store_);
     const auto opened_writer = store_.open(), opened_reader = store_.open(Database::Mode::read_only);
@@ -308,6 +305,7 @@ TEST_CASE("The linear scorer's steps add up in the store, once per learned messa
     REQUIRE(empty.bias == 0.0);
     REQUIRE(empty.nb_weight == 1.0);
     REQUIRE(empty.pages.empty());
+    REQUIRE(empty.deltas.empty());
 
     auto step = [](std::vector<model::Slot> slots, float w, double u) {
         store::TrainingBatch::LinearStep s;
@@ -316,6 +314,7 @@ TEST_CASE("The linear scorer's steps add up in the store, once per learned messa
         s.step = {w, u};
         return s;
     };
+    std::vector<float> table(4096, 0.0f);  // what a reader holds
     {
         store::TrainingBatch b(writer);
         const auto a = step({1, 5, 2048}, 0.5f, 0.25);
@@ -329,13 +328,15 @@ TEST_CASE("The linear scorer's steps add up in the store, once per learned messa
     REQUIRE(first.bias == Approx(0.25));
     REQUIRE(first.nb_weight == Approx(1.125));
     REQUIRE(first.sequence == reader.model_sequence());
-    std::map<std::uint32_t, std::vector<float>> pages(first.pages.begin(), first.pages.end());
-    REQUIRE(pages.size() == 2);  // pages 0 and 2: the others were never written
-    REQUIRE(pages.at(0)[1] == 0.5f);
-    REQUIRE(pages.at(0)[5] == 0.25f);
-    REQUIRE(pages.at(0)[0] == 0.0f);
-    REQUIRE(pages.at(2)[0] == 0.5f);                     // slot 2048
-    REQUIRE(pages.at(2)[3000 - 2048] == -0.25f);         // slot 3000
+    // A step of a few slots is kept as those slots, not as the pages they fall on.
+    REQUIRE(first.pages.empty());
+    REQUIRE(first.deltas.size() == 4);  // slots 1, 5, 2048 and 3000, each once
+    read_linear(table, first);
+    REQUIRE(table[1] == 0.5f);
+    REQUIRE(table[5] == 0.25f);
+    REQUIRE(table[0] == 0.0f);
+    REQUIRE(table[2048] == 0.5f);
+    REQUIRE(table[3000] == -0.25f);
 
     // Learning the same message again moves nothing; moving it steps again;
     // a step of its own (rehearsal) always counts.
@@ -350,12 +351,15 @@ TEST_CASE("The linear scorer's steps add up in the store, once per learned messa
     }
     const auto second = reader.linear_weights_since(first.sequence);
     REQUIRE(second.sequence == first.sequence + 1);
-    std::map<std::uint32_t, std::vector<float>> changed(second.pages.begin(), second.pages.end());
-    REQUIRE(changed.size() == 2);  // pages 2 and 3; page 0 is as it was
-    REQUIRE(changed.at(2)[3000 - 2048] == 0.25f);
-    REQUIRE(changed.at(3)[4095 - 3072] == 2.0f);
+    REQUIRE(second.deltas.size() == 2);  // slots 3000 and 4095; the others are as they were
+    read_linear(table, second);
+    REQUIRE(table[3000] == 0.25f);
+    REQUIRE(table[4095] == 2.0f);
+    REQUIRE(table[1] == 0.5f);
     REQUIRE(second.bias == Approx(0.25 + 0.5 + 2.0));
-    REQUIRE(reader.linear_weights_since(second.sequence).pages.empty());
+    const auto none = reader.linear_weights_since(second.sequence);
+    REQUIRE(none.pages.empty());
+    REQUIRE(none.deltas.empty());
 
     // A batch rolled back adds nothing.
     {
@@ -374,6 +378,63 @@ TEST_CASE("The linear scorer's steps add up in the store, once per learned messa
         REQUIRE_THROWS_WITH(b.commit(), Catch::Contains("2^12 slots, not 2^14"));
     }
     REQUIRE(reader.statistics().messages.spam == 2);
+}
+
+TEST_CASE("Slot deltas are folded into the pages once 2^hash_bits / 8 are held, and every reader, incremental or not, "
+          "and the export see the same floats as adding each step in turn",
+          "[store]") {
+    FOR_EACH_BACKEND(store_);
+    const auto opened_writer = store_.open(), opened_reader = store_.open(Database::Mode::read_only);
+    store::Database &writer = *opened_writer, &reader = *opened_reader;
+    constexpr unsigned bits = 12;  // 4,096 slots: a fold once more than 512 deltas are held
+    REQUIRE(store::linear_fold_slots(bits) == 512);
+    std::vector<float> expected(std::size_t{1} << bits, 0.0f);  // each step added in turn
+    std::vector<float> incremental(expected.size(), 0.0f), table(expected.size(), 0.0f);
+    std::uint64_t seen = 0;
+    std::uint32_t seed = 12345;
+    auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+    bool folded = false, kept = false;
+    for (int batch = 0; batch < 40; ++batch) {
+        store::TrainingBatch::LinearStep s;
+        s.hash_bits = bits;
+        // 60 distinct slots, and a step whose sums round: thirds, tenths.
+        for (model::Slot k = 0; k < 60; ++k) s.slots.push_back((next() >> 8) % 64 + 64 * k);
+        s.step = {static_cast<float>(static_cast<int>(next() % 2001) - 1000) / 300.0f, 0.0};
+        if (batch == 25) {  // a whole-table step, as a refit writes: folded at once
+            s.slots.clear();
+            for (model::Slot k = 0; k < (1u << bits); k += 3) s.slots.push_back(k);
+        }
+        for (const auto slot : s.slots) expected[slot] += s.step.feature;
+        store::TrainingBatch b(writer);
+        b.add_linear(s);
+        b.commit();
+        const auto since = reader.linear_weights_since(seen);
+        read_linear(incremental, since);
+        seen = since.sequence;
+        REQUIRE(incremental == expected);
+        const auto all = reader.linear_weights_since(0);
+        std::fill(table.begin(), table.end(), 0.0f);
+        read_linear(table, all);
+        REQUIRE(table == expected);
+        REQUIRE(all.deltas.size() <= store::linear_fold_slots(bits));
+        if (!all.pages.empty()) folded = true;
+        if (!all.deltas.empty()) kept = true;
+    }
+    REQUIRE(folded);
+    REQUIRE(kept);
+    REQUIRE(!reader.linear_weights_since(0).deltas.empty());  // the export below folds what is held
+
+    // An export writes the weights as readers see them; its import holds them as pages.
+    std::stringstream exported;
+    writer.export_model(exported);
+    mailsift::testing::TestStore other(store_.kind());
+    const auto imported = other.open();
+    imported->import_model(exported, "export");
+    const auto w = imported->linear_weights_since(0);
+    REQUIRE(w.deltas.empty());
+    std::fill(table.begin(), table.end(), 0.0f);
+    read_linear(table, w);
+    REQUIRE(table == expected);
 }
 
 TEST_CASE("Rehearsal samples are kept by class and position, and only while their message is learned as that class",

@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <filesystem>
@@ -16,6 +17,22 @@
 #include "mailsift/store/database.hpp"
 
 namespace mailsift::testing {
+
+// What a reader holding `table` does with linear_weights_since(): the pages
+// read replace theirs, then the slot deltas are added in order.
+inline void read_linear(std::vector<float>& table, const store::LinearWeights& w) {
+    for (const auto& [number, page] : w.pages) {
+        std::copy(page.begin(), page.end(), table.begin() + static_cast<std::ptrdiff_t>(number * store::linear_page_slots));
+    }
+    for (const auto& d : w.deltas) table[d.slot] += d.delta;
+}
+
+// The weights linear_weights_since(0) gives, whole.
+inline std::vector<float> linear_table(const store::LinearWeights& w) {
+    std::vector<float> table(w.hash_bits == 0 ? 0 : std::size_t{1} << w.hash_bits, 0.0f);
+    read_linear(table, w);
+    return table;
+}
 
 // A digest that differs from others only in its first byte.
 inline store::Digest digest(std::uint8_t n) {

@@ -44,7 +44,7 @@
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 11;
+inline constexpr int schema_version = 12;
 
 class Error : public std::runtime_error {
 public:
@@ -236,7 +236,19 @@ struct LinearWeights {
     std::uint64_t seen_spam = 0, seen_ham = 0;
     // The pages asked for: number, linear_page_slots floats.
     std::vector<std::pair<std::uint32_t, std::vector<float>>> pages;
+    // Added to those weights after the pages, in this order: the steps written
+    // since the pages last took them in (a step of a few messages is kept as
+    // its slots, not as the pages it falls on; see WriteTransaction::add_linear).
+    struct SlotDelta {
+        std::uint32_t slot = 0;
+        float delta = 0.0f;
+    };
+    std::vector<SlotDelta> deltas;
 };
+// The slot deltas a store keeps before it folds them into its pages, as a
+// share of the slots: a reader adds at most this many to the pages it reads.
+inline constexpr std::size_t linear_fold_share = 8;  // 2^hash_bits / 8 slot deltas
+inline std::size_t linear_fold_slots(unsigned hash_bits) { return (std::size_t{1} << hash_bits) / linear_fold_share; }
 
 // A learned message kept for the linear scorer's rehearsal (a uniform sample
 // of each class): the start of the message, whose 4-grams it replays, and the
@@ -307,8 +319,9 @@ public:
         std::vector<model::Snapshot::Change> features;
     };
     virtual CountsOf counts_of(const std::vector<model::FeatureId>& ids, model::TermFrequency tf) = 0;
-    // The linear scorer's state and the pages written after the change numbered
-    // `sequence` (0: every page there is), in one read transaction. With
+    // The linear scorer's state, the pages written after the change numbered
+    // `sequence` (0: every page there is) and the slot deltas written after it,
+    // in one read transaction. With
     // `page`, each page is handed to it (its number and linear_page_slots
     // weights, valid during the call) instead of kept in LinearWeights::pages:
     // a reader copies a megabyte of weights once, not twice.
@@ -425,10 +438,14 @@ public:
         std::int64_t messages = 0, occurrences = 0, presences = 0;
     };
     virtual void add_to_classes(const ClassChange& spam, const ClassChange& ham) = 0;
-    // Adds to the linear scorer's stored state and pages (a missing page is
-    // zeros); the pages take the number of this transaction's change, so
-    // log_model_change() must follow. A store whose weights have another
-    // hash_bits is an Error (fail()).
+    // Adds to the linear scorer's stored state and weights (a missing page is
+    // zeros), under the number of this transaction's change, so
+    // log_model_change() must follow. A change of few slots is kept as slot
+    // deltas (a correction writes kilobytes, not every page its message falls
+    // on); when the kept deltas would pass linear_fold_slots(), they and the
+    // change are added to the pages, in the order they were written, and the
+    // deltas removed: the weights are the same floats either way. A store
+    // whose weights have another hash_bits is an Error (fail()).
     struct LinearChange {
         unsigned hash_bits = 0;
         double bias = 0.0, nb_weight = 0.0;

@@ -19,7 +19,7 @@ using pg::Param;
 namespace {
 
 // The version of the PostgreSQL schema (its own numbering, kept in mailsift_schema).
-constexpr int pg_schema_version = 6;
+constexpr int pg_schema_version = 7;
 
 // pg_advisory_xact_lock(key, what): migrations and commits.
 constexpr const char* lock_migration = "SELECT pg_advisory_xact_lock(1835100524, 1)";
@@ -177,6 +177,17 @@ const char* const migrations[] = {
     DROP TRIGGER IF EXISTS features_removed ON features;
     CREATE TRIGGER features_removed AFTER DELETE ON features REFERENCING OLD TABLE AS removed
         FOR EACH STATEMENT EXECUTE FUNCTION mailsift_features_removed();
+    )sql",
+    // 6 -> 7: a linear step of few slots kept as those slots until folded
+    // into the pages, as SQLite's schema 12.
+    R"sql(
+    CREATE TABLE IF NOT EXISTS linear_deltas (
+        id bigserial PRIMARY KEY,
+        seq bigint NOT NULL,
+        n integer NOT NULL,
+        slots bytea NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS linear_deltas_seq ON linear_deltas (seq);
     )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);

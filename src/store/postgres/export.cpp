@@ -220,8 +220,24 @@ ModelSummary PgDatabase::export_model(std::ostream& out) {
         }
         if (state.hash_bits != 0) {
             w.linear_state(state);
+            // The pages with the slot deltas not yet folded into them added: the weights as readers see them.
+            std::vector<SlotDelta> kept;
+            auto deltas = conn_.exec("SELECT slots FROM linear_deltas ORDER BY id");
+            for (int i = 0; i < deltas.rows(); ++i) {
+                if (!decode_slot_deltas(deltas.bytes(i, 0), std::size_t{1} << state.hash_bits, kept)) {
+                    conn_.fail("damaged linear weights: slot deltas; cannot export them");
+                }
+            }
+            const PageFold fold(kept);
+            LinearPageMerge merge(fold, [&](std::uint32_t number, std::string_view page) { w.linear_page(number, page); });
             auto pages = conn_.exec("SELECT page, weights FROM linear_pages ORDER BY page");
-            for (int i = 0; i < pages.rows(); ++i) w.linear_page(static_cast<std::uint32_t>(pages.integer(i, 0)), pages.bytes(i, 1));
+            for (int i = 0; i < pages.rows(); ++i) {
+                const auto number = static_cast<std::uint32_t>(pages.integer(i, 0));
+                if (!merge.stored(number, pages.bytes(i, 1))) {
+                    conn_.fail("damaged linear weights: page " + std::to_string(number) + "; cannot export them");
+                }
+            }
+            merge.finish();
             auto samples = conn_.exec("SELECT class, position, digest, prefix FROM linear_samples ORDER BY class DESC, position");
             for (int i = 0; i < samples.rows(); ++i) {
                 Digest digest{};

@@ -1,4 +1,4 @@
-// The linear scorer's weights on PostgreSQL: linear_state and linear_pages.
+// The linear scorer's weights on PostgreSQL: linear_state, linear_pages and linear_deltas.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -50,24 +50,52 @@ LinearWeights PgDatabase::linear_weights_since(std::uint64_t sequence, const Pag
                 page = {};
             }
         }
+        auto d = conn_.exec("SELECT slots FROM linear_deltas WHERE seq > $1 ORDER BY id", {Param(static_cast<std::int64_t>(sequence))});
+        for (int i = 0; i < d.rows(); ++i) {
+            if (!decode_slot_deltas(d.bytes(i, 0), std::size_t{1} << out.hash_bits, out.deltas)) {
+                conn_.fail("damaged linear weights: slot deltas");
+            }
+        }
     });
     return out;
 }
 
 void PgDatabase::add_linear(const WriteTransaction::LinearChange& change) {
-    // Under the commit lock: no other writer reads or writes a page until this commits.
-    const auto bits = static_cast<unsigned>(conn_.exec("SELECT hash_bits FROM linear_state WHERE id = 0").integer(0, 0));
+    // Under the commit lock: no other writer reads or writes the weights until this commits.
+    auto state = conn_.exec("SELECT hash_bits, (SELECT coalesce(sum(n), 0) FROM linear_deltas) FROM linear_state WHERE id = 0");
+    if (state.rows() != 1) conn_.fail("the linear scorer's state is missing");
+    const auto bits = static_cast<unsigned>(state.integer(0, 0));
     if (bits != 0 && bits != change.hash_bits) {
         conn_.fail("the linear weights here have 2^" + std::to_string(bits) + " slots, not 2^" +
                    std::to_string(change.hash_bits) + " (linear_hash_bits): keep the setting a database was trained with");
     }
+    const auto held = static_cast<std::uint64_t>(state.integer(0, 1));
+    const auto sparse = sparse_linear_change(change);
+    const bool fold = held + sparse.size() > linear_fold_slots(change.hash_bits);
     conn_.exec("UPDATE linear_state SET hash_bits = $1, bias = bias + $2::float8, nb_weight = nb_weight + $3::float8,"
                " seen_spam = seen_spam + $4, seen_ham = seen_ham + $5 WHERE id = 0",
                {Param(static_cast<int>(change.hash_bits)), Param::text(double_text(change.bias)),
                 Param::text(double_text(change.nb_weight)), Param(change.seen_spam), Param(change.seen_ham)});
-    if (change.pages.empty()) return;
+    // Whatever is written takes the number log_model_change() gives this write next.
+    if (!fold) {
+        if (sparse.empty()) return;
+        conn_.exec("INSERT INTO linear_deltas (seq, n, slots) VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM model_changes), $1, $2)",
+                   {Param(static_cast<std::int64_t>(sparse.size())), Param::bytes(encode_slot_deltas(sparse))});
+        return;
+    }
+    // The fold: the kept deltas, in the order written, then this change, into whole pages.
+    std::vector<SlotDelta> kept;
+    {
+        auto r = conn_.exec("SELECT slots FROM linear_deltas ORDER BY id");
+        for (int i = 0; i < r.rows(); ++i) {
+            if (!decode_slot_deltas(r.bytes(i, 0), std::size_t{1} << change.hash_bits, kept)) conn_.fail("damaged linear weights: slot deltas");
+        }
+    }
+    PageFold sum(kept);
+    for (const auto& [number, delta] : change.pages) sum.add(number, delta);
+    const auto touched = sum.pages();
     std::string numbers = "{";
-    for (const auto& [number, delta] : change.pages) numbers += (numbers.size() > 1 ? "," : "") + std::to_string(number);
+    for (const std::uint32_t number : touched) numbers += (numbers.size() > 1 ? "," : "") + std::to_string(number);
     numbers += "}";
     std::map<std::uint32_t, std::string> stored;
     {
@@ -76,11 +104,11 @@ void PgDatabase::add_linear(const WriteTransaction::LinearChange& change) {
     }
     // One statement for every page: the numbers and the new bytes as arrays.
     std::string pages = "{";
-    for (const auto& [number, delta] : change.pages) {
+    for (const std::uint32_t number : touched) {
         const auto it = stored.find(number);
-        const auto sum = add_to_linear_page(it == stored.end() ? std::string_view() : std::string_view(it->second), delta);
-        if (!sum) conn_.fail("damaged linear weights: page " + std::to_string(number));
-        pages += (pages.size() > 1 ? ",\"" : "\"") + pg::hex(*sum) + "\"";
+        const auto page = sum.apply(number, it == stored.end() ? std::string_view() : std::string_view(it->second));
+        if (!page) conn_.fail("damaged linear weights: page " + std::to_string(number));
+        pages += (pages.size() > 1 ? ",\"" : "\"") + pg::hex(*page) + "\"";
     }
     pages += "}";
     conn_.exec("INSERT INTO linear_pages AS l (page, seq, weights)"
@@ -88,6 +116,7 @@ void PgDatabase::add_linear(const WriteTransaction::LinearChange& change) {
                " FROM unnest($1::integer[], $2::text[]) AS u(p, w)"
                " ON CONFLICT (page) DO UPDATE SET seq = excluded.seq, weights = excluded.weights",
                {Param::text(numbers), Param::text(pages)});
+    conn_.exec("DELETE FROM linear_deltas");
 }
 
 std::optional<LinearSample> PgDatabase::sample_of(const pg::Result& r, int row) {

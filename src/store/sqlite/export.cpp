@@ -89,11 +89,28 @@ ModelSummary SqliteDatabase::export_model(std::ostream& out) {
         }
         if (state.hash_bits != 0) {
             w.linear_state(state);
+            // The pages with the slot deltas not yet folded into them added: the weights as readers see them.
+            std::vector<SlotDelta> kept;
+            {
+                Statement d(db_, "SELECT slots FROM linear_deltas ORDER BY id", path_);
+                while ((rc = sqlite3_step(d.get())) == SQLITE_ROW) {
+                    if (!decode_slot_deltas(column_blob(d.get(), 0), std::size_t{1} << state.hash_bits, kept)) {
+                        fail("damaged linear weights: slot deltas; cannot export them");
+                    }
+                }
+                if (rc != SQLITE_DONE) fail(std::string("cannot read the linear weights: ") + error_text());
+            }
+            const PageFold fold(kept);
+            LinearPageMerge merge(fold, [&](std::uint32_t number, std::string_view page) { w.linear_page(number, page); });
             Statement pages(db_, "SELECT page, weights FROM linear_pages ORDER BY page", path_);
             while ((rc = sqlite3_step(pages.get())) == SQLITE_ROW) {
-                w.linear_page(static_cast<std::uint32_t>(sqlite3_column_int64(pages.get(), 0)), column_blob(pages.get(), 1));
+                const auto number = static_cast<std::uint32_t>(sqlite3_column_int64(pages.get(), 0));
+                if (!merge.stored(number, column_blob(pages.get(), 1))) {
+                    fail("damaged linear weights: page " + std::to_string(number) + "; cannot export them");
+                }
             }
             if (rc != SQLITE_DONE) fail(std::string("cannot read the linear weights: ") + error_text());
+            merge.finish();
             Statement samples(db_, "SELECT class, position, digest, prefix FROM linear_samples ORDER BY class DESC, position",
                               path_);
             while ((rc = sqlite3_step(samples.get())) == SQLITE_ROW) {

@@ -1,4 +1,4 @@
-// The linear scorer's weights on SQLite: linear_state and linear_pages.
+// The linear scorer's weights on SQLite: linear_state, linear_pages and linear_deltas.
 #include <optional>
 #include <string>
 
@@ -43,6 +43,14 @@ LinearWeights SqliteDatabase::linear_weights_since(std::uint64_t sequence, const
             }
         }
         if (rc != SQLITE_DONE) fail(std::string("cannot read the linear weights: ") + error_text());
+        Statement d(db_, "SELECT slots FROM linear_deltas WHERE seq > ?1 ORDER BY id", path_);
+        sqlite3_bind_int64(d.get(), 1, static_cast<sqlite3_int64>(sequence));
+        while ((rc = sqlite3_step(d.get())) == SQLITE_ROW) {
+            const std::string_view bytes(static_cast<const char*>(sqlite3_column_blob(d.get(), 0)),
+                                         static_cast<std::size_t>(sqlite3_column_bytes(d.get(), 0)));
+            if (!decode_slot_deltas(bytes, std::size_t{1} << out.hash_bits, out.deltas)) fail("damaged linear weights: slot deltas");
+        }
+        if (rc != SQLITE_DONE) fail(std::string("cannot read the linear weights: ") + error_text());
         exec("COMMIT");
     } catch (...) {
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -52,15 +60,20 @@ LinearWeights SqliteDatabase::linear_weights_since(std::uint64_t sequence, const
 }
 
 void SqliteTransaction::add_linear(const LinearChange& change) {
+    std::uint64_t held = 0;  // slot deltas kept now
     {
-        Statement q(db_.db_, "SELECT hash_bits FROM linear_state WHERE id = 0", db_.path_);
+        Statement q(db_.db_, "SELECT hash_bits, (SELECT coalesce(sum(n), 0) FROM linear_deltas) FROM linear_state WHERE id = 0",
+                    db_.path_);
         if (sqlite3_step(q.get()) != SQLITE_ROW) db_.fail(std::string("cannot read the linear scorer's state: ") + db_.error_text());
         const auto bits = static_cast<unsigned>(sqlite3_column_int(q.get(), 0));
         if (bits != 0 && bits != change.hash_bits) {
             db_.fail("the linear weights here have 2^" + std::to_string(bits) + " slots, not 2^" +
                      std::to_string(change.hash_bits) + " (linear_hash_bits): keep the setting a database was trained with");
         }
+        held = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 1));
     }
+    const auto sparse = sparse_linear_change(change);
+    const bool fold = held + sparse.size() > linear_fold_slots(change.hash_bits);
     {
         Statement u(db_.db_,
                     "UPDATE linear_state SET hash_bits = ?1, bias = bias + ?2, nb_weight = nb_weight + ?3,"
@@ -73,14 +86,39 @@ void SqliteTransaction::add_linear(const LinearChange& change) {
         sqlite3_bind_int64(u.get(), 5, change.seen_ham);
         if (sqlite3_step(u.get()) != SQLITE_DONE) db_.fail(std::string("cannot update the linear scorer's state: ") + db_.error_text());
     }
+    // Whatever is written takes the number log_model_change() gives this write next.
+    if (!fold) {
+        if (sparse.empty()) return;
+        const std::string bytes = encode_slot_deltas(sparse);
+        Statement q(db_.db_,
+                    "INSERT INTO linear_deltas (seq, n, slots) VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM model_changes), ?1, ?2)",
+                    db_.path_);
+        sqlite3_bind_int64(q.get(), 1, static_cast<sqlite3_int64>(sparse.size()));
+        sqlite3_bind_blob(q.get(), 2, bytes.data(), static_cast<int>(bytes.size()), SQLITE_STATIC);
+        if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot write the linear weights: ") + db_.error_text());
+        return;
+    }
+    // The fold: the kept deltas, in the order written, then this change, into whole pages.
+    std::vector<SlotDelta> kept;
+    {
+        Statement q(db_.db_, "SELECT slots FROM linear_deltas ORDER BY id", db_.path_);
+        int rc;
+        while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+            const std::string_view bytes(static_cast<const char*>(sqlite3_column_blob(q.get(), 0)),
+                                         static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 0)));
+            if (!decode_slot_deltas(bytes, std::size_t{1} << change.hash_bits, kept)) db_.fail("damaged linear weights: slot deltas");
+        }
+        if (rc != SQLITE_DONE) db_.fail(std::string("cannot read the linear weights: ") + db_.error_text());
+    }
+    PageFold sum(kept);
+    for (const auto& [number, delta] : change.pages) sum.add(number, delta);
     Statement read(db_.db_, "SELECT weights FROM linear_pages WHERE page = ?1", db_.path_);
-    // The pages take the number log_model_change() gives this write next.
     Statement write(db_.db_,
                     "INSERT INTO linear_pages (page, seq, weights) VALUES (?1,"
                     " (SELECT coalesce(max(seq), 0) + 1 FROM model_changes), ?2)"
                     " ON CONFLICT (page) DO UPDATE SET seq = excluded.seq, weights = excluded.weights",
                     db_.path_);
-    for (const auto& [number, delta] : change.pages) {
+    for (const std::uint32_t number : sum.pages()) {
         sqlite3_reset(read.get());
         sqlite3_bind_int64(read.get(), 1, number);
         std::string_view stored;
@@ -91,13 +129,15 @@ void SqliteTransaction::add_linear(const LinearChange& change) {
         } else if (rc != SQLITE_DONE) {
             db_.fail(std::string("cannot read the linear weights: ") + db_.error_text());
         }
-        const auto sum = add_to_linear_page(stored, delta);
-        if (!sum) db_.fail("damaged linear weights: page " + std::to_string(number));
+        const auto page = sum.apply(number, stored);
+        if (!page) db_.fail("damaged linear weights: page " + std::to_string(number));
         sqlite3_reset(write.get());
         sqlite3_bind_int64(write.get(), 1, number);
-        sqlite3_bind_blob(write.get(), 2, sum->data(), static_cast<int>(sum->size()), SQLITE_STATIC);
+        sqlite3_bind_blob(write.get(), 2, page->data(), static_cast<int>(page->size()), SQLITE_STATIC);
         if (sqlite3_step(write.get()) != SQLITE_DONE) db_.fail(std::string("cannot write the linear weights: ") + db_.error_text());
     }
+    Statement clear(db_.db_, "DELETE FROM linear_deltas", db_.path_);
+    if (sqlite3_step(clear.get()) != SQLITE_DONE) db_.fail(std::string("cannot write the linear weights: ") + db_.error_text());
 }
 
 namespace {

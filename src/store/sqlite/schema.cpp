@@ -206,6 +206,20 @@ constexpr Migration migrations[] = {
     CREATE TRIGGER IF NOT EXISTS features_removed AFTER DELETE ON features
     BEGIN UPDATE vocabulary SET features = features - 1 WHERE id = 0; END;
     )sql"},
+    // 11 -> 12: a linear step of few slots kept as those slots (encode_slot_deltas)
+    // until linear_fold_slots() of them are held, then folded into the pages:
+    // a correction writes kilobytes instead of every page its message falls on.
+    // `seq` is the model_changes row of the write, `n` the number of slots in
+    // `slots`; `id` orders the rows as written.
+    {R"sql(
+    CREATE TABLE IF NOT EXISTS linear_deltas (
+        id INTEGER PRIMARY KEY,
+        seq INTEGER NOT NULL,
+        n INTEGER NOT NULL,
+        slots BLOB NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS linear_deltas_seq ON linear_deltas (seq);
+    )sql"},
 };
 static_assert(std::size(migrations) == schema_version);
 
