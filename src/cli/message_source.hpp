@@ -35,9 +35,9 @@ std::vector<std::string> list_message_files(const std::string& path);
 // messages; reading it tells).
 bool few_message_files(const std::vector<std::string>& paths, std::size_t limit);
 
-// Whether `paths` hold at most `limit` messages: few_message_files(), and
-// none of the files an mbox (its first line starts with "From "). Stdin counts
-// as one message (a recipe pipes one).
+// Whether `paths` hold at most `limit` messages: as few_message_files() counts
+// them, except that a file whose first line starts with "From " (an mbox)
+// counts as its messages. Stdin counts as one message (a recipe pipes one).
 bool few_messages_in(const std::vector<std::string>& paths, std::size_t limit);
 
 // One message file's bytes (an mbox "From " line removed), at most max_bytes; nothing when unreadable.

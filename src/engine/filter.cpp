@@ -220,19 +220,20 @@ std::shared_ptr<const model::LinearModel> load_linear(store::Database& db, const
 }
 
 Filter::Filter(store::Database& db, Settings settings) : db_(db), configured_(std::move(settings)) {
+    adopt_model_settings();
+    refresh();
+}
+
+void Filter::adopt_model_settings() {
     ModelSettings kept = model_settings(db_, configured_);
     settings_ = std::move(kept.settings);
     recorded_settings_ = std::move(kept.recorded);
     setting_notes_ = std::move(kept.notes);
-    refresh();
 }
 
 Filter::Filter(store::Database& db, Settings settings, std::span<const std::string_view> messages)
     : db_(db), configured_(std::move(settings)) {
-    ModelSettings kept = model_settings(db_, configured_);
-    settings_ = std::move(kept.settings);
-    recorded_settings_ = std::move(kept.recorded);
-    setting_notes_ = std::move(kept.notes);
+    adopt_model_settings();
     // The contacts first: a message's features depend on them. (No refresh
     // follows: the data version and the contacts' fingerprint are not read.)
     auto m = std::make_shared<Model>();

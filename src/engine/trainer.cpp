@@ -269,17 +269,17 @@ std::size_t Trainer::refit_linear() {
     if (!both) return 0;
     model::LinearModel& m = linear_model();
     // The naive-Bayes input of each sample: the counts do not change while refitting.
-    std::vector<double> nb;
-    nb.reserve(samples.size());
+    std::vector<std::vector<model::Term>> terms;  // each sample's, built once
+    terms.reserve(samples.size());
+    for (const auto& s : samples) terms.push_back(sample_terms(s));
     if (reads_ == Reads::rows) {
         std::vector<model::Term> all;  // every sample's rows in one read
-        for (const auto& s : samples) {
-            const auto terms = sample_terms(s);
-            all.insert(all.end(), terms.begin(), terms.end());
-        }
+        for (const auto& t : terms) all.insert(all.end(), t.begin(), t.end());
         selection_model(all);
     }
-    for (const auto& s : samples) nb.push_back(linear_nb_input(model::score(sample_terms(s), selection_model()).log_odds, settings_));
+    std::vector<double> nb;
+    nb.reserve(samples.size());
+    for (const auto& t : terms) nb.push_back(linear_nb_input(model::score(t, selection_model()).log_odds, settings_));
     const std::vector<float> before(m.weights().begin(), m.weights().end());
     const double bias = m.bias(), nb_weight = m.nb_weight();
     std::vector<std::size_t> order(samples.size());

@@ -174,6 +174,8 @@ private:
     LinearParts linear_parts(std::string_view view, const features::FeatureBag& bag, std::span<const model::Slot> slots,
                              const model::LinearScore& z, double nb_log_odds, const model::LinearModel& linear) const;
 
+    // The settings in force: configured_ with those the store records (and notes of where they differ).
+    void adopt_model_settings();
     // Whether the settings the store records now differ from those in force.
     bool recorded_settings_differ();
 
