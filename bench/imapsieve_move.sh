@@ -14,7 +14,8 @@
 # Needs root (a mail user, Dovecot) and dovecot-imapd, dovecot-sieve,
 # bogofilter (scripts/deps.sh --test --bench).
 #
-# usage: bench/imapsieve_move.sh [--mailsift PATH] [--messages N] [--rounds R]
+# usage: bench/imapsieve_move.sh [--mailsift PATH] [--messages N] [--rounds R] [--summary FILE]
+#   --summary FILE  also append bench/run.sh's summary lines to FILE
 set -euo pipefail
 export LC_ALL=C
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,12 +28,14 @@ repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mailsift=$repo_root/build/src/cli/mailsift
 messages=200
 rounds=3
+summary_file=
 while (($#)); do
     case $1 in
         --mailsift) mailsift=$2; shift 2 ;;
         --messages) messages=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
-        -h|--help) sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --summary) summary_file=$2; shift 2 ;;
+        -h|--help) sed -n '2,19s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "imapsieve_move: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -167,3 +170,10 @@ echo "| Junk -> inbox (correct --ham; bogofilter -Sn) | $ms_out ($(awk -v t="$ms
 echo
 echo "Dovecot $(dovecot --version | cut -d' ' -f1), bogofilter $(bogofilter -V 2>&1 | head -1 | awk '{ print $3 }'); Dovecot logged $errors errors; after each mailsift round the database held $learned_note."
 echo "Target (bench/targets.sh): at most ${target_imapsieve_ratio}x bogofilter's time."
+if [[ -n $summary_file ]]; then
+    for move in "into Junk:$ms_in:$bf_in" "back to the inbox:$ms_out:$bf_out"; do
+        IFS=: read -r what ms bf <<<"$move"
+        printf 'imapsieve\t%s messages moved %s / bogofilter\t%s\t%s\t%s\n' "$n" "$what" "$(shown '<=' "$target_imapsieve_ratio" x)" \
+            "$(ratio "$ms" "$bf")" "$(at_most "$(ratio "$ms" "$bf")" "$target_imapsieve_ratio")" >>"$summary_file"
+    done
+fi

@@ -15,24 +15,29 @@
 # one whole process: wall ms, CPU ms (user + system), peak RSS in MB, timed
 # by mailsift-bench-proc. A benchmark: markdown on stdout.
 #
-# usage: bench/one_message.sh [--mailsift PATH] [--runs N] [--scale K]
+# usage: bench/one_message.sh [--mailsift PATH] [--runs N] [--scale K] [--summary FILE]
 #   --runs N   messages (and runs) per figure (default 21)
 #   --scale K  the grown model holds K times the features (default 10)
+#   --summary FILE  also append bench/run.sh's summary lines to FILE
 set -euo pipefail
 export LC_ALL=C
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=targets.sh
 . "$repo_root/bench/targets.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$repo_root/bench/lib.sh"
 mailsift=$repo_root/build/src/cli/mailsift
 proc=$repo_root/build/bench/mailsift-bench-proc
 runs=21
 scale=10
+summary_file=
 while (($#)); do
     case $1 in
         --mailsift) mailsift=$2; shift 2 ;;
         --runs) runs=$2; shift 2 ;;
         --scale) scale=$2; shift 2 ;;
-        -h|--help) sed -n '2,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --summary) summary_file=$2; shift 2 ;;
+        -h|--help) sed -n '2,21s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "one_message: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -133,6 +138,16 @@ for op in classify spam ham; do
     bw=$(median "$tmp/$op-bf" 1) bc=$(median "$tmp/$op-bf" 2) bp=$(mb "$tmp/$op-bf")
     gw=$(median "$tmp/$op-m$scale" 1) gc=$(median "$tmp/$op-m$scale" 2) gp=$(mb "$tmp/$op-m$scale")
     echo "| $what | $mw / $mc, $mp | $hw / $hc, $hp | $bw / $bc, $bp | $(ratio "$mw" "$bw"), $(ratio "$mc" "$bc"), $(ratio "$mp" "$bp") | $(ratio "$hw" "$bw"), $(ratio "$hc" "$bc") | $gw / $gc, $gp | $(ratio "$gw" "$mw"), $(ratio "$gc" "$mc") |"
+    if [[ -n $summary_file ]]; then
+        worst=$(printf '%s\n' "$(ratio "$mw" "$bw")" "$(ratio "$mc" "$bc")" | sort -g | tail -n 1)
+        printf 'one message\t%s / bogofilter (wall, CPU)\t%s\t%s, %s\t%s\n' "${what%% (*}" "$(shown '<=' "$target_one_message_ratio" x)" \
+            "$(ratio "$mw" "$bw")" "$(ratio "$mc" "$bc")" "$(at_most "$worst" "$target_one_message_ratio")" >>"$summary_file"
+        printf 'one message\t%s: peak RSS / bogofilter\t%s\t%s\t%s\n' "${what%% (*}" "$(shown '<=' "$target_one_message_ratio" x)" \
+            "$(ratio "$mp" "$bp")" "$(at_most "$(ratio "$mp" "$bp")" "$target_one_message_ratio")" >>"$summary_file"
+        worst=$(printf '%s\n' "$(ratio "$gw" "$mw")" "$(ratio "$gc" "$mc")" | sort -g | tail -n 1)
+        printf 'one message\t%s: x%s model / 20,000 (wall, CPU)\t%s\t%s, %s\t%s\n' "${what%% (*}" "$scale" "$(shown '<=' "$target_one_message_scale" x)" \
+            "$(ratio "$gw" "$mw")" "$(ratio "$gc" "$mc")" "$(at_most "$worst" "$target_one_message_scale")" >>"$summary_file"
+    fi
 done
 echo
 echo "Targets (bench/targets.sh): classify and correct at most ${target_one_message_ratio}x bogofilter's wall and CPU, peak at most ${target_one_message_ratio}x; the x$scale model within ${target_one_message_scale}x of the 20,000-message figures."

@@ -9,7 +9,7 @@
 #   --quick        fewer repetitions, shorter runs, a 10^6-feature model for
 #                  the refresh test: a fast check that everything runs
 #   --only LIST    run only these sections (comma separated): micro, batch,
-#                  daemon, memory, refresh, scale, postfix, scans
+#                  one, imapsieve, daemon, memory, refresh, scale, postfix, scans
 #   --long N       also run the memory section: N messages over 16 connections
 #                  against one daemon, sampling its VmRSS (off by default;
 #                  1000000 takes about two minutes)
@@ -18,11 +18,14 @@
 #   --corpus DIR   the SpamAssassin corpus (default ../shared/corpus/spamassassin,
 #                  relative to the repository root)
 #   --no-postfix   skip the two sections that need Postfix (postfix, scans)
+#                  (imapsieve, which needs Dovecot, runs unless left out of --only)
 #
-# Sections: micro (mailsift-bench-micro), batch (speed.sh),
-# daemon (mailsiftd under mailsift-loadgen at 1/16/128/512 connections), memory
-# (--long), refresh (latency while the daemon reloads a large model), scale
-# (mailsift-bench-scale), postfix (postfix_throughput.sh), scans (scan_size.sh).
+# Sections: micro (mailsift-bench-micro), batch (speed.sh), one (one message,
+# one process: one_message.sh), imapsieve (messages moved through Dovecot:
+# imapsieve_move.sh), daemon (mailsiftd under mailsift-loadgen at
+# 1/16/128/512 connections), memory (--long), refresh (latency while the daemon
+# reloads a large model), scale (mailsift-bench-scale), postfix
+# (postfix_throughput.sh), scans (scan_size.sh).
 # See bench/README.md.
 # The settings below are read by the sections (bench/sections/), sourced at the end.
 # shellcheck disable=SC2034,SC2317  # (and its helpers are called from them)
@@ -37,7 +40,7 @@ loadgen=$build/bench/mailsift-loadgen
 micro=$build/bench/mailsift-bench-micro
 scale=$build/bench/mailsift-bench-scale
 corpus=$repo_root/../shared/corpus/spamassassin
-all_sections=(micro batch daemon memory refresh scale postfix scans)
+all_sections=(micro batch one imapsieve daemon memory refresh scale postfix scans)
 quick=0 long=0 long_connections=16 no_postfix=0 only=
 
 # The targets (bench/targets.sh) and the helpers every benchmark shares (bench/lib.sh).
@@ -46,7 +49,7 @@ quick=0 long=0 long_connections=16 no_postfix=0 only=
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$repo_root/bench/lib.sh"
 
-usage() { sed -n '2,25s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,29s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 while (($#)); do
     case $1 in
         --quick)      quick=1; shift ;;
@@ -265,6 +268,8 @@ for name in "${all_sections[@]}"; do
         case $name in
             micro)   sec_micro ;;
             batch)   sec_batch ;;
+            one)     sec_one ;;
+            imapsieve) sec_imapsieve ;;
             daemon)  sec_daemon ;;
             memory)  sec_memory ;;
             refresh) sec_refresh ;;
@@ -284,10 +289,10 @@ done
 
 # ---------------------------------------------------------------- summary
 section "summary"
-printf '%-8s %-48s %-8s %-48s %s\n' section measure target measured status
+printf '%-11s %-56s %-8s %-40s %s\n' section measure target measured status
 table_rule 120
 while IFS=$'\t' read -r s m t v st; do
-    printf '%-8s %-48s %-8s %-48s %s\n' "$s" "$m" "$t" "$v" "$st"
+    printf '%-11s %-56s %-8s %-40s %s\n' "$s" "$m" "$t" "$v" "$st"
 done <"$tmp/summary"
 echo "(only the targets the issue states are checked; '-' = reported, no target. Numbers on a shared"
 echo " machine vary run to run: compare ratios from one run rather than absolute rates.)"
