@@ -12,6 +12,8 @@
 #                            features (fixed seed, ids ascending, small counts)
 #   at_least VALUE TARGET, at_most VALUE TARGET
 #                            "met", "not met", or "-" for no value or no target
+#   real_python              the interpreter python3 runs (not a pyenv shim), so
+#                            that a Python process started with & has the PID $!
 # The targets themselves are in bench/targets.sh.
 
 free_port() {
@@ -20,11 +22,15 @@ free_port() {
 
 port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
 
-# still_ours PID [MARK]: the process is there (and, with MARK, still the one we started).
+# still_ours PID [MARK]: the process is there and not a zombie (and, with
+# MARK, its command line still names MARK: the one we started).
 still_ours() {
-    local cmd
-    [[ -n ${2:-} ]] || { kill -0 "$1" 2>/dev/null; return; }
-    cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline") || return 1
+    local stat cmd
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }
+    [[ ${stat%% *} != Z ]] || return 1   # exited, not yet waited for
+    [[ -n ${2:-} ]] || return 0
+    cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" || true)
     [[ $cmd == *"$2"* ]]
 }
 
@@ -33,12 +39,14 @@ stop_pid() {
     still_ours "$pid" "$mark" || return 0
     kill -TERM "$pid" 2>/dev/null || return 0
     for ((i = 0; i < seconds * 10; i++)); do
-        still_ours "$pid" "$mark" || return 0   # gone (or a zombie, whose command line is empty)
+        still_ours "$pid" "$mark" || return 0
         sleep 0.1
     done
-    still_ours "$pid" "$mark" && kill -KILL "$pid" 2>/dev/null
+    if still_ours "$pid" "$mark"; then kill -KILL "$pid" 2>/dev/null || true; fi
     return 0
 }
+
+real_python() { python3 -c 'import sys; print(sys.executable)'; }
 
 at_least() { awk -v v="$1" -v t="$2" 'BEGIN { if (v !~ /^[0-9.]/ || t == "") print "-"; else print (v + 0 >= t) ? "met" : "not met" }'; }
 at_most() { awk -v v="$1" -v t="$2" 'BEGIN { if (v !~ /^[0-9.]/ || t == "") print "-"; else print (v + 0 <= t) ? "met" : "not met" }'; }

@@ -197,7 +197,7 @@ model_line=$(grep -m1 'loaded model' "$work/mailsiftd.log" | sed 's/.*loaded mod
 # ---------------------------------------------------------------- SMTP sink
 sink=$work/sink
 mkdir "$sink"
-python3 "$sink_py" "$sink_port" "$sink" >"$work/sink.log" 2>&1 &
+"$(real_python)" "$sink_py" "$sink_port" "$sink" >"$work/sink.log" 2>&1 &
 sinkpid=$!
 wait_for 10 port_open "$sink_port" || die "SMTP sink does not listen on 127.0.0.1:$sink_port"
 

@@ -130,7 +130,7 @@ daemon_ready() {
 wait_for 60 daemon_ready || die "mailsiftd did not log 'loaded model' within 60 s"
 
 mkdir "$work/sink"
-python3 "$sink_py" "$sink_port" "$work/sink" >"$work/sink.log" 2>&1 &
+"$(real_python)" "$sink_py" "$sink_port" "$work/sink" >"$work/sink.log" 2>&1 &
 sinkpid=$!
 wait_for 10 port_open "$sink_port" || die "SMTP sink does not listen on 127.0.0.1:$sink_port"
 
