@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -370,6 +371,56 @@ TEST_CASE("The console's history is written with the scans and is searched and p
     CHECK(all[1].id == digest(3));
     db->prune(3500, 0);
     REQUIRE(db->history({}).size() == 1);
+}
+
+TEST_CASE("History pages go on from the last line read, time then id, and never skip the lines of one second",
+          "[store]") {
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    // 250 messages scanned within one second, between lines of the seconds around it.
+    store::Recording r;
+    std::set<store::Digest> expected;
+    for (int n = 0; n < 252; ++n) {
+        store::HistoryEntry e;
+        e.id = digest(static_cast<std::uint8_t>(n % 256));
+        e.id[1] = static_cast<std::uint8_t>((n * 37) % 251);  // ids in no particular order
+        e.scanned_at = n == 0 ? 999 : n == 251 ? 1001 : 1000;
+        e.action = "accepted";
+        r.history.push_back(e);
+        expected.insert(e.id);
+    }
+    db->record(r);
+    std::set<store::Digest> seen;
+    std::vector<store::HistoryEntry> order;
+    store::HistoryQuery q;
+    q.limit = 100;
+    int pages = 0;
+    for (;;) {
+        const auto page = db->history(q);
+        if (page.empty()) break;
+        ++pages;
+        REQUIRE(pages <= 3);
+        for (const auto& e : page) {
+            REQUIRE(seen.insert(e.id).second);  // never the same line twice
+            order.push_back(e);
+        }
+        q.before = page.back().scanned_at;
+        q.after = page.back().id;
+    }
+    CHECK(pages == 3);
+    CHECK(seen == expected);
+    REQUIRE(order.size() == 252);
+    CHECK(order.front().scanned_at == 1001);
+    CHECK(order.back().scanned_at == 999);
+    for (std::size_t i = 1; i < order.size(); ++i) {
+        const bool in_order = order[i - 1].scanned_at > order[i].scanned_at ||
+                              (order[i - 1].scanned_at == order[i].scanned_at && order[i - 1].id < order[i].id);
+        REQUIRE(in_order);
+    }
+    // A page by time alone (before = a whole second) still starts below that second.
+    q = {};
+    q.before = 1000;
+    REQUIRE(db->history(q).size() == 1);
 }
 
 TEST_CASE("A history line keeps its explanation, read only when asked for, and lines from before it have none", "[store]") {

@@ -174,6 +174,11 @@ struct HistoryQuery {
     std::string text;  // only those whose sender, recipients, From or Subject hold it (ASCII case ignored)
     std::size_t limit = 100;
     std::int64_t before = INT64_MAX;  // only those scanned before this (the next page)
+    // With `before`, the lines scanned at `before` itself whose id sorts after
+    // this one are read too: the page after a line is (before = its time,
+    // after = its id), so the lines of one second are never skipped. The order
+    // is time descending, then id ascending.
+    std::optional<Digest> after;
     std::optional<Digest> id;         // only this message
     bool explanations = false;        // with HistoryEntry::explanation (a few hundred bytes each)
 };

@@ -169,8 +169,13 @@ std::vector<HistoryEntry> PgDatabase::history(const HistoryQuery& query) {
     std::string sql =
         "SELECT id, scanned_at, verdict, probability::text, action, sender, recipients, from_header, subject, size, ";
     sql += query.explanations ? "explanation" : "''";
-    sql += " FROM history WHERE scanned_at < $1";
     std::vector<Param> params{Param(query.before)};
+    if (query.after) {  // the page after a line: its second's later ids too
+        params.push_back(Param::digest(*query.after));
+        sql += " FROM history WHERE scanned_at <= $1 AND (scanned_at < $1 OR id > $2)";
+    } else {
+        sql += " FROM history WHERE scanned_at < $1";
+    }
     if (query.id) {
         params.push_back(Param::digest(*query.id));
         sql += " AND id = $" + std::to_string(params.size());

@@ -206,7 +206,7 @@ std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
     std::string sql = "SELECT id, scanned_at, verdict, probability, action, sender, recipients, from_header, subject,"
                       " size, ";
     sql += query.explanations ? "explanation" : "''";
-    sql += " FROM history WHERE scanned_at < ?1";
+    sql += query.after ? " FROM history WHERE scanned_at <= ?1 AND (scanned_at < ?1 OR id > ?6)" : " FROM history WHERE scanned_at < ?1";
     if (query.verdict) sql += " AND verdict = ?2";
     if (query.id) sql += " AND id = ?5";
     if (!query.text.empty()) {
@@ -221,6 +221,7 @@ std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
     if (!query.text.empty()) sqlite3_bind_text(q.get(), 3, pattern.data(), static_cast<int>(pattern.size()), SQLITE_STATIC);
     sqlite3_bind_int64(q.get(), 4, static_cast<std::int64_t>(std::min<std::size_t>(query.limit, INT64_MAX)));
     if (query.id) bind_digest(q.get(), 5, *query.id);
+    if (query.after) bind_digest(q.get(), 6, *query.after);
     std::vector<HistoryEntry> out;
     auto text = [&](int col) {
         const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(q.get(), col));
