@@ -26,8 +26,10 @@ constexpr std::size_t slots_shown = 20;  // linear slots listed each way on the 
 
 }  // namespace
 
-void add_security_headers(Response& r) {
+void add_security_headers(Response& r, bool tls) {
     r.set(http::field::server, "mailsiftd");
+    // Under TLS, browsers are told to come back only over HTTPS for a year.
+    if (tls) r.set(http::field::strict_transport_security, "max-age=31536000");
     r.set("Content-Security-Policy",
           "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
           "form-action 'self'; base-uri 'none'; frame-ancestors 'none'");
@@ -42,7 +44,7 @@ namespace {
 
 Response answer(const Request& req, http::status status, std::string_view type, std::string body) {
     Response r{status, req.version()};
-    add_security_headers(r);
+    add_security_headers(r, false);  // App::handle adds HSTS under TLS
     r.set(http::field::content_type, boost::beast::string_view(type.data(), type.size()));
     r.set(http::field::cache_control, "no-store");
     r.keep_alive(req.keep_alive());
@@ -207,7 +209,15 @@ App::App(AppOptions options, Services services)
       limiter_(options_.sign_in),
       devices_(options_.devices) {}
 
-std::size_t App::max_body_bytes() const { return options_.settings.limits.max_message_bytes + 64 * 1024; }
+std::size_t App::max_body_bytes(http::verb method, std::string_view target) const {
+    const std::string_view path = path_of(target);
+    // A message to scan or learn: up to limits.max_message_bytes, and some.
+    if (method == http::verb::post && (path == "/api/scan" || path == "/api/learn")) {
+        return options_.settings.limits.max_message_bytes + 64 * 1024;
+    }
+    // A sign-in, a correction, a sign-out: a little JSON. Nothing else takes a body.
+    return small_body_bytes;
+}
 
 void App::refresh_accounts() {
     struct stat st {};
@@ -240,6 +250,12 @@ std::optional<Session> App::session_of(const Request& request, Clock::time_point
 }
 
 Response App::handle(const Request& req, const std::string& client, Clock::time_point now) {
+    Response r = route(req, client, now);
+    if (options_.tls) r.set(http::field::strict_transport_security, "max-age=31536000");
+    return r;
+}
+
+Response App::route(const Request& req, const std::string& client, Clock::time_point now) {
     const std::string_view path = path_of(sv(req.target()));
     if (path.starts_with("/static/")) {
         const Asset* a = find_asset(path.substr(8));
@@ -295,12 +311,13 @@ Response App::handle(const Request& req, const std::string& client, Clock::time_
     if (path == "/api/config" && !post) return json_answer(req, http::status::ok, configuration());
     if (path == "/api/history" && !post) return history(req);
     if (path == "/api/explanation" && !post) return explanation(req);
-    const bool admin_action = path == "/api/scan" || path == "/api/learn" || path == "/api/correct";
+    // A scan changes nothing: a viewer may scan too. Learning and correcting need an admin.
+    if (path == "/api/scan") return post ? scan(req) : error(req, http::status::method_not_allowed, "POST only");
+    const bool admin_action = path == "/api/learn" || path == "/api/correct";
     if (admin_action) {
         if (!post) return error(req, http::status::method_not_allowed, "POST only");
         if (session->role != Role::admin) return error(req, http::status::forbidden, "this needs the admin role");
-        if (path == "/api/correct") return correct(req);
-        return path == "/api/scan" ? scan(req) : learn(req);
+        return path == "/api/correct" ? correct(req) : learn(req);
     }
     return error(req, http::status::not_found, "no such API");
 }
@@ -436,13 +453,24 @@ Response App::history(const Request& req) {
     } catch (const std::exception&) {
         return error(req, http::status::bad_request, "limit and before must be numbers");
     }
+    // The next page starts after the last line of this one: its time and its signature.
+    if (const auto after = query(target, "after"); !after.empty()) {
+        q.after = engine::parse_signature(url_decoded(after));
+        if (!q.after) return error(req, http::status::bad_request, "after must be a signature (32 hexadecimal digits)");
+        if (q.before == INT64_MAX) return error(req, http::status::bad_request, "after needs before (the time of that line)");
+    }
     try {
         const auto db = store::open(options_.database.string(), store::Database::Mode::read_only);
         json rows = json::array();
-        for (const auto& e : db->history(q)) rows.push_back(history_json(e));
-        return json_answer(req, http::status::ok,
-                           json{{"entries", rows}, {"subjects_kept", options_.settings.daemon.history_subjects},
-                                {"kept", options_.settings.daemon.record_history}});
+        const auto entries = db->history(q);
+        for (const auto& e : entries) rows.push_back(history_json(e));
+        json answer{{"entries", rows}, {"subjects_kept", options_.settings.daemon.history_subjects},
+                    {"kept", options_.settings.daemon.record_history}};
+        // A full page may have more after it: where to ask from (null: this was the last).
+        answer["next"] = entries.size() == q.limit && q.limit > 0
+                             ? json{{"before", entries.back().scanned_at}, {"after", engine::signature_text(entries.back().id)}}
+                             : json(nullptr);
+        return json_answer(req, http::status::ok, answer);
     } catch (const std::exception& e) {
         return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
     }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 
@@ -123,11 +124,24 @@ private:
     void read() {
         parser_.emplace();
         parser_->header_limit(8 * 1024);
-        parser_->body_limit(server_.app->max_body_bytes());
+        // The body's limit depends on the route: checked below, once the headers are in.
+        parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
         beast::get_lowest_layer(stream_).expires_after(requests_ == 0 ? server_.options.request_timeout
                                                                       : server_.options.idle_timeout);
-        http::async_read(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
-            self->on_read(ec);
+        http::async_read_header(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+            if (ec) return self->on_read(ec);
+            const auto& head = self->parser_->get();
+            const auto target = head.target();
+            const std::uint64_t limit =
+                self->server_.app->max_body_bytes(head.method(), std::string_view(target.data(), target.size()));
+            // A declared length over the limit is refused before any of the body is read;
+            // a chunked body is cut off when it passes it.
+            if (const auto length = self->parser_->content_length(); length && *length > limit) {
+                return self->on_read(http::error::body_limit);
+            }
+            self->parser_->body_limit(limit);
+            http::async_read(self->stream_, self->buffer_, *self->parser_,
+                             [self](beast::error_code ec2, std::size_t) { self->on_read(ec2); });
         });
     }
 
@@ -136,7 +150,7 @@ private:
             // Say why, then close: the rest of the request is not read.
             const bool body = ec == http::error::body_limit;
             response_ = Response{body ? http::status::payload_too_large : http::status::request_header_fields_too_large, 11};
-            add_security_headers(response_);
+            add_security_headers(response_, server_.app->tls());
             response_.set(http::field::content_type, "text/plain; charset=utf-8");
             response_.body() = body ? "request body too large\n" : "request header too large\n";
             response_.keep_alive(false);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -129,7 +130,31 @@ TEST_CASE("every answer carries the security headers", "[console]") {
         CHECK(csp.find("default-src 'none'") != std::string::npos);
         CHECK(csp.find("unsafe-inline") == std::string::npos);
         CHECK(str(r["X-Content-Type-Options"]) == "nosniff");
+        CHECK(str(r["Strict-Transport-Security"]).empty());  // plain HTTP (loopback): no HSTS
     }
+    // Under TLS, every answer tells the browser to come back only over HTTPS.
+    Console tls(true);
+    for (const auto& r : {tls.send(http::verb::get, "/status"), tls.send(http::verb::get, "/static/console.js"),
+                          tls.send(http::verb::post, "/api/login", "{}"), tls.send(http::verb::get, "/nowhere")}) {
+        CHECK(str(r["Strict-Transport-Security"]) == "max-age=31536000");
+    }
+    Response early{http::status::payload_too_large, 11};  // what the server answers before the App
+    add_security_headers(early, true);
+    CHECK(str(early["Strict-Transport-Security"]) == "max-age=31536000");
+}
+
+TEST_CASE("each route takes the body it needs: a message to scan or learn, a few KiB for the rest", "[console]") {
+    Console c;
+    const std::size_t message = c.settings.limits.max_message_bytes + 64 * 1024;
+    CHECK(c.app->max_body_bytes(http::verb::post, "/api/scan") == message);
+    CHECK(c.app->max_body_bytes(http::verb::post, "/api/learn?class=spam") == message);
+    // A sign-in from anybody, before any account is known: 4 KiB, not a message's size.
+    CHECK(c.app->max_body_bytes(http::verb::post, "/api/login") == small_body_bytes);
+    CHECK(small_body_bytes == 4096);
+    CHECK(c.app->max_body_bytes(http::verb::post, "/api/correct") == small_body_bytes);
+    CHECK(c.app->max_body_bytes(http::verb::post, "/api/logout") == small_body_bytes);
+    CHECK(c.app->max_body_bytes(http::verb::get, "/api/history?q=x") == small_body_bytes);
+    CHECK(c.app->max_body_bytes(http::verb::get, "/api/scan") == small_body_bytes);
 }
 
 TEST_CASE("the page has no inline script and loads nothing from another host", "[console]") {
@@ -298,8 +323,14 @@ TEST_CASE("a viewer sees, an admin acts", "[console]") {
     CHECK(c.send(http::verb::get, "/api/status", "", v.token).result() == http::status::ok);
     CHECK(c.send(http::verb::get, "/api/config", "", v.token).result() == http::status::ok);
     const std::string msg = fixture("spam_investment.eml");
-    CHECK(c.send(http::verb::post, "/api/scan", msg, v.token, v.csrf).result() == http::status::forbidden);
+    // A scan changes nothing: the viewer, offered the Scan page, may use it.
+    const auto scanned = c.send(http::verb::post, "/api/scan", msg, v.token, v.csrf);
+    CHECK(scanned.result() == http::status::ok);
+    CHECK(json::parse(scanned.body()).contains("verdict"));
     CHECK(c.send(http::verb::post, "/api/learn?class=spam", msg, v.token, v.csrf).result() == http::status::forbidden);
+    CHECK(c.send(http::verb::post, "/api/correct", json{{"signature", std::string(32, '0')}, {"class", "spam"}}.dump(),
+                 v.token, v.csrf)
+              .result() == http::status::forbidden);
     CHECK(c.stats().messages.spam == 5);
 }
 
@@ -441,6 +472,50 @@ TEST_CASE("status comes from the daemon, with the corrections, and configuration
     CHECK(defaults.at("limits.max_message_bytes") == "4M");
     CHECK(defaults.at("reject_threshold") == "off");
     CHECK(defaults.count("reasons") == 0);  // given, so listed with the given ones
+}
+
+TEST_CASE("Older reaches every line of a burst scanned within one second, and only once", "[console]") {
+    Console c;
+    std::set<std::string> recorded;
+    {
+        store::Recording r;
+        for (int n = 0; n < 250; ++n) {
+            store::HistoryEntry e;
+            e.id = engine::message_digest("From: burst@example.org\nSubject: " + std::to_string(n) + "\n\nbody\n");
+            e.scanned_at = 1700000000;
+            e.action = "accepted";
+            e.subject = "burst " + std::to_string(n);
+            r.history.push_back(e);
+            recorded.insert(engine::signature_text(e.id));
+        }
+        store::open(c.db.string(), store::Database::Mode::read_write)->record(r);
+    }
+    const auto viewer = c.sign_in("watcher", viewer_password);
+    std::set<std::string> seen;
+    std::string next = "?q=burst";
+    int pages = 0;
+    for (;;) {
+        const auto r = c.send(http::verb::get, "/api/history" + next, "", viewer.token);
+        REQUIRE(r.result() == http::status::ok);
+        const json page = json::parse(r.body());
+        ++pages;
+        REQUIRE(pages <= 3);
+        for (const auto& e : page["entries"]) REQUIRE(seen.insert(e["signature"].get<std::string>()).second);
+        if (page["next"].is_null()) break;
+        CHECK(page["entries"].size() == 100);
+        next = "?q=burst&before=" + std::to_string(page["next"]["before"].get<std::int64_t>()) +
+               "&after=" + page["next"]["after"].get<std::string>();
+    }
+    CHECK(pages == 3);
+    CHECK(seen == recorded);
+    // A whole second alone, as the console asked before, starts below that second.
+    const auto by_time = c.send(http::verb::get, "/api/history?before=1700000000", "", viewer.token);
+    REQUIRE(by_time.result() == http::status::ok);
+    CHECK(json::parse(by_time.body())["entries"].empty());
+    CHECK(c.send(http::verb::get, "/api/history?before=1700000000&after=xyz", "", viewer.token).result() ==
+          http::status::bad_request);
+    CHECK(c.send(http::verb::get, "/api/history?after=" + std::string(32, 'a'), "", viewer.token).result() ==
+          http::status::bad_request);
 }
 
 TEST_CASE("History lists what mailsiftd recorded, and a click corrects it as mailsift correct does", "[console]") {

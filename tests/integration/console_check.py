@@ -10,10 +10,12 @@ import http.client
 import json
 import os
 import re
+import smtplib
 import socket
 import ssl
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -86,6 +88,8 @@ def raw_checks(args, con):
     check("script-src 'self'" in csp and "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp,
           "Content-Security-Policy without inline script, frame-ancestors 'none'", csp)
     check(headers.get("X-Content-Type-Options") == "nosniff", "X-Content-Type-Options: nosniff")
+    check(headers.get("Strict-Transport-Security") == "max-age=31536000",
+          "under TLS, Strict-Transport-Security: max-age=31536000", headers.get("Strict-Transport-Security"))
     status, _, _ = con.request("GET", "/api/status")
     check(status == 401, "GET /api/status without a session: 401", status)
 
@@ -125,6 +129,10 @@ def raw_checks(args, con):
                 reply += more
             reply = reply.decode(errors="replace")
     check(reply.startswith("HTTP/1.1 413"), "a request body over the limit: 413 from its Content-Length", reply[:40])
+    # A sign-in, open to anybody, takes 4 KiB, not a message's size.
+    status, _, _ = con.request("POST", "/api/login", json.dumps({"name": "x", "password": "p" * 5000}),
+                               {"Content-Type": "application/json"})
+    check(status == 413, "a sign-in body over 4 KiB: 413", status)
     check("frame-ancestors 'none'" in reply and "nosniff" in reply, "the 413 carries the security headers", reply)
     status, headers, _ = con.request("GET", "/api/status", None, {"Cookie": token, "X-Padding": "p" * 9000})
     check(status == 431, "request headers over 8 KiB: 431", status)
@@ -170,8 +178,13 @@ def raw_checks(args, con):
     _, _, vtoken, vcsrf = con.login(*args.viewer)
     status, _, _ = con.request("POST", "/api/learn?class=spam", spam, {"Cookie": vtoken, "X-CSRF-Token": vcsrf})
     check(status == 403, "a viewer's learn, CSRF token and all: 403", status)
-    status, _, _ = con.request("POST", "/api/scan", spam, {"Cookie": vtoken, "X-CSRF-Token": vcsrf})
-    check(status == 403, "a viewer's scan: 403", status)
+    before = stats(args)
+    status, _, body = con.request("POST", "/api/scan", spam, {"Cookie": vtoken, "X-CSRF-Token": vcsrf})
+    check(status == 200 and b'"verdict"' in body and stats(args) == before,
+          "a viewer's scan: 200, a verdict, and nothing learned (a scan changes nothing)", status)
+    status, _, _ = con.request("POST", "/api/correct", json.dumps({"signature": "0" * 32, "class": "spam"}),
+                               {"Cookie": vtoken, "X-CSRF-Token": vcsrf, "Content-Type": "application/json"})
+    check(status == 403, "a viewer's correction: 403", status)
 
 
 def browser(args):
@@ -241,6 +254,7 @@ def browser_checks(args):
         w.until(EC.visibility_of_element_located((By.ID, "login-form")))
         shot(d, args, "01-sign-in")
         check(not d.find_element(By.ID, "page-status").is_displayed(), "browser: without a session, the sign-in form")
+        check(not d.find_element(By.ID, "nav").is_displayed(), "browser: and no navigation before signing in")
 
         sign_in(d, w, args.admin[0], "wrong password")
         try:
@@ -374,6 +388,7 @@ def browser_checks(args):
         check(stats(args) == moved, "browser: mailsift correct --signature agrees it is learned as ham",
               out.stdout + out.stderr)
         shot(d, args, "07-history-corrected")
+        burst_checks(d, w, args)
 
         d.find_element(By.CSS_SELECTOR, "a[data-page=config]").click()
         w.until(lambda d: text_of(d, "config-database") != "")
@@ -400,6 +415,10 @@ def browser_checks(args):
         d.find_element(By.ID, "sign-out").click()
         w.until(EC.visibility_of_element_located((By.ID, "login-form")))
         check(fetch(d, "/api/status") == 401, "browser: after signing out, the API answers 401")
+        left = (d.find_element(By.ID, "login-name").get_attribute("value"),
+                d.find_element(By.ID, "login-password").get_attribute("value"))
+        check(left == ("", "") and not d.find_element(By.ID, "nav").is_displayed(),
+              "browser: and the sign-in form is blank, without the navigation", left)
 
         sign_in_patiently(d, w, *args.viewer)
         w.until(EC.visibility_of_element_located((By.ID, "page-status")))
@@ -418,6 +437,17 @@ def browser_checks(args):
         d.find_element(By.CSS_SELECTOR, "a[data-page=scan]").click()
         w.until(EC.visibility_of_element_located((By.ID, "scan-text")))
         check(not d.find_element(By.ID, "learn-spam").is_displayed(), "browser: a viewer has no learn buttons")
+        d.execute_script("document.getElementById('scan-verdict').textContent = ''")  # not the admin's scan
+        d.find_element(By.ID, "scan-text").clear()
+        d.find_element(By.ID, "scan-text").send_keys("From: a@example.org\nSubject: lunch\n\nLunch at noon?\n")
+        d.find_element(By.ID, "scan-button").click()
+        try:
+            w.until(lambda d: text_of(d, "scan-verdict") in ("spam", "ham", "unsure") or text_of(d, "scan-error") != "")
+        except TimeoutException:
+            pass
+        check(text_of(d, "scan-verdict") in ("spam", "ham", "unsure") and text_of(d, "scan-error") == "",
+              "browser: the Scan page a viewer is offered scans for the viewer (a scan changes nothing)",
+              text_of(d, "scan-error"))
         check(fetch(d, "/api/learn?class=spam", "POST", vcsrf, "From: a@b\n\nx\n") == 403,
               "browser: and the viewer's learn is refused (403)")
         shot(d, args, "10-viewer-scan")
@@ -451,6 +481,91 @@ def browser_checks(args):
         d.quit()
 
 
+def send_burst(args, n):
+    """n messages through Postfix at once (four SMTP sessions): more than one a
+    second, so that pages of the history end inside a second. Returns how many
+    Postfix accepted."""
+    host, port = args.smtp.rsplit(":", 1)
+    accepted = []
+
+    def session(first):
+        with smtplib.SMTP(host, int(port), timeout=60) as smtp:
+            for i in range(first, n, 4):
+                # One From is a long address without a blank, which must wrap rather than widen the page.
+                sender = "burst@example.org" if i else "burst." + "x" * 90 + "@" + "very-long-subdomain." * 4 + "example.org"
+                msg = (f"From: Burst <{sender}>\r\nTo: rcpt@example.net\r\nSubject: burst {i}\r\n"
+                       f"Message-ID: <burst-{i}@example.org>\r\n\r\nMessage {i} of a burst.\r\n")
+                smtp.sendmail("sender@example.org", ["rcpt@example.net"], msg)
+                accepted.append(i)
+
+    threads = [threading.Thread(target=session, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return len(accepted)
+
+
+def burst_checks(d, w, args):
+    """Issue 34: "Older" reaches every line of a burst, however many share a second."""
+    n = 250
+    check(send_burst(args, n) == n, f"Postfix took a burst of {n} messages through mailsiftd")
+    page_fetch = """
+        const [query, done] = arguments;
+        fetch('/api/history?' + query, {credentials: 'same-origin'}).then(r => r.json()).then(done, e => done(null));
+    """
+
+    def api_burst():
+        """Every burst line through the API, page after page as `next` says: the pages' (signature, time) lists."""
+        pages, query = [], "q=burst"
+        while len(pages) < 10:
+            page = d.execute_async_script(page_fetch, query)
+            if page is None:
+                return []
+            pages.append([(e["signature"], e["time"]) for e in page["entries"]])
+            if page["next"] is None:
+                break
+            query = f"q=burst&before={page['next']['before']}&after={page['next']['after']}"
+        return pages
+
+    deadline = time.time() + 60
+    pages = api_burst()
+    while sum(map(len, pages)) < n and time.time() < deadline:  # the recorder writes every second
+        time.sleep(0.5)
+        pages = api_burst()
+    lines = [line for page in pages for line in page]
+    signatures = {s for s, _ in lines}
+    check(len(lines) == n and len(signatures) == n,
+          f"the API's pages reach all {n} lines of the burst, each once", f"{len(lines)} lines, {len(signatures)} distinct")
+    split = [i for i in range(1, len(pages)) if pages[i] and pages[i - 1] and pages[i][0][1] == pages[i - 1][-1][1]]
+    check(split, "and a page ends inside a second whose lines go on on the next page (what a time alone loses)",
+          [(p[0][1], p[-1][1]) for p in pages if p])
+
+    d.find_element(By.CSS_SELECTOR, "a[data-page=history]").click()
+    w.until(EC.visibility_of_element_located((By.ID, "history-rows")))
+    d.find_element(By.ID, "history-search").clear()
+    d.find_element(By.ID, "history-search").send_keys("burst")
+    d.find_element(By.ID, "history-go").click()
+
+    def rows(d):
+        return d.find_elements(By.CSS_SELECTOR, "#history-rows tr[data-signature]")
+
+    w.until(lambda d: len(rows(d)) > 0)
+    clicks = 0
+    while d.find_element(By.ID, "history-more").is_displayed() and clicks < 10:
+        shown = len(rows(d))
+        d.find_element(By.ID, "history-more").click()
+        clicks += 1
+        w.until(lambda d: len(rows(d)) > shown or not d.find_element(By.ID, "history-more").is_displayed())
+    widths = d.execute_script("return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    check(widths[0] <= widths[1], "browser: the history fits the 1,280 px window (no horizontal scrolling)", widths)
+    in_browser = [r.get_attribute("data-signature") for r in rows(d)]
+    check(len(in_browser) == n and set(in_browser) == signatures,
+          f"browser: Older reaches every one of the {n} lines, each once",
+          f"{len(in_browser)} rows, {len(set(in_browser))} distinct after {clicks} clicks")
+    shot(d, args, "07b-history-burst")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--base", required=True)
@@ -464,6 +579,7 @@ def main():
     p.add_argument("--db", required=True)
     p.add_argument("--expect-messages", type=int, required=True)
     p.add_argument("--max-body", type=int, required=True)
+    p.add_argument("--smtp", required=True, help="Postfix's smtpd, HOST:PORT: where the burst is sent")
     args = p.parse_args()
     con = Console(args.base, args.ca)
     try:

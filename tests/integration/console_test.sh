@@ -159,6 +159,7 @@ fi
     --metrics "http://127.0.0.1:$METRICS_PORT/metrics" --ca "$WORK/console.crt" --shots "$SHOTS" \
     --admin admin "$ADMIN_PASSWORD" --viewer watcher "$VIEWER_PASSWORD" --messages "$MESSAGES" \
     --mailsift "$MAILSIFT" --db "$DB" --expect-messages 5 --max-body $((1024 * 1024 + 64 * 1024)) \
+    --smtp "127.0.0.1:$SMTP_PORT" \
     >"$WORK/check.out" 2>&1 || true
 cat "$WORK/check.out"
 PASSED=$((PASSED + $(grep -c '^ok - ' "$WORK/check.out" || true)))

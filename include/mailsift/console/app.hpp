@@ -46,8 +46,13 @@ using Response = boost::beast::http::response<boost::beast::http::string_body>;
 
 // Headers every answer carries, including those the server sends before a
 // request reaches the App (413, 431): the page may run only its own script
-// and style, load nothing from elsewhere, and be framed by nobody.
-void add_security_headers(Response& r);
+// and style, load nothing from elsewhere, and be framed by nobody; under TLS,
+// Strict-Transport-Security too.
+void add_security_headers(Response& r, bool tls);
+
+// The body a request may carry when it is not a message to scan or learn: a
+// sign-in, a correction (a little JSON), or nothing.
+inline constexpr std::size_t small_body_bytes = 4 * 1024;
 
 // What mailsiftd lends the console.
 struct Services {
@@ -75,10 +80,14 @@ public:
     // `client`: the peer's address (the sign-in limiter counts by it).
     Response handle(const Request& request, const std::string& client, Clock::time_point now);
 
-    // The largest request body accepted: a message up to limits.max_message_bytes, and some.
-    std::size_t max_body_bytes() const;
+    // The largest body accepted for a request to `target`, known from its
+    // headers before the body is read: a message to scan or learn up to
+    // limits.max_message_bytes, and some; small_body_bytes for anything else.
+    std::size_t max_body_bytes(boost::beast::http::verb method, std::string_view target) const;
+    bool tls() const { return options_.tls; }
 
 private:
+    Response route(const Request& request, const std::string& client, Clock::time_point now);
     Response page(const Request& request, const std::optional<Session>& session);
     Response login(const Request& request, const std::string& client, Clock::time_point now);
     Response scan(const Request& request);

@@ -5,8 +5,9 @@
 // Boost.Beast); plain HTTP is refused on any address but loopback.
 //
 // Bounds: at most max_connections at once (more are closed when accepted),
-// request headers up to 8 KiB, bodies up to App::max_body_bytes(), and each
-// request (with its TLS handshake) must arrive within request_timeout;
+// request headers up to 8 KiB, bodies up to App::max_body_bytes() for their
+// route (known from the headers), and each request (with its TLS handshake)
+// must arrive within request_timeout;
 // connections are kept alive between requests up to idle_timeout.
 // Pace: requests (and TLS handshakes) are served at most requests_per_second
 // on average (request_burst at once), in the order they came; beyond, they

@@ -55,6 +55,7 @@ function signedIn(s) {
 function signedOut() {
   state.account = state.role = state.csrf = null;
   $('nav').hidden = true; $('who').hidden = true;
+  $('login-name').value = ''; $('login-password').value = '';  // the next person starts blank
   show('login');
 }
 
@@ -169,7 +170,9 @@ function drawBars(box, series, counts, order) {
 
 // History --------------------------------------------------------------
 
-const historyState = { before: null };
+// Where "Older" goes on from: the time and signature of the last line shown
+// (lines of one second are told apart by their signature), or null.
+const historyState = { next: null };
 
 async function loadHistory(more) {
   text('history-error', '');
@@ -178,14 +181,17 @@ async function loadHistory(more) {
   const q = $('history-search').value.trim();
   if (verdict) params.set('verdict', verdict);
   if (q) params.set('q', q);
-  if (more && historyState.before !== null) params.set('before', historyState.before);
+  if (more && historyState.next) {
+    params.set('before', historyState.next.before);
+    params.set('after', historyState.next.after);
+  }
   let h;
   try { h = await api('/api/history?' + params.toString()); } catch (e) { text('history-error', e.message); return; }
   const rows = $('history-rows');
   if (!more) rows.replaceChildren();
   for (const e of h.entries) rows.append(historyRow(e));
-  historyState.before = h.entries.length ? h.entries[h.entries.length - 1].time : historyState.before;
-  $('history-more').hidden = h.entries.length < 100;
+  historyState.next = h.next;
+  $('history-more').hidden = !h.next;
   text('history-note', h.kept ? (h.subjects_kept ? '' : 'Subject lines are not kept on this server (history_subjects = off).')
     : 'mailsiftd keeps no history on this server (history = off).');
   if (!more && !h.entries.length) {
