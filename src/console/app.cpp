@@ -374,10 +374,10 @@ Response App::login(const Request& req, const std::string& client, Clock::time_p
                           ? accounts_->authenticate(name, password)
                           : std::nullopt;
     if (!role) {
-        trusted ? devices_.failed(device) : limiter_.failed(client, now);
+        trusted ? devices_.failed(device) : limiter_.failed(client, name, now);
         return error(req, http::status::unauthorized, "wrong name or password");
     }
-    limiter_.succeeded(client);
+    limiter_.succeeded(client, name);
     const auto session = sessions_.create(name, *role, now);
     Response r =
         json_answer(req, http::status::ok, json{{"account", name}, {"role", to_string(*role)}, {"csrf", session.csrf}});

@@ -71,35 +71,41 @@ bool csrf_matches(const Session& s, std::string_view presented) {
 
 void SignInLimiter::forget_old(Clock::time_point now) {
     for (auto it = failures_.begin(); it != failures_.end();) {
-        auto& times = it->second;
-        std::erase_if(times, [&](Clock::time_point t) { return now - t >= limits_.window; });
-        it = times.empty() ? failures_.erase(it) : std::next(it);
+        auto& list = it->second;
+        std::erase_if(list, [&](const Failure& f) { return now - f.at >= limits_.window; });
+        it = list.empty() ? failures_.erase(it) : std::next(it);
     }
 }
 
 std::chrono::seconds SignInLimiter::wait(const std::string& address, Clock::time_point now) {
     const auto it = failures_.find(address);
     if (it == failures_.end()) return std::chrono::seconds(0);
-    auto& times = it->second;
-    std::erase_if(times, [&](Clock::time_point t) { return now - t >= limits_.window; });
-    if (times.size() < limits_.attempts) return std::chrono::seconds(0);
-    // The oldest failure still counted leaves the window at times.front() + window.
-    const auto left = times.front() + limits_.window - now;
+    auto& list = it->second;
+    std::erase_if(list, [&](const Failure& f) { return now - f.at >= limits_.window; });
+    if (list.size() < limits_.attempts) return std::chrono::seconds(0);
+    // The oldest failure still counted leaves the window at its time + window.
+    const auto left = list.front().at + limits_.window - now;
     return std::max(std::chrono::seconds(1), std::chrono::ceil<std::chrono::seconds>(left));
 }
 
-void SignInLimiter::failed(const std::string& address, Clock::time_point now) {
+void SignInLimiter::failed(const std::string& address, std::string_view account, Clock::time_point now) {
     if (!failures_.contains(address) && failures_.size() >= limits_.max_addresses) {
         forget_old(now);
         if (failures_.size() >= limits_.max_addresses) {
             // Still full: the address whose last failure is oldest goes.
-            drop_stalest(failures_, [](const std::vector<Clock::time_point>& times) { return times.back(); });
+            drop_stalest(failures_, [](const std::vector<Failure>& list) { return list.back().at; });
         }
     }
-    failures_[address].push_back(now);
+    // The name as given, bounded: a guess is not stored whole.
+    failures_[address].push_back({now, std::string(account.substr(0, 64))});
 }
 
-void SignInLimiter::succeeded(const std::string& address) { failures_.erase(address); }
+void SignInLimiter::succeeded(const std::string& address, std::string_view account) {
+    const auto it = failures_.find(address);
+    if (it == failures_.end()) return;
+    std::erase_if(it->second, [&](const Failure& f) { return f.account == account; });
+    if (it->second.empty()) failures_.erase(it);
+}
 
 void TokenBucket::refill(Clock::time_point now) {
     if (started_) {

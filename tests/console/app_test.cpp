@@ -233,6 +233,22 @@ TEST_CASE("a wrong password is refused, and sign-ins are limited per address", "
     CHECK(attempt(admin_password, "192.0.2.7").result() == http::status::ok);
 }
 
+TEST_CASE("signing in to one's own account does not clear the guesses at another from the same address", "[console]") {
+    Console c;
+    auto attempt = [&](const std::string& name, const std::string& pw) {
+        c.now += std::chrono::seconds(10);  // within the budget of checks from all addresses
+        return c.send(http::verb::post, "/api/login", json{{"name", name}, {"password", pw}}.dump(), "", "",
+                      "application/json", "192.0.2.9");
+    };
+    for (int i = 0; i < 4; ++i) CHECK(attempt("root", "a guess").result() == http::status::unauthorized);
+    CHECK(attempt("watcher", viewer_password).result() == http::status::ok);  // the viewer's own sign-in
+    CHECK(attempt("root", "one more guess").result() == http::status::unauthorized);
+    CHECK(attempt("root", admin_password).result() == http::status::too_many_requests);  // five guesses: held
+    // Signing in to the account that failed forgets its failures (from a trusted device, after the wait).
+    c.now += std::chrono::minutes(6);
+    CHECK(attempt("root", admin_password).result() == http::status::ok);
+}
+
 TEST_CASE("a flood of guesses does not lock out a browser that signed in before", "[console]") {
     Console c;
     auto login = [&](const std::string& name, const std::string& pw, const std::string& device,

@@ -102,27 +102,33 @@ TEST_CASE("Failed sign-ins from one address are limited, others are not", "[cons
     SignInLimiter l(SignInLimits{3, 300s, 10000});
     const std::string x = "192.0.2.1", y = "192.0.2.2";
     CHECK(l.wait(x, t0) == 0s);
-    l.failed(x, t0);
-    l.failed(x, t0 + 10s);
+    l.failed(x, "admin", t0);
+    l.failed(x, "admin", t0 + 10s);
     CHECK(l.wait(x, t0 + 10s) == 0s);
-    l.failed(x, t0 + 20s);
+    l.failed(x, "admin", t0 + 20s);
     CHECK(l.wait(x, t0 + 20s) == 280s);  // until the first failure is 300 s old
     CHECK(l.wait(y, t0 + 20s) == 0s);
     CHECK(l.wait(x, t0 + 299s) == 1s);
     CHECK(l.wait(x, t0 + 300s) == 0s);  // two failures left in the window
-    l.failed(x, t0 + 301s);
+    l.failed(x, "admin", t0 + 301s);
     CHECK(l.wait(x, t0 + 301s) == 9s);  // the one at 10 s leaves at 310 s
 
-    SECTION("a success clears the address") {
-        l.succeeded(x);
+    SECTION("signing in to the account that failed clears its failures") {
+        l.succeeded(x, "admin");
         CHECK(l.wait(x, t0 + 302s) == 0s);
+    }
+    SECTION("signing in to another account clears nothing: a viewer cannot reset the guesses at the admin") {
+        l.succeeded(x, "viewer");
+        CHECK(l.wait(x, t0 + 302s) == 8s);
+        l.succeeded(y, "admin");  // nor can anybody elsewhere
+        CHECK(l.wait(x, t0 + 302s) == 8s);
     }
 }
 
 TEST_CASE("The sign-in limiter tracks a bounded number of addresses", "[console]") {
     const Clock::time_point t0{};
     SignInLimiter l(SignInLimits{1, 300s, 100});
-    for (int i = 0; i < 1000; ++i) l.failed("10.0.0." + std::to_string(i), t0 + std::chrono::seconds(i % 50));
+    for (int i = 0; i < 1000; ++i) l.failed("10.0.0." + std::to_string(i), "admin", t0 + std::chrono::seconds(i % 50));
     // The newest are still limited; the memory stayed bounded by dropping the stalest.
     CHECK(l.wait("10.0.0.999", t0 + 60s) > 0s);
     std::size_t limited = 0;

@@ -124,8 +124,12 @@ public:
           trusted_(limits.trusted_checks_per_second, limits.trusted_burst) {}
     // How long `address` must wait before its next attempt (zero: it may try now).
     std::chrono::seconds wait(const std::string& address, Clock::time_point now);
-    void failed(const std::string& address, Clock::time_point now);
-    void succeeded(const std::string& address);
+    // A failed sign-in from `address` to `account` (the name as given).
+    void failed(const std::string& address, std::string_view account, Clock::time_point now);
+    // A sign-in from `address` to `account` succeeded: that account's failures
+    // from there are forgotten, not the others' (signing in to one's own
+    // account must not clear the count of guesses at someone else's).
+    void succeeded(const std::string& address, std::string_view account);
     // Whether a password may be checked now (takes one of the checks its
     // budget allows, a trusted device's or everyone else's); false: answer
     // without checking.
@@ -134,7 +138,11 @@ public:
 private:
     void forget_old(Clock::time_point now);
     SignInLimits limits_;
-    std::unordered_map<std::string, std::vector<Clock::time_point>> failures_;
+    struct Failure {
+        Clock::time_point at;
+        std::string account;
+    };
+    std::unordered_map<std::string, std::vector<Failure>> failures_;  // by address, oldest first
     TokenBucket untrusted_, trusted_;
 };
 
