@@ -17,7 +17,7 @@
 set -euo pipefail
 packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev libzstd-dev libcli11-dev nlohmann-json3-dev libpq-dev libsodium-dev libssl-dev catch2 util-linux python3)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(postfix miltertest dovecot-imapd dovecot-sieve postgresql prometheus mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev chromium chromium-driver python3-selenium openssl)
+  packages+=(postfix miltertest dovecot-imapd dovecot-sieve postgresql prometheus mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev chromium chromium-driver python3-selenium fail2ban openssl)
 fi
 if [ "${1:-}" = "--package" ]; then
   packages+=(debhelper dpkg-dev lintian)

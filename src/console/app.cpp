@@ -1,6 +1,7 @@
 // App: see app.hpp.
 #include "mailsift/console/app.hpp"
 
+#include <algorithm>
 #include <boost/beast/core/string.hpp>
 #include <chrono>
 #include <ctime>
@@ -191,6 +192,29 @@ json recorded_json(const engine::ScoreParts& p) {
     return j;
 }
 
+// An audited event; the client (and what a proxy forwarded for) is App::audit's to add.
+AuditEvent audit_event(std::string event, std::string outcome, std::string account = {}, std::string role = {},
+                       std::string client = {}, std::string target = {}) {
+    AuditEvent e;
+    e.event = std::move(event);
+    e.outcome = std::move(outcome);
+    e.account = std::move(account);
+    e.role = std::move(role);
+    e.client = std::move(client);
+    e.target = std::move(target);
+    return e;
+}
+
+// The audit trail's word for it.
+const char* result_word(store::LearnResult r) {
+    switch (r) {
+        case store::LearnResult::learned: return "learned";
+        case store::LearnResult::already_learned: return "already-learned";
+        case store::LearnResult::moved: return "moved";
+    }
+    return "learned";
+}
+
 const char* learn_result(store::LearnResult r) {
     switch (r) {
         case store::LearnResult::learned: return "learned";
@@ -228,6 +252,12 @@ void App::refresh_accounts() {
         return;
     }
     Accounts fresh = exists ? Accounts::load(options_.accounts) : Accounts{};
+    // A change made on this host (mailsift console-user), seen here: for the audit trail.
+    auto changed = [&](std::string_view outcome, const std::string& name, Role role) {
+        if (services_.audit) {
+            services_.audit(audit_event("account", std::string(outcome), name, to_string(role), "local"));
+        }
+    };
     if (accounts_) {
         // A removed account, a new password or another role: its sessions end.
         for (const auto& old : accounts_->all()) {
@@ -236,6 +266,12 @@ void App::refresh_accounts() {
                 sessions_.end_all_of(old.name);
                 devices_.forget(old.name);
             }
+            if (now == nullptr) changed("removed", old.name, old.role);
+            else if (now->role != old.role) changed("role-changed", now->name, now->role);
+            else if (now->hash != old.hash) changed("password-changed", now->name, now->role);
+        }
+        for (const auto& added : fresh.all()) {
+            if (accounts_->find(added.name) == nullptr) changed("added", added.name, added.role);
         }
     }
     accounts_ = std::move(fresh);
@@ -252,7 +288,23 @@ std::optional<Session> App::session_of(const Request& request, Clock::time_point
 Response App::handle(const Request& req, const std::string& client, Clock::time_point now) {
     Response r = route(req, client, now);
     if (options_.tls) r.set(http::field::strict_transport_security, "max-age=31536000");
+    answered(static_cast<unsigned>(r.result_int()));
     return r;
+}
+
+void App::audit(const Request& req, const std::string& client, AuditEvent event) const {
+    if (!services_.audit) return;
+    event.client = client;
+    // A proxy's word for where a request came from is taken only from a proxy the configuration names.
+    if (std::find(options_.trusted_proxies.begin(), options_.trusted_proxies.end(), client) != options_.trusted_proxies.end()) {
+        const std::string_view forwarded = sv(req["X-Forwarded-For"]);
+        const auto comma = forwarded.rfind(',');
+        std::string_view last = comma == std::string_view::npos ? forwarded : forwarded.substr(comma + 1);
+        while (!last.empty() && last.front() == ' ') last.remove_prefix(1);
+        while (!last.empty() && last.back() == ' ') last.remove_suffix(1);
+        event.forwarded = std::string(last);  // the address the proxy itself saw
+    }
+    services_.audit(event);
 }
 
 Response App::route(const Request& req, const std::string& client, Clock::time_point now) {
@@ -288,6 +340,7 @@ Response App::route(const Request& req, const std::string& client, Clock::time_p
     }
     if (path == "/api/logout" && post) {
         sessions_.end(cookie(sv(req[http::field::cookie]), cookie_name));
+        audit(req, client, audit_event("sign-out", "ok", session->account, to_string(session->role)));
         Response r = json_answer(req, http::status::ok, json{{"signed_out", true}});
         r.set(http::field::set_cookie, std::string(cookie_name) + "=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict" +
                                            (options_.tls ? "; Secure" : ""));
@@ -312,12 +365,17 @@ Response App::route(const Request& req, const std::string& client, Clock::time_p
     if (path == "/api/history" && !post) return history(req);
     if (path == "/api/explanation" && !post) return explanation(req);
     // A scan changes nothing: a viewer may scan too. Learning and correcting need an admin.
-    if (path == "/api/scan") return post ? scan(req) : error(req, http::status::method_not_allowed, "POST only");
+    const Actor actor{session->account, to_string(session->role), client};
+    if (path == "/api/scan") return post ? scan(req, actor) : error(req, http::status::method_not_allowed, "POST only");
     const bool admin_action = path == "/api/learn" || path == "/api/correct";
     if (admin_action) {
         if (!post) return error(req, http::status::method_not_allowed, "POST only");
-        if (session->role != Role::admin) return error(req, http::status::forbidden, "this needs the admin role");
-        return path == "/api/correct" ? correct(req) : learn(req);
+        if (session->role != Role::admin) {
+            audit(req, client,
+                  audit_event(path == "/api/correct" ? "correct" : "learn", "forbidden", actor.account, actor.role));
+            return error(req, http::status::forbidden, "this needs the admin role");
+        }
+        return path == "/api/correct" ? correct(req, actor) : learn(req, actor);
     }
     return error(req, http::status::not_found, "no such API");
 }
@@ -329,19 +387,25 @@ Response App::page(const Request& req, const std::optional<Session>& session) {
 }
 
 Response App::login(const Request& req, const std::string& client, Clock::time_point now) {
+    auto refused = [&](std::string_view outcome, const std::string& name) {
+        audit(req, client, audit_event("sign-in", std::string(outcome), name));
+    };
     // Only JSON, and not from a page of another origin (a form elsewhere cannot send JSON without asking first).
     if (!sv(req[http::field::content_type]).starts_with("application/json")) {
+        refused("refused", "");
         return error(req, http::status::unsupported_media_type, "send the sign-in as application/json");
     }
     if (const auto origin = req[http::field::origin]; !origin.empty()) {
         const auto host = req[http::field::host];
         if (origin != "http://" + std::string(host) && origin != "https://" + std::string(host)) {
+            refused("refused", "");
             return error(req, http::status::forbidden, "sign-in from another origin");
         }
     }
     const json body = json::parse(req.body(), nullptr, false);
     if (!body.is_object() || !body.contains("name") || !body.contains("password") || !body["name"].is_string() ||
         !body["password"].is_string()) {
+        refused("refused", "");
         return error(req, http::status::bad_request, "expected {\"name\": ..., \"password\": ...}");
     }
     const std::string name = body["name"];
@@ -351,6 +415,7 @@ Response App::login(const Request& req, const std::string& client, Clock::time_p
     const std::string_view device = cookie(sv(req[http::field::cookie]), device_cookie_name);
     const bool trusted = devices_.trusted(device, name, now);
     if (const auto wait = trusted ? std::chrono::seconds(0) : limiter_.wait(client, now); wait.count() > 0) {
+        refused("limited", name);
         Response r = error(req, http::status::too_many_requests,
                            "too many failed sign-ins from this address: try again in " + std::to_string(wait.count()) + " s");
         r.set(http::field::retry_after, std::to_string(wait.count()));
@@ -359,6 +424,7 @@ Response App::login(const Request& req, const std::string& client, Clock::time_p
     // However many addresses ask, a password is checked only as often as the
     // budget allows: a flood of sign-ins must not take what the mail needs.
     if (!limiter_.may_check(now, trusted)) {
+        refused("limited", name);
         Response r = error(req, http::status::too_many_requests,
                            trusted ? "too many sign-ins right now: try again in a few seconds"
                                    : "too many sign-ins right now: try again in a few seconds (a browser that "
@@ -367,6 +433,7 @@ Response App::login(const Request& req, const std::string& client, Clock::time_p
         return r;
     }
     if (accounts_->all().empty()) {
+        refused("refused", name);
         return error(req, http::status::service_unavailable,
                      "no console accounts yet: create one with 'mailsift console-user add NAME --role admin'");
     }
@@ -375,9 +442,11 @@ Response App::login(const Request& req, const std::string& client, Clock::time_p
                           : std::nullopt;
     if (!role) {
         trusted ? devices_.failed(device) : limiter_.failed(client, name, now);
+        refused("failed", name);
         return error(req, http::status::unauthorized, "wrong name or password");
     }
     limiter_.succeeded(client, name);
+    audit(req, client, audit_event("sign-in", "ok", name, to_string(*role)));
     const auto session = sessions_.create(name, *role, now);
     Response r =
         json_answer(req, http::status::ok, json{{"account", name}, {"role", to_string(*role)}, {"csrf", session.csrf}});
@@ -395,7 +464,7 @@ Response App::login(const Request& req, const std::string& client, Clock::time_p
     return r;
 }
 
-Response App::scan(const Request& req) {
+Response App::scan(const Request& req, const Actor& actor) {
     const std::string_view raw = engine::without_from_line(req.body());
     const auto problem = engine::check_message(raw, raw.size(), options_.settings.limits);
     if (engine::refused(problem)) return error(req, http::status::unprocessable_entity, engine::describe(problem));
@@ -409,10 +478,12 @@ Response App::scan(const Request& req) {
     }
     j["signature"] = engine::signature_text(engine::message_identity(raw));
     j["size"] = raw.size();
+    audit(req, actor.client,
+          audit_event("scan", j.value("verdict", std::string()), actor.account, actor.role, {}, j["signature"].get<std::string>()));
     return json_answer(req, http::status::ok, j);
 }
 
-Response App::learn(const Request& req) {
+Response App::learn(const Request& req, const Actor& actor) {
     const auto cls = query(sv(req.target()), "class");
     if (cls != "spam" && cls != "ham") return error(req, http::status::bad_request, "class must be spam or ham");
     const std::string_view raw = engine::without_from_line(req.body());
@@ -430,6 +501,9 @@ Response App::learn(const Request& req) {
         j["signature"] = engine::signature_text(engine::message_identity(raw));
         j["result"] = outcome.confident ? "already known beyond the training margin: not learned"
                                         : learn_result(outcome.result);
+        audit(req, actor.client,
+              audit_event("learn", outcome.confident ? "not-learned" : result_word(outcome.result), actor.account, actor.role, {},
+                          std::string(cls) + ":" + j["signature"].get<std::string>()));
         return json_answer(req, http::status::ok, j);
     } catch (const std::exception& e) {
         return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
@@ -497,7 +571,7 @@ Response App::explanation(const Request& req) {
     }
 }
 
-Response App::correct(const Request& req) {
+Response App::correct(const Request& req, const Actor& actor) {
     const json body = json::parse(req.body(), nullptr, false);
     if (!body.is_object() || !body.contains("signature") || !body.contains("class") || !body["signature"].is_string() ||
         !body["class"].is_string() || (body["class"] != "spam" && body["class"] != "ham")) {
@@ -516,6 +590,9 @@ Response App::correct(const Request& req) {
         if (r.deferred) result = "no scan recorded yet: kept, and trained when mailsiftd writes it";
         else if (r.confirmed) result = "mailsiftd already said so with confidence: not trained (train_on_error)";
         else result = learn_result(r.result);
+        audit(req, actor.client,
+              audit_event("correct", r.deferred ? "deferred" : r.confirmed ? "not-learned" : result_word(r.result),
+                          actor.account, actor.role, {}, std::string(store::to_string(to)) + ":" + engine::signature_text(*id)));
         return json_answer(req, http::status::ok,
                            json{{"signature", engine::signature_text(*id)}, {"class", store::to_string(to)}, {"result", result}});
     } catch (const std::exception& e) {

@@ -151,6 +151,7 @@ private:
             const bool body = ec == http::error::body_limit;
             response_ = Response{body ? http::status::payload_too_large : http::status::request_header_fields_too_large, 11};
             add_security_headers(response_, server_.app->tls());
+            server_.app->answered(static_cast<unsigned>(response_.result_int()));
             response_.set(http::field::content_type, "text/plain; charset=utf-8");
             response_.body() = body ? "request body too large\n" : "request header too large\n";
             response_.keep_alive(false);

@@ -233,11 +233,19 @@ int main(int argc, char** argv) {
                                     .config = resolved.config,
                                     .settings = resolved.settings,
                                     .tls = !c.tls_certificate.empty(),
+                                    .trusted_proxies = c.trusted_proxies,
                                     .sessions = {},
                                     .sign_in = {},
                                     .devices = {}},
                 console::Services{.status = [&metrics] { return daemon::console_status(metrics); },
-                                  .filter = [&scorer] { return scorer.filter(); }});
+                                  .filter = [&scorer] { return scorer.filter(); },
+                                  // The audit trail: a line in the log (the journal), and the console's counters.
+                                  .audit =
+                                      [&metrics](const console::AuditEvent& e) {
+                                          daemon::log_info(console::audit_line(e));
+                                          metrics.console_event(e.event, e.outcome, e.role);
+                                      },
+                                  .answered = [&metrics](unsigned status) { metrics.console_answer(status); }});
             console_server = std::make_unique<console::Server>(console_options(resolved.settings), std::move(app));
         }
         // Listening may need root (a socket under /run); nothing after it does.

@@ -110,7 +110,29 @@ Metrics::Figures Metrics::figures() const {
     f.outage_started_ms = outage_started_ms_.load(r);
     f.outage_ms_total = outage_ms_total_.load(r);
     f.outages = outages_.load(r);
+    for (std::size_t i = 0; i < sign_in_outcomes.size(); ++i) f.console_sign_ins[i] = console_sign_ins_[i].load(r);
+    for (std::size_t i = 0; i < console_statuses.size(); ++i) f.console_answers[i] = console_answers_[i].load(r);
+    for (std::size_t i = 0; i < roles.size(); ++i) f.console_corrections[i] = console_corrections_[i].load(r);
     return f;
+}
+
+void Metrics::console_event(std::string_view event, std::string_view outcome, std::string_view role) {
+    constexpr auto r = std::memory_order_relaxed;
+    if (event == "sign-in") {
+        for (std::size_t i = 0; i < sign_in_outcomes.size(); ++i) {
+            if (sign_in_outcomes[i] == outcome) console_sign_ins_[i].fetch_add(1, r);
+        }
+    } else if (event == "correct" && outcome != "forbidden") {
+        for (std::size_t i = 0; i < roles.size(); ++i) {
+            if (roles[i] == role) console_corrections_[i].fetch_add(1, r);
+        }
+    }
+}
+
+void Metrics::console_answer(unsigned status) {
+    std::size_t i = 0;
+    while (i + 1 < console_statuses.size() && console_statuses[i] != status) ++i;  // the last: other
+    console_answers_[i].fetch_add(1, std::memory_order_relaxed);
 }
 
 void Metrics::model_refreshed(std::uint64_t features, std::uint64_t spam_messages, std::uint64_t ham_messages,
@@ -175,6 +197,22 @@ std::string Metrics::render() const {
     family(out, "mailsift_milter_protocol_errors_total", "counter",
            "MTA connections closed for a broken milter frame or command.");
     sample(out, "mailsift_milter_protocol_errors_total", u(f.protocol_errors));
+
+    family(out, "mailsift_console_sign_ins_total", "counter",
+           "Sign-ins to the web console, by outcome (ok; failed: wrong name or password; limited: answered 429; refused: malformed).");
+    for (std::size_t i = 0; i < sign_in_outcomes.size(); ++i) {
+        sample(out, "mailsift_console_sign_ins_total{outcome=\"" + std::string(sign_in_outcomes[i]) + "\"}",
+               u(f.console_sign_ins[i]));
+    }
+    family(out, "mailsift_console_requests_total", "counter", "Answers of the web console, by HTTP status.");
+    for (std::size_t i = 0; i < console_statuses.size(); ++i) {
+        const std::string status = console_statuses[i] == 0 ? "other" : std::to_string(console_statuses[i]);
+        sample(out, "mailsift_console_requests_total{status=\"" + status + "\"}", u(f.console_answers[i]));
+    }
+    family(out, "mailsift_console_corrections_total", "counter", "Corrections made in the web console, by the account's role.");
+    for (std::size_t i = 0; i < roles.size(); ++i) {
+        sample(out, "mailsift_console_corrections_total{role=\"" + std::string(roles[i]) + "\"}", u(f.console_corrections[i]));
+    }
 
     family(out, "mailsift_model_features", "gauge", "Distinct features in the model mailsiftd scores with.");
     sample(out, "mailsift_model_features", u(f.model_features));

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mailsift::daemon {
@@ -25,6 +26,12 @@ public:
 
     static constexpr std::size_t verdicts = static_cast<std::size_t>(Verdict::count);
     static constexpr std::size_t actions = static_cast<std::size_t>(Action::count);
+    // The console's counters: sign-ins by outcome, answers by HTTP status (the
+    // console's statuses; any other counts as "other"), corrections by role.
+    static constexpr std::array<std::string_view, 4> sign_in_outcomes = {"ok", "failed", "limited", "refused"};
+    static constexpr std::array<unsigned, 13> console_statuses = {200, 400, 401, 403, 404, 405, 413,
+                                                                  415, 422, 429, 431, 503, 0};  // 0: other
+    static constexpr std::array<std::string_view, 2> roles = {"admin", "viewer"};
     static const char* name(Verdict v);
     static const char* name(Action a);
 
@@ -44,6 +51,9 @@ public:
         std::uint64_t store_errors = 0, record_failures = 0, scans_dropped = 0, scans_waiting = 0;
         std::int64_t outage_started_ms = 0;  // 0: the store answers
         std::uint64_t outage_ms_total = 0, outages = 0;
+        std::array<std::uint64_t, sign_in_outcomes.size()> console_sign_ins{};
+        std::array<std::uint64_t, console_statuses.size()> console_answers{};
+        std::array<std::uint64_t, roles.size()> console_corrections{};
     };
     Figures figures() const;
 
@@ -76,6 +86,10 @@ public:
     void scans_dropped(std::uint64_t n) { scans_dropped_.fetch_add(n, std::memory_order_relaxed); }
     void scans_waiting(std::size_t n) { scans_waiting_.store(n, std::memory_order_relaxed); }
 
+    // The console: an audited event (console/audit.hpp), and an answer's status.
+    void console_event(std::string_view event, std::string_view outcome, std::string_view role);
+    void console_answer(unsigned status);
+
     // The text exposition format.
     std::string render() const;
 
@@ -107,6 +121,9 @@ private:
     std::atomic<std::int64_t> outage_started_ms_{0};  // 0: the store answers
     std::atomic<std::uint64_t> outage_ms_total_{0};    // closed outages
     std::atomic<std::uint64_t> outages_{0};
+    std::array<std::atomic<std::uint64_t>, sign_in_outcomes.size()> console_sign_ins_{};
+    std::array<std::atomic<std::uint64_t>, console_statuses.size()> console_answers_{};
+    std::array<std::atomic<std::uint64_t>, roles.size()> console_corrections_{};
     std::int64_t started_ms_;
 };
 

@@ -2,6 +2,8 @@
 // for range here so nothing downstream re-validates strings.
 #include "mailsift/engine/settings.hpp"
 
+#include <arpa/inet.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -139,6 +141,28 @@ const std::map<std::string, Setter, std::less<>>& setters() {
         {"console_tls_certificate",
          [](Settings& s, std::string_view v) { return s.console.tls_certificate = std::string(v), true; }},
         {"console_tls_key", [](Settings& s, std::string_view v) { return s.console.tls_key = std::string(v), true; }},
+        {"console_trusted_proxies",
+         [](Settings& s, std::string_view v) {
+             // IP addresses, separated by commas or blanks; "off" or empty: none.
+             s.console.trusted_proxies.clear();
+             if (v == "off") return true;
+             std::size_t i = 0;
+             while (i < v.size()) {
+                 const std::size_t end = v.find_first_of(", \t", i);
+                 const std::string_view one = v.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
+                 if (!one.empty()) {
+                     unsigned char buf[16];
+                     const std::string text(one);
+                     if (::inet_pton(AF_INET, text.c_str(), buf) != 1 && ::inet_pton(AF_INET6, text.c_str(), buf) != 1) {
+                         return false;
+                     }
+                     s.console.trusted_proxies.push_back(text);
+                 }
+                 if (end == std::string_view::npos) break;
+                 i = end + 1;
+             }
+             return true;
+         }},
         {"alpha",
          [](Settings& s, std::string_view v) {
              double d = 0;
@@ -347,6 +371,12 @@ const std::map<std::string, Shower, std::less<>>& showers() {
         {"console_listen", [](S s) { return s.console.listen.empty() ? std::string("off") : s.console.listen; }},
         {"console_tls_certificate", [](S s) { return s.console.tls_certificate.string(); }},
         {"console_tls_key", [](S s) { return s.console.tls_key.string(); }},
+        {"console_trusted_proxies",
+         [](S s) {
+             std::string out;
+             for (const auto& a : s.console.trusted_proxies) out += (out.empty() ? "" : ", ") + a;
+             return out;  // "": none (as socket_group)
+         }},
         {"alpha", [](S s) { return real_text(s.model.alpha); }},
         {"term_frequency",
          [](S s) { return std::string(s.model.term_frequency == model::TermFrequency::raw ? "raw" : "boolean"); }},

@@ -5,8 +5,10 @@
 #include "mailsift/console/app.hpp"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -46,6 +48,8 @@ struct Console {
     std::unique_ptr<App> app;
     Clock::time_point now = Clock::now();
     int status_calls = 0;
+    std::vector<std::string> audited;         // the audit lines, in order
+    std::map<unsigned, int> answers;          // answers by status
 
     explicit Console(bool tls = false) {
         settings.train_margin = 0;  // learn every message given
@@ -70,9 +74,12 @@ struct Console {
         filter = std::make_shared<engine::Filter>(*read_db, settings);
         filter->refresh();
         Services services{.status = [this] { ++status_calls; return json{{"messages", {{"total", 7}}}}; },
-                          .filter = [this] { return std::shared_ptr<const engine::Filter>(filter); }};
+                          .filter = [this] { return std::shared_ptr<const engine::Filter>(filter); },
+                          .audit = [this](const AuditEvent& e) { audited.push_back(audit_line(e)); },
+                          .answered = [this](unsigned status) { ++answers[status]; }};
         app = std::make_unique<App>(AppOptions{.accounts = users, .database = db, .config = {}, .settings = settings,
-                                               .tls = tls, .sessions = {}, .sign_in = {}, .devices = {}},
+                                               .tls = tls, .trusted_proxies = {"192.0.2.80"}, .sessions = {},
+                                               .sign_in = {}, .devices = {}},
                                     std::move(services));
     }
 
@@ -348,6 +355,97 @@ TEST_CASE("a viewer sees, an admin acts", "[console]") {
                  v.token, v.csrf)
               .result() == http::status::forbidden);
     CHECK(c.stats().messages.spam == 5);
+}
+
+TEST_CASE("The audit line is one fixed format, every value one word", "[console]") {
+    AuditEvent e;
+    e.event = "sign-in";
+    e.outcome = "failed";
+    e.account = "admin\nconsole audit: event=sign-in outcome=ok";  // a name typed to forge a line
+    e.client = "2001:db8::1";
+    CHECK(audit_line(e) ==
+          "console audit: event=sign-in outcome=failed account=admin?console?audit:?event?sign-in?outcome?ok role=- "
+          "client=2001:db8::1 target=-");
+    e.forwarded = "198.51.100.7";
+    e.account = std::string(100, 'a');
+    CHECK(audit_line(e) == "console audit: event=sign-in outcome=failed account=" + std::string(64, 'a') +
+                               " role=- client=2001:db8::1 forwarded=198.51.100.7 target=-");
+    CHECK(audit_word("") == "-");
+    CHECK(audit_word("spam:0123abcd") == "spam:0123abcd");
+}
+
+TEST_CASE("Sign-ins, sign-outs, scans, learns, corrections and account changes are audited, with who and from where",
+          "[console]") {
+    Console c;
+    auto last = [&] { return c.audited.empty() ? std::string() : c.audited.back(); };
+    // A failed sign-in: the name as given, no role, the client.
+    CHECK(c.send(http::verb::post, "/api/login", json{{"name", "root"}, {"password", "guess"}}.dump(), "", "",
+                 "application/json", "192.0.2.44")
+              .result() == http::status::unauthorized);
+    CHECK(last() == "console audit: event=sign-in outcome=failed account=root role=- client=192.0.2.44 target=-");
+    const auto admin = c.sign_in("root", admin_password);
+    CHECK(last() == "console audit: event=sign-in outcome=ok account=root role=admin client=192.0.2.1 target=-");
+    const std::string msg = fixture("spam_investment.eml");
+    const auto signature = engine::signature_text(engine::message_identity(engine::without_from_line(msg)));
+    REQUIRE(c.send(http::verb::post, "/api/learn?class=spam", msg, admin.token, admin.csrf).result() == http::status::ok);
+    CHECK(last() == "console audit: event=learn outcome=learned account=root role=admin client=192.0.2.1 target=spam:" +
+                        signature);
+    REQUIRE(c.send(http::verb::post, "/api/correct", json{{"signature", signature}, {"class", "ham"}}.dump(), admin.token,
+                   admin.csrf)
+                .result() == http::status::ok);
+    // (No scan of it is recorded here, so the correction is kept until mailsiftd writes one.)
+    CHECK(last() == "console audit: event=correct outcome=deferred account=root role=admin client=192.0.2.1 target=ham:" +
+                        signature);
+    REQUIRE(c.send(http::verb::post, "/api/scan", msg, admin.token, admin.csrf).result() == http::status::ok);
+    CHECK(last().starts_with("console audit: event=scan outcome="));
+    CHECK(last().ends_with(" account=root role=admin client=192.0.2.1 target=" + signature));
+    // A viewer's correction is refused, and says so.
+    const auto viewer = c.sign_in("watcher", viewer_password);
+    CHECK(c.send(http::verb::post, "/api/correct", json{{"signature", signature}, {"class", "spam"}}.dump(), viewer.token,
+                 viewer.csrf)
+              .result() == http::status::forbidden);
+    CHECK(last() == "console audit: event=correct outcome=forbidden account=watcher role=viewer client=192.0.2.1 target=-");
+    CHECK(c.send(http::verb::post, "/api/logout", "", viewer.token, viewer.csrf).result() == http::status::ok);
+    CHECK(last() == "console audit: event=sign-out outcome=ok account=watcher role=viewer client=192.0.2.1 target=-");
+    // The limiter's refusals: five failures from one address, then 429.
+    for (int i = 0; i < 6; ++i) {
+        c.now += std::chrono::seconds(10);
+        c.send(http::verb::post, "/api/login", json{{"name", "root"}, {"password", "guess"}}.dump(), "", "",
+               "application/json", "192.0.2.45");
+    }
+    CHECK(last() == "console audit: event=sign-in outcome=limited account=root role=- client=192.0.2.45 target=-");
+    // Behind a configured proxy, the address it forwarded for; anybody else's X-Forwarded-For is not believed.
+    auto via = [&](const std::string& peer) {
+        Request req{http::verb::post, "/api/login", 11};
+        req.set(http::field::host, "console.example:8443");
+        req.set(http::field::content_type, "application/json");
+        req.set("X-Forwarded-For", "203.0.113.9, 198.51.100.23");
+        req.body() = json{{"name", "nobody"}, {"password", "x"}}.dump();
+        req.prepare_payload();
+        c.now += std::chrono::seconds(10);
+        c.app->handle(req, peer, c.now);
+        return last();
+    };
+    CHECK(via("192.0.2.80") ==
+          "console audit: event=sign-in outcome=failed account=nobody role=- client=192.0.2.80 forwarded=198.51.100.23 target=-");
+    CHECK(via("192.0.2.81") == "console audit: event=sign-in outcome=failed account=nobody role=- client=192.0.2.81 target=-");
+    // An account added, its role changed, removed with mailsift console-user: seen and audited at the next request.
+    auto touch = [&](auto change) {
+        update_accounts(c.users, std::nullopt, change);
+        c.send(http::verb::get, "/api/status", "", admin.token);
+    };
+    touch([](Accounts& a) { a.add("carol", Role::viewer, "carol's long password"); });
+    CHECK(std::count(c.audited.begin(), c.audited.end(),
+                     "console audit: event=account outcome=added account=carol role=viewer client=local target=-") == 1);
+    touch([](Accounts& a) { a.set_role("carol", Role::admin); });
+    CHECK(last() == "console audit: event=account outcome=role-changed account=carol role=admin client=local target=-");
+    touch([](Accounts& a) { a.remove("carol"); });
+    CHECK(last() == "console audit: event=account outcome=removed account=carol role=admin client=local target=-");
+    // Every answer is counted by its status.
+    CHECK(c.answers[401] >= 1);
+    CHECK(c.answers[403] == 1);
+    CHECK(c.answers[429] >= 1);
+    CHECK(c.answers[200] >= 5);
 }
 
 TEST_CASE("sessions expire when idle, at their age limit, and end at sign-out", "[console]") {

@@ -541,16 +541,20 @@ def burst_checks(d, w, args):
     check(split, "and a page ends inside a second whose lines go on on the next page (what a time alone loses)",
           [(p[0][1], p[-1][1]) for p in pages if p])
 
-    d.find_element(By.CSS_SELECTOR, "a[data-page=history]").click()
-    w.until(EC.visibility_of_element_located((By.ID, "history-rows")))
-    d.find_element(By.ID, "history-search").clear()
-    d.find_element(By.ID, "history-search").send_keys("burst")
-    d.find_element(By.ID, "history-go").click()
-
     def rows(d):
         return d.find_elements(By.CSS_SELECTOR, "#history-rows tr[data-signature]")
 
-    w.until(lambda d: len(rows(d)) > 0)
+    def fresh_listing(action):
+        """Empties the table, does `action`, and waits for the listing it asked for."""
+        d.execute_script("document.getElementById('history-rows').replaceChildren()")
+        action()
+        w.until(lambda d: len(rows(d)) > 0)
+
+    fresh_listing(lambda: d.find_element(By.CSS_SELECTOR, "a[data-page=history]").click())
+    d.find_element(By.ID, "history-search").clear()
+    d.find_element(By.ID, "history-search").send_keys("burst")
+    fresh_listing(lambda: d.find_element(By.ID, "history-go").click())
+    w.until(lambda d: all("burst" in r.text for r in rows(d)))  # the search's listing, not an earlier one
     clicks = 0
     while d.find_element(By.ID, "history-more").is_displayed() and clicks < 10:
         shown = len(rows(d))

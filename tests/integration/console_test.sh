@@ -36,7 +36,7 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 77
 fi
 need_commands --before-install preseed_postfix postfix python3 openssl chromium chromedriver=chromium-driver
-need_packages python3-selenium
+need_packages python3-selenium fail2ban
 # Debian's Python, which has python3-selenium (a python3 earlier on PATH may not).
 PYTHON=/usr/bin/python3
 SHOTS="$(dirname "$MAILSIFTD")/../../console-screenshots"
@@ -165,5 +165,62 @@ cat "$WORK/check.out"
 PASSED=$((PASSED + $(grep -c '^ok - ' "$WORK/check.out" || true)))
 FAILED=$((FAILED + $(grep -c '^not ok - ' "$WORK/check.out" || true)))
 grep -q '^# console_check.py finished' "$WORK/check.out" || not_ok "console_check.py ran to its end"
+
+# ---------------------------------------------------------------- the audit trail
+# What the checks above did, as mailsiftd logged it; and the README's fail2ban
+# filter, run by fail2ban-regex over those very lines.
+LOG="$WORK/mailsiftd.log"
+README="$HERE/../../README.md"
+count() { grep -c -- "$1" "$LOG" || true; }
+FAILED_SIGN_INS=$(count 'console audit: event=sign-in outcome=failed ')
+if [ "$FAILED_SIGN_INS" -ge 2 ] && [ "$(count 'console audit: event=sign-in outcome=ok account=admin role=admin client=127.0.0.1 ')" -ge 1 ] &&
+    [ "$(count 'console audit: event=sign-in outcome=limited ')" -ge 1 ] &&
+    [ "$(count 'console audit: event=sign-out outcome=ok ')" -ge 1 ] &&
+    [ "$(count 'console audit: event=correct outcome=[a-z-]* account=admin role=admin client=127.0.0.1 target=spam:')" -ge 1 ] &&
+    [ "$(count 'console audit: event=learn outcome=learned account=admin role=admin ')" -ge 1 ] &&
+    [ "$(count 'console audit: event=scan outcome=[a-z]* account=watcher role=viewer ')" -ge 1 ] &&
+    [ "$(count 'console audit: event=correct outcome=forbidden account=watcher role=viewer ')" -ge 1 ]; then
+    ok "mailsiftd logged an audit line for each sign-in ($FAILED_SIGN_INS failed), refusal, sign-out, learn, scan and correction, with the account, role and client"
+else
+    grep 'console audit:' "$LOG" | sed 's/^/#   /' | tail -n 20
+    not_ok "mailsiftd logged the audit lines of the console's checks"
+fi
+python3 "$HERE/readme_recipe.py" "$README" fail2ban-filter >"$WORK/fail2ban-filter.conf" ||
+    not_ok "the README has the fail2ban filter (recipe fail2ban-filter)"
+f2b_matched() {  # f2b_matched LOGFILE: the lines the README's filter matches
+    fail2ban-regex "$1" "$WORK/fail2ban-filter.conf" 2>&1 | awk '/^Lines: / { print $(NF - 3) }'
+}
+MATCHED=$(f2b_matched "$LOG")
+if [ -n "$MATCHED" ] && [ "$MATCHED" -eq "$FAILED_SIGN_INS" ]; then
+    ok "fail2ban-regex: the README's filter matches the $MATCHED failed sign-ins mailsiftd logged, and no other line of its log"
+else
+    fail2ban-regex "$LOG" "$WORK/fail2ban-filter.conf" 2>&1 | tail -n 20 | sed 's/^/#   /'
+    not_ok "fail2ban-regex: the README's filter matches the failed sign-ins ($MATCHED matched, $FAILED_SIGN_INS failed)"
+fi
+grep 'console audit: event=sign-in outcome=ok ' "$LOG" >"$WORK/sign-ins-ok.log" || true
+MATCHED_OK=$(f2b_matched "$WORK/sign-ins-ok.log")
+if [ -s "$WORK/sign-ins-ok.log" ] && [ "$MATCHED_OK" = 0 ]; then
+    ok "fail2ban-regex: the filter matches none of the $(wc -l <"$WORK/sign-ins-ok.log") successful sign-ins"
+else
+    not_ok "fail2ban-regex: the filter matches no successful sign-in ($MATCHED_OK matched)"
+fi
+# Its ban is on the address that failed: the hosts fail2ban found are the clients of the failed lines.
+HOSTS=$(fail2ban-regex --print-all-matched "$LOG" "$WORK/fail2ban-filter.conf" 2>/dev/null |
+    awk '/^\|- Matched line/ { on = 1; next } /^`-/ { on = 0 } on' | sed -n 's/.*client=\([^ ]*\) .*/\1/p' | sort -u | tr '\n' ' ')
+if [ -n "$HOSTS" ] && [ "$HOSTS" = "$(sed -n 's/.*event=sign-in outcome=failed .*client=\([^ ]*\) .*/\1/p' "$LOG" | sort -u | tr '\n' ' ')" ]; then
+    ok "fail2ban-regex: the addresses matched are those of the failed sign-ins ($HOSTS)"
+else
+    not_ok "fail2ban-regex: the addresses matched ($HOSTS)"
+fi
+METRICS=$(python3 -c "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())" \
+    "http://127.0.0.1:$METRICS_PORT/metrics" 2>/dev/null || true)
+FAILED_METRIC=$(printf '%s\n' "$METRICS" | awk '/^mailsift_console_sign_ins_total\{outcome="failed"\}/ { print $2 }')
+CORRECTED_METRIC=$(printf '%s\n' "$METRICS" | awk '/^mailsift_console_corrections_total\{role="admin"\}/ { print $2 }')
+STATUS_413=$(printf '%s\n' "$METRICS" | awk '/^mailsift_console_requests_total\{status="413"\}/ { print $2 }')
+if [ "${FAILED_METRIC:-x}" = "$FAILED_SIGN_INS" ] && [ "${CORRECTED_METRIC:-0}" -ge 1 ] && [ "${STATUS_413:-0}" -ge 2 ]; then
+    ok "the metrics count the console's sign-ins by outcome ($FAILED_METRIC failed), answers by status ($STATUS_413 x 413) and corrections by role ($CORRECTED_METRIC by an admin)"
+else
+    not_ok "the console's counters on /metrics (failed $FAILED_METRIC of $FAILED_SIGN_INS, corrections $CORRECTED_METRIC, 413s $STATUS_413)"
+fi
 note "screenshots in $SHOTS: $(cd "$SHOTS" && ls | tr '\n' ' ')"
 summary_and_exit

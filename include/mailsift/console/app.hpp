@@ -32,9 +32,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 #include <sys/stat.h>
 
 #include "mailsift/console/accounts.hpp"
+#include "mailsift/console/audit.hpp"
 #include "mailsift/console/sessions.hpp"
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/engine/settings.hpp"
@@ -60,6 +62,10 @@ struct Services {
     std::function<nlohmann::json()> status;
     // The model the daemon scores with; null while none is loaded.
     std::function<std::shared_ptr<const engine::Filter>()> filter;
+    // What was done, and by whom (audit.hpp): the daemon logs it and counts it.
+    std::function<void(const AuditEvent&)> audit;
+    // Every answer's HTTP status, the server's own (413, 431) included.
+    std::function<void(unsigned status)> answered;
 };
 
 struct AppOptions {
@@ -68,6 +74,9 @@ struct AppOptions {
     std::filesystem::path config;           // the configuration file shown (empty: built-in defaults)
     engine::Settings settings;
     bool tls = false;                       // cookies are Secure
+    // Peers whose X-Forwarded-For is believed (console_trusted_proxies): the
+    // audit trail names the address they forwarded for beside theirs.
+    std::vector<std::string> trusted_proxies;
     SessionLimits sessions;
     SignInLimits sign_in;
     DeviceLimits devices;
@@ -85,16 +94,26 @@ public:
     // limits.max_message_bytes, and some; small_body_bytes for anything else.
     std::size_t max_body_bytes(boost::beast::http::verb method, std::string_view target) const;
     bool tls() const { return options_.tls; }
+    // An answer the server gave without the App (413, 431): counted as the App's are.
+    void answered(unsigned status) const {
+        if (services_.answered) services_.answered(status);
+    }
 
 private:
     Response route(const Request& request, const std::string& client, Clock::time_point now);
+    // Hands an event to Services::audit, with the client (and what a trusted proxy forwarded for).
+    void audit(const Request& request, const std::string& client, AuditEvent event) const;
     Response page(const Request& request, const std::optional<Session>& session);
     Response login(const Request& request, const std::string& client, Clock::time_point now);
-    Response scan(const Request& request);
-    Response learn(const Request& request);
+    // Who asks: the session's account and role, and the peer.
+    struct Actor {
+        std::string account, role, client;
+    };
+    Response scan(const Request& request, const Actor& actor);
+    Response learn(const Request& request, const Actor& actor);
     Response history(const Request& request);
     Response explanation(const Request& request);
-    Response correct(const Request& request);
+    Response correct(const Request& request, const Actor& actor);
     nlohmann::json configuration() const;
     nlohmann::json corrections() const;
     // Rereads the accounts file when it changed; ends the sessions of accounts

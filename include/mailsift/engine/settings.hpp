@@ -60,6 +60,10 @@ struct ConsoleSettings {
     std::filesystem::path users = "/etc/mailsift/console-users";  // NAME:ROLE:HASH, written by `mailsift console-user`
     std::filesystem::path tls_certificate;     // PEM chain; with tls_key: HTTPS (required off loopback)
     std::filesystem::path tls_key;             // PEM private key
+    // Addresses of reverse proxies in front of the console: from these peers
+    // only, X-Forwarded-For is believed, and the audit trail names the address
+    // forwarded for beside the proxy's. Empty (the default): none.
+    std::vector<std::string> trusted_proxies;
 };
 
 // Which scorer decides: the multinomial naive Bayes alone, or the linear

@@ -172,7 +172,7 @@ function drawBars(box, series, counts, order) {
 
 // Where "Older" goes on from: the time and signature of the last line shown
 // (lines of one second are told apart by their signature), or null.
-const historyState = { next: null };
+const historyState = { next: null, asked: 0 };
 
 async function loadHistory(more) {
   text('history-error', '');
@@ -185,8 +185,10 @@ async function loadHistory(more) {
     params.set('before', historyState.next.before);
     params.set('after', historyState.next.after);
   }
+  const asked = ++historyState.asked;  // an answer to an earlier question that comes late is dropped
   let h;
   try { h = await api('/api/history?' + params.toString()); } catch (e) { text('history-error', e.message); return; }
+  if (asked !== historyState.asked) return;
   const rows = $('history-rows');
   if (!more) rows.replaceChildren();
   for (const e of h.entries) rows.append(historyRow(e));

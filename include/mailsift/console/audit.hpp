@@ -1,0 +1,36 @@
+// mailsift::console audit trail: one line per sign-in (succeeded, failed,
+// refused by the limiter), sign-out, scan, learn, correction and account
+// change, in a fixed format that a regular expression can match (the
+// README's fail2ban filter matches failed sign-ins):
+//
+//   console audit: event=EVENT outcome=OUTCOME account=NAME role=ROLE client=ADDRESS [forwarded=ADDRESS] target=WHAT
+//
+// Every value is one word: a character outside A-Z a-z 0-9 . _ : @ / + - (a
+// name typed at the sign-in may hold anything, a newline included) becomes
+// '?', a value is cut at 64 characters, and an empty one is "-". The line is
+// mailsiftd's to write (its log, the journal); the console only says what
+// happened (Services::audit).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace mailsift::console {
+
+struct AuditEvent {
+    std::string event;      // sign-in, sign-out, scan, learn, correct, account
+    std::string outcome;    // sign-in: ok, failed, limited, refused; learn/correct: what the store did; ...
+    std::string account;    // the account acted as (at a sign-in: the name given)
+    std::string role;       // admin, viewer, or "" when not known (a failed sign-in)
+    std::string client;     // the peer's address
+    std::string forwarded;  // the address a trusted proxy forwarded for ("": no proxy; not shown)
+    std::string target;     // what was acted on: a signature, a class, an account's change
+};
+
+// The event's line, without a newline.
+std::string audit_line(const AuditEvent& e);
+
+// One word of the line: see above.
+std::string audit_word(std::string_view value);
+
+}  // namespace mailsift::console
