@@ -15,6 +15,8 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <unordered_map>
 
 namespace mailsift::console {
 
@@ -86,6 +88,7 @@ struct Server::Impl {
     ServerOptions options;
     std::unique_ptr<App> app;
     std::atomic<std::size_t> open{0};
+    std::unordered_map<std::string, std::size_t> open_by_address;  // the io thread's only
     asio::io_context io{1};
     std::optional<ssl::context> tls;
     tcp::acceptor acceptor{io};
@@ -104,7 +107,12 @@ public:
     template <class... Args>
     Connection(Server::Impl& server, std::string client, Args&&... args)
         : server_(server), client_(std::move(client)), stream_(std::forward<Args>(args)...) {}
-    ~Connection() { server_.open.fetch_sub(1, std::memory_order_relaxed); }
+    ~Connection() {
+        server_.open.fetch_sub(1, std::memory_order_relaxed);
+        if (const auto it = server_.open_by_address.find(client_); it != server_.open_by_address.end() && --it->second == 0) {
+            server_.open_by_address.erase(it);
+        }
+    }
 
     void start() {
         if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
@@ -213,14 +221,17 @@ void Server::Impl::accept() {
     acceptor.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
         if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
         if (!ec) {
-            if (open.load(std::memory_order_relaxed) >= options.max_connections) {
+            boost::system::error_code e;
+            const auto peer = socket.remote_endpoint(e);
+            std::string client = e ? std::string("?") : peer.address().to_string();
+            const auto from_there = open_by_address.find(client);
+            if (open.load(std::memory_order_relaxed) >= options.max_connections ||
+                (from_there != open_by_address.end() && from_there->second >= options.max_connections_per_address)) {
                 boost::system::error_code ignored;
-                socket.close(ignored);  // over the bound: closed, not queued
+                socket.close(ignored);  // over a bound: closed, not queued
             } else {
                 open.fetch_add(1, std::memory_order_relaxed);
-                boost::system::error_code e;
-                const auto peer = socket.remote_endpoint(e);
-                std::string client = e ? std::string("?") : peer.address().to_string();
+                ++open_by_address[client];
                 if (tls) {
                     std::make_shared<Connection<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(client),
                                                                                        std::move(socket), *tls)

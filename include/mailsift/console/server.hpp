@@ -4,7 +4,8 @@
 // HTTPS with console_tls_certificate and console_tls_key (OpenSSL through
 // Boost.Beast); plain HTTP is refused on any address but loopback.
 //
-// Bounds: at most max_connections at once (more are closed when accepted),
+// Bounds: at most max_connections at once, max_connections_per_address of
+// them from one address (more are closed when accepted),
 // request headers up to 8 KiB, bodies up to App::max_body_bytes() for their
 // route (known from the headers), and each request (with its TLS handshake)
 // must arrive within request_timeout;
@@ -37,6 +38,9 @@ struct ServerOptions {
     std::filesystem::path tls_certificate;   // both or neither
     std::filesystem::path tls_key;
     std::size_t max_connections = 64;
+    // From any one address: its idle sockets cannot take every connection
+    // the console has (more are closed when accepted).
+    std::size_t max_connections_per_address = 16;
     std::chrono::seconds request_timeout{30};
     std::chrono::seconds idle_timeout{60};
     double requests_per_second = 50;  // the status page asks for one every 10 s
