@@ -163,6 +163,17 @@ json linear_json(const engine::LinearParts& l) {
                 {"others_sum", l.split.others_sum}};
 }
 
+// How the naive-Bayes log-odds adds up: the prior, the features listed (the
+// strongest each way), and all the others together, so that the three make it.
+json nb_sum_json(double prior, double nb_log_odds, const std::vector<engine::Reason>& toward_spam,
+                 const std::vector<engine::Reason>& toward_ham) {
+    double listed = 0.0;
+    for (const auto* side : {&toward_spam, &toward_ham}) {
+        for (const auto& r : *side) listed += r.log_odds;
+    }
+    return json{{"prior", prior}, {"listed", listed}, {"others", nb_log_odds - prior - listed}, {"log_odds", nb_log_odds}};
+}
+
 json explanation_json(const engine::Explanation& e) {
     const auto& c = e.classification;
     json j{{"verdict", model::to_string(c.score.verdict)},
@@ -178,6 +189,8 @@ json explanation_json(const engine::Explanation& e) {
         const auto& l = *e.linear;
         j["linear"] = linear_json({l.score, l.nb_log_odds, l.clipped, l.slots.size(), l.split(slots_shown)});
     }
+    const double nb = e.linear ? e.linear->nb_log_odds : c.score.log_odds;
+    j["nb_sum"] = nb_sum_json(e.prior_log_odds, nb, c.toward_spam, c.toward_ham);
     return j;
 }
 
@@ -187,7 +200,8 @@ json recorded_json(const engine::ScoreParts& p) {
            {"prior_log_odds", p.prior_log_odds},
            {"nb_log_odds", p.nb_log_odds},
            {"toward_spam", reasons(p.toward_spam)},
-           {"toward_ham", reasons(p.toward_ham)}};
+           {"toward_ham", reasons(p.toward_ham)},
+           {"nb_sum", nb_sum_json(p.prior_log_odds, p.nb_log_odds, p.toward_spam, p.toward_ham)}};
     if (p.linear) j["linear"] = linear_json(*p.linear);
     return j;
 }

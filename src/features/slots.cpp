@@ -79,8 +79,28 @@ void message_slots(std::string_view raw, const std::vector<std::pair<std::uint64
 
 namespace {
 
-// Calls add(slot, text) for each 4-gram and feature of the message whose slot
-// wanted(slot) accepts; text is the 4-gram quoted (see slots.hpp) or the feature.
+// Appends bytes of the view readably: printable ASCII as itself, any other
+// byte (and a quote or backslash) as \xHH.
+void append_readable(std::string& out, std::string_view bytes) {
+    static constexpr char hex[] = "0123456789abcdef";
+    for (const char ch : bytes) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+            out.push_back(static_cast<char>(c));
+        } else {
+            out += "\\x";
+            out.push_back(hex[c >> 4]);
+            out.push_back(hex[c & 15]);
+        }
+    }
+}
+
+// Bytes of the view shown on each side of a 4-gram in an explanation.
+constexpr std::size_t gram_context = 6;
+
+// Calls add(slot, text, gram) for each 4-gram and feature of the message whose
+// slot wanted(slot) accepts; a 4-gram's text is the gram quoted, where it starts
+// in the view and the bytes around it (see slots.hpp), a feature's is the feature.
 template <class Wanted, class Add>
 void each_source(std::string_view raw, const FeatureBag& bag, const SlotOptions& options, const Wanted& wanted,
                  const Add& add) {
@@ -91,19 +111,16 @@ void each_source(std::string_view raw, const FeatureBag& bag, const SlotOptions&
         if (i < 3) continue;
         const std::uint32_t slot = ngram_slot(window, options.bits);
         if (!wanted(slot)) continue;
+        const std::size_t start = i - 3;
         std::string gram = "\"";
-        for (std::size_t k = i - 3; k <= i; ++k) {
-            const auto c = static_cast<unsigned char>(raw[k]);
-            if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-                gram.push_back(static_cast<char>(c));
-            } else {
-                static constexpr char hex[] = "0123456789abcdef";
-                gram += "\\x";
-                gram.push_back(hex[c >> 4]);
-                gram.push_back(hex[c & 15]);
-            }
-        }
-        gram.push_back('"');
+        append_readable(gram, raw.substr(start, 4));
+        gram += "\" at " + std::to_string(start) + ": ";
+        const std::size_t from = start >= gram_context ? start - gram_context : 0;
+        append_readable(gram, raw.substr(from, start - from));
+        gram.push_back('[');
+        append_readable(gram, raw.substr(start, 4));
+        gram.push_back(']');
+        append_readable(gram, raw.substr(i + 1, std::min(gram_context, n - (i + 1))));
         add(slot, gram, true);
     }
     if (options.bag) {
@@ -115,9 +132,9 @@ void each_source(std::string_view raw, const FeatureBag& bag, const SlotOptions&
     }
 }
 
-// Appends `what` to a slot's source text, a 4-gram only once.
+// Appends `what` to a slot's source text, a 4-gram only at its first place.
 void append_source(std::string& s, const std::string& what, bool gram) {
-    if (gram && s.find(what) != std::string::npos) return;
+    if (gram && s.find(what.substr(0, what.find("\" at ") + 5)) != std::string::npos) return;
     if (!s.empty()) s += ", ";
     s += what;
 }

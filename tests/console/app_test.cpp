@@ -538,6 +538,17 @@ TEST_CASE("a scan's explanation adds up to its score and changes nothing", "[con
     for (const auto& x : l["toward_spam"]) listed += x["weight"].get<double>();
     for (const auto& x : l["toward_ham"]) listed += x["weight"].get<double>();
     CHECK(listed == Approx(l["slots_sum"].get<double>()).margin(1e-6));
+    // And the naive-Bayes input: prior, the features listed, the others, to its log-odds.
+    const json& nb = j["nb_sum"];
+    double nb_listed = 0.0;
+    for (const auto* side : {&j["toward_spam"], &j["toward_ham"]}) {
+        for (const auto& x : *side) nb_listed += x["log_odds"].get<double>();
+    }
+    CHECK(nb["listed"].get<double>() == Approx(nb_listed).margin(1e-6));
+    CHECK(nb["log_odds"].get<double>() == Approx(l["nb_log_odds"].get<double>()));
+    CHECK(nb["prior"].get<double>() == Approx(j["model"]["prior_log_odds"].get<double>()));
+    CHECK(nb["prior"].get<double>() + nb["listed"].get<double>() + nb["others"].get<double>() ==
+          Approx(nb["log_odds"].get<double>()).margin(1e-6));
     CHECK(j["signature"].get<std::string>().size() == 32);
     CHECK(j["subject"] == "YOU HAVE WON $1,000,000 !!!");
     // Saved from a mailbox file, with its "From " line: the same message.
@@ -561,7 +572,8 @@ TEST_CASE("status comes from the daemon, with the corrections, and configuration
     engine::Settings settings = engine::parse_settings(
         "database = postgresql://mailsift:s3cret-word@db.example/mailsift\nreasons = 7\n", "test.conf");
     App app(AppOptions{.accounts = c.users, .database = c.db, .config = "/etc/mailsift/mailsift.conf",
-                       .settings = settings, .tls = false, .sessions = {}, .sign_in = {}, .devices = {}},
+                       .settings = settings, .tls = false, .trusted_proxies = {}, .sessions = {}, .sign_in = {},
+                       .devices = {}},
             Services{});
     Request login{http::verb::post, "/api/login", 11};
     login.set(http::field::content_type, "application/json");
@@ -701,6 +713,17 @@ TEST_CASE("History lists what mailsiftd recorded, and a click corrects it as mai
     CHECK(sum == Approx(scored.score.log_odds).margin(1e-6));
     CHECK(l["toward_spam"].size() + l["toward_ham"].size() > 0);
     CHECK(x["toward_ham"].size() == scored.toward_ham.size());  // the naive-Bayes input's features
+    // The naive-Bayes part adds up to the naive-Bayes log-odds it feeds the linear scorer with.
+    const json& nb = x["nb_sum"];
+    double listed = 0.0;
+    for (const auto* side : {&x["toward_spam"], &x["toward_ham"]}) {
+        for (const auto& r : *side) listed += r["log_odds"].get<double>();
+    }
+    CHECK(nb["listed"].get<double>() == Approx(listed).margin(1e-6));
+    CHECK(nb["prior"].get<double>() == Approx(x["prior_log_odds"].get<double>()));
+    CHECK(nb["log_odds"].get<double>() == Approx(l["nb_log_odds"].get<double>()));
+    CHECK(nb["prior"].get<double>() + nb["listed"].get<double>() + nb["others"].get<double>() ==
+          Approx(nb["log_odds"].get<double>()).margin(1e-6));
     const auto older = explained(engine::signature_text(engine::message_digest("From: x@y\n\nother\n")));
     REQUIRE(older.result() == http::status::ok);
     CHECK(json::parse(older.body())["explanation"].is_null());

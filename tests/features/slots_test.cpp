@@ -56,3 +56,25 @@ TEST_CASE("the bag's features join the 4-grams when asked", "[slots]") {
     CHECK(feature_slot(0x0123456789abcdefULL, 16) == feature_slot(0x0123456789abcdefULL, 16));
     CHECK(feature_slot(0x0123456789abcdefULL, 16) < (1u << 16));
 }
+
+TEST_CASE("an explanation's 4-gram says where it starts and shows the bytes around it", "[slots]") {
+    SlotOptions o;
+    o.bits = 20;
+    o.bag = false;
+    o.ngram_bytes = 3000;
+    FeatureBag bag;
+    const std::string view = "Visit http://www.domain.org/free \"now\"\n";
+    const std::uint32_t slot = ngram_slot(0x6e2e6f72u, 20);  // "n.or"
+    const auto sources = slot_sources(view, bag, o, std::vector<std::uint32_t>{slot});
+    REQUIRE(sources.size() == 1);
+    // Where it starts (byte 22 of the view), six bytes each side, the gram in brackets.
+    CHECK(sources[0] == "\"n.or\" at 22: .domai[n.or]g/free");
+    // Near the start and the end, what there is; a quote, a newline as \xHH.
+    const auto first = slot_sources(view, bag, o, std::vector<std::uint32_t>{ngram_slot(0x56697369u, 20)});  // "Visi"
+    CHECK(first[0] == "\"Visi\" at 0: [Visi]t http");
+    const auto last = slot_sources(view, bag, o, std::vector<std::uint32_t>{ngram_slot(0x6f77220au, 20)});  // ow"\n
+    CHECK(last[0] == "\"ow\\x22\\x0a\" at 35: ree \\x22n[ow\\x22\\x0a]");
+    // A 4-gram met twice is listed once, at its first place.
+    const auto twice = slot_sources("abcd-abcd", bag, o, std::vector<std::uint32_t>{ngram_slot(0x61626364u, 20)});
+    CHECK(twice[0] == "\"abcd\" at 0: [abcd]-abcd");
+}

@@ -369,9 +369,16 @@ def browser_checks(args):
         w.until(EC.visibility_of_element_located((By.ID, "explain-panel")))
         w.until(lambda d: text_of(d, "explain-signature") == signature)
         parts = [float(tr.find_elements(By.TAG_NAME, "td")[0].text)
-                 for tr in d.find_elements(By.CSS_SELECTOR, "#explain-sum table.sum tr")]
+                 for tr in d.find_elements(By.CSS_SELECTOR, "#explain-sum table.sum:not(.nb-sum) tr")]
         check(len(parts) == 4 and abs(sum(parts[:3]) - parts[3]) < 3e-4,
               "browser: the message's explanation opens from the history and its parts add up to its log-odds", parts)
+        # The naive-Bayes input too: prior, the features listed, the others, to the log-odds the sum above names.
+        nb_parts = [float(tr.find_elements(By.TAG_NAME, "td")[0].text)
+                    for tr in d.find_elements(By.CSS_SELECTOR, "#explain-sum table.nb-sum tr")]
+        nb_named = re.search(r"log-odds (-?[0-9.]+)", text_of(d, "explain-sum"))
+        check(len(nb_parts) == 4 and abs(sum(nb_parts[:3]) - nb_parts[3]) < 3e-4 and nb_named and
+              abs(float(nb_named.group(1)) - nb_parts[3]) < 1e-3,
+              "browser: and its naive-Bayes part adds up to the naive-Bayes log-odds it shows", (nb_parts, nb_named and nb_named.group(0)))
         check(text_of(d, "explain-probability") == shown_p, "browser: and its P(spam) is the one in the history",
               f"{text_of(d, 'explain-probability')} vs {shown_p}")
         slots = d.find_elements(By.CSS_SELECTOR, "#explain-sum table.reasons td.mono")

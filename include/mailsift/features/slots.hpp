@@ -44,8 +44,10 @@ std::uint32_t feature_slot(std::uint64_t id, unsigned bits);
 // raw message: what the delivery path adds must not reach the 4-grams.
 void message_slots(std::string_view view, const FeatureBag& bag, const SlotOptions& options, std::vector<std::uint32_t>& out);
 // What each of the message's slots stands for, readably (for explanations):
-// the 4-grams (their bytes in quotes, a byte outside printable ASCII as \xHH)
-// and features that fell in it, comma-separated, in the order met.
+// the 4-grams and features that fell in it, comma-separated, in the order met.
+// A 4-gram reads as its bytes in quotes, where it starts in the view and the
+// bytes around it, the gram in brackets: "n.or" at 1234: domai[n.or]g/fre
+// (a byte outside printable ASCII, a quote or a backslash as \xHH).
 std::unordered_map<std::uint32_t, std::string> slot_sources(std::string_view view, const FeatureBag& bag,
                                                             const SlotOptions& options);
 // The same for the `wanted` slots only, in their order ("" for one the message

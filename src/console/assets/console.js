@@ -300,14 +300,17 @@ function scoreSum(box, p) {
   const t = el('table', null, 'figures sum');
   const row = (v, what) => { const r = el('tr'); r.append(el('td', (v >= 0 ? '+' : '') + v.toFixed(4), 'num'), el('td', what)); t.append(r); };
   const l = p.linear;
+  // The naive-Bayes log-odds from its parts: the prior, the features listed, the others.
+  const nbSum = (table, n, total) => {
+    const r = (v, what) => { const tr = el('tr'); tr.append(el('td', (v >= 0 ? '+' : '') + v.toFixed(4), 'num'), el('td', what)); table.append(tr); };
+    r(n.prior, 'prior (the classes learned)');
+    r(n.listed, 'the naive-Bayes features listed');
+    r(n.others, 'the other features together');
+    r(n.log_odds, total);
+  };
   if (!l) {
     box.append(el('h3', 'How the score adds up (naive Bayes)'));
-    let listed = 0;
-    for (const x of p.toward_spam.concat(p.toward_ham)) listed += x.log_odds;
-    row(p.prior_log_odds, 'prior (the classes learned)');
-    row(listed, 'the features listed below');
-    row(p.log_odds - p.prior_log_odds - listed, 'the other features together');
-    row(p.log_odds, '= log-odds');
+    nbSum(t, p.nb_sum, '= log-odds');
     box.append(t);
     return;
   }
@@ -317,6 +320,12 @@ function scoreSum(box, p) {
   row(l.slots_sum, `the weights of the message's ${l.slots} slots (the strongest below)`);
   row(l.z, '= log-odds');
   box.append(t);
+  if (p.nb_sum) {
+    box.append(el('h3', 'The naive-Bayes log-odds, part by part'));
+    const nt = el('table', null, 'figures sum nb-sum');
+    nbSum(nt, p.nb_sum, '= naive-Bayes log-odds (the input above before clipping)');
+    box.append(nt);
+  }
   const slots = (title, list) => {
     box.append(el('h3', title));
     const tt = el('table', null, 'reasons');
@@ -345,7 +354,7 @@ async function scan() {
     text('scan-model', `${r.model.spam} spam and ${r.model.ham} ham learned, ${r.model.features} features`);
     reasonRows($('scan-toward-spam'), r.toward_spam);
     reasonRows($('scan-toward-ham'), r.toward_ham);
-    scoreSum($('scan-linear'), r.linear ? { linear: r.linear } : null);
+    scoreSum($('scan-linear'), r.linear ? { linear: r.linear, nb_sum: r.nb_sum } : null);
   } catch (e) { text('scan-error', e.message); }
 }
 
