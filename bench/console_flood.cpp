@@ -1,6 +1,7 @@
 // mailsift-console-flood — a flood on mailsiftd's web console, for
 // bench/console_load.sh: N clients at once, each on its own connection and
-// requesting as fast as the console answers for SECONDS. Most poll
+// requesting as fast as the console answers for SECONDS, each from its own
+// address of 127.1.0.0/16 (the console takes 16 connections from one). Most poll
 // GET /api/status, every fifth POSTs /api/scan with MESSAGE, and client 0 keeps
 // failing to sign in, each time from another address of 127.0.0.0/8 (so the
 // per-address limit does not stop it; the global budget of password checks
@@ -238,7 +239,13 @@ int main(int argc, char** argv) {
                     ok = s == 401 || s == 429;
                     too_many += s == 429;
                 } else {
-                    if (!c) c.emplace(to);
+                    if (!c) {
+                        // Each client from its own address (127.1.0.i), as people's browsers are:
+                        // the console takes at most 16 connections from one address.
+                        in_addr own{};
+                        own.s_addr = htonl((127u << 24) | (1u << 16) | static_cast<unsigned>(i + 1));
+                        c.emplace(to, own);
+                    }
                     const Reply r = kind == scan ? c->request("POST", "/api/scan", scan_headers, message)
                                                  : c->request("GET", "/api/status", status_headers, "");
                     ok = r.status == 200;
