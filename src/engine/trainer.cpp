@@ -229,7 +229,7 @@ void Trainer::rehearse(const store::Digest& digest, std::string_view prefix, sto
     } else if (const std::uint64_t j = draw(digest, n) % n; j < lp.rehearsal) {
         position = j;  // Vitter's algorithm R: every message offered is kept with the same chance
     }
-    batch_->offer_linear_sample(c, position, digest, prefix);
+    batch_->offer_linear_sample(lp.hash_bits, c, position, digest, prefix);
     const store::Class other = c == store::Class::spam ? store::Class::ham : store::Class::spam;
     const std::uint64_t others = std::min<std::uint64_t>(linear_seen_[1 - mine], lp.rehearsal);
     if (others == 0) return;

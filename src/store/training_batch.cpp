@@ -365,12 +365,13 @@ void TrainingBatch::add_linear_weights(unsigned hash_bits, std::vector<float> de
     if (replayable_) remember(std::move(op));
 }
 
-void TrainingBatch::offer_linear_sample(Class c, std::optional<std::uint64_t> position, const Digest& digest,
-                                        std::string_view prefix) {
+void TrainingBatch::offer_linear_sample(unsigned hash_bits, Class c, std::optional<std::uint64_t> position,
+                                        const Digest& digest, std::string_view prefix) {
     assert(tx_ && "offer_linear_sample after commit");
     std::optional<std::string> blob;
     if (position) blob = encode_linear_sample(prefix);
-    auto op = [c, position, digest, blob](TrainingBatch& b) {
+    auto op = [hash_bits, c, position, digest, blob](TrainingBatch& b) {
+        b.start_linear(hash_bits);  // a batch of offers alone still carries their count to the store
         (c == Class::spam ? b.linear_seen_spam_ : b.linear_seen_ham_) += 1;
         if (position) b.tx_->keep_linear_sample(c, *position, digest, *blob);
     };

@@ -322,10 +322,10 @@ TEST_CASE("The linear scorer's weights and samples are exported and imported exa
         step.slots = {3, 1500, 4095};
         step.step = {0.1f / 3, 0.012345678901234};
         t.learn(digest(1), Class::spam, {{1, 1, "w:cheap"}}, 100, &step);
-        t.offer_linear_sample(Class::spam, 0, digest(1), "From: a@example.org\n\nCheap\tpills\x01\n");
+        t.offer_linear_sample(12, Class::spam, 0, digest(1), "From: a@example.org\n\nCheap\tpills\x01\n");
         step.step.feature = -0.25f;
         t.learn(digest(2), Class::ham, {{2, 1, "w:meeting"}}, 100, &step);
-        t.offer_linear_sample(Class::ham, 0, digest(2), "From: b@example.org\n\nThe meeting\n");
+        t.offer_linear_sample(12, Class::ham, 0, digest(2), "From: b@example.org\n\nThe meeting\n");
         t.learn_uncounted(digest(9), Class::ham, step);
         t.commit();
     }

@@ -450,11 +450,11 @@ TEST_CASE("Rehearsal samples are kept by class and position, and only while thei
     {
         store::TrainingBatch b(db);
         b.learn(digest(1), Class::spam, terms({{10, 2}, {11, 1}}), 1, &step);
-        b.offer_linear_sample(Class::spam, 0, digest(1), prefix_a);
+        b.offer_linear_sample(12, Class::spam, 0, digest(1), prefix_a);
         b.learn(digest(2), Class::ham, terms({{12, 1}}), 1, &step);
-        b.offer_linear_sample(Class::ham, 0, digest(2), prefix_b);
+        b.offer_linear_sample(12, Class::ham, 0, digest(2), prefix_b);
         b.learn(digest(3), Class::ham, terms({{13, 1}}), 1, &step);
-        b.offer_linear_sample(Class::ham, std::nullopt, digest(3), "not kept");
+        b.offer_linear_sample(12, Class::ham, std::nullopt, digest(3), "not kept");
         // Read back in the same transaction, with the message's features.
         const auto a = b.linear_sample(Class::spam, 0);
         REQUIRE(a);
@@ -477,13 +477,35 @@ TEST_CASE("Rehearsal samples are kept by class and position, and only while thei
         REQUIRE(b.learn(digest(1), Class::ham, terms({{10, 2}, {11, 1}}), 2, &step) == store::LearnResult::moved);
         REQUIRE_FALSE(b.linear_sample(Class::spam, 0));
         b.learn(digest(4), Class::ham, terms({{14, 1}}), 2, &step);
-        b.offer_linear_sample(Class::ham, 0, digest(4), "replaced");
+        b.offer_linear_sample(12, Class::ham, 0, digest(4), "replaced");
         b.commit();
     }
     all = db.linear_samples();
     REQUIRE(all.size() == 1);
     REQUIRE(all[0].prefix == "replaced");
     REQUIRE(db.linear_weights_since(0).seen_ham == 3);
+}
+
+TEST_CASE("A batch that offers a sample and takes no linear step still counts the offer", "[store]") {
+    // A learner's last batch may hold only an offer: its message was learned in the
+    // batch before, and no replay was due. The count must reach the store all the same.
+    FOR_EACH_BACKEND(store_);
+    const auto opened = store_.open();
+    store::Database& db = *opened;
+    {
+        store::TrainingBatch b(db);
+        b.learn(digest(1), Class::spam, terms({{10, 1}}), 1, nullptr);
+        b.commit();
+    }
+    {
+        store::TrainingBatch b(db);
+        b.offer_linear_sample(12, Class::spam, 0, digest(1), "From: a@example.org\n\nBuy now");
+        b.commit();
+    }
+    const auto w = db.linear_weights_since(0);
+    REQUIRE(w.seen_spam == 1);
+    REQUIRE(w.seen_ham == 0);
+    REQUIRE(db.linear_samples().size() == 1);
 }
 
 TEST_CASE("A message the counts already know is learned by the linear scorer alone, once", "[store]") {

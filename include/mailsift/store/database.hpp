@@ -521,7 +521,9 @@ public:
     void add_linear_weights(unsigned hash_bits, std::vector<float> delta, double bias, double nb_weight);
     // Counts a message offered to class `c`'s rehearsal sample, and keeps it at
     // `position` (nullopt: offered, not kept). `prefix` is the start of the message.
-    void offer_linear_sample(Class c, std::optional<std::uint64_t> position, const Digest& digest, std::string_view prefix);
+    // The count is written at commit even when the batch holds no step.
+    void offer_linear_sample(unsigned hash_bits, Class c, std::optional<std::uint64_t> position, const Digest& digest,
+                             std::string_view prefix);
     // The settings the model is trained with: recorded at commit when the
     // batch changed the model and none are recorded yet (keep_model_settings()).
     void keep_model_settings(std::string text) { model_settings_ = std::move(text); }
