@@ -96,6 +96,9 @@ private:
     // Numbers this write transaction's change of the model (model_changes):
     // `ids` are the features it wrote or deleted (ascending), nullptr for "reload all".
     void log_model_change(const std::vector<model::FeatureId>* ids);
+    // The slot deltas written after `since` and not yet folded into pages, in the
+    // order written, for weights of 2^hash_bits slots; in the caller's transaction.
+    std::vector<LinearWeights::SlotDelta> held_slot_deltas(std::uint64_t since, unsigned hash_bits, const char* damaged);
     void prune_deferred_corrections(std::int64_t before);
     void prune_history(std::int64_t before);
 };

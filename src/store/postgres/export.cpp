@@ -221,14 +221,7 @@ ModelSummary PgDatabase::export_model(std::ostream& out) {
         if (state.hash_bits != 0) {
             w.linear_state(state);
             // The pages with the slot deltas not yet folded into them added: the weights as readers see them.
-            std::vector<SlotDelta> kept;
-            auto deltas = conn_.exec("SELECT slots FROM linear_deltas ORDER BY id");
-            for (int i = 0; i < deltas.rows(); ++i) {
-                if (!decode_slot_deltas(deltas.bytes(i, 0), std::size_t{1} << state.hash_bits, kept)) {
-                    conn_.fail("damaged linear weights: slot deltas; cannot export them");
-                }
-            }
-            const PageFold fold(kept);
+            const PageFold fold(held_slot_deltas(0, state.hash_bits, "damaged linear weights: slot deltas; cannot export them"));
             LinearPageMerge merge(fold, [&](std::uint32_t number, std::string_view page) { w.linear_page(number, page); });
             auto pages = conn_.exec("SELECT page, weights FROM linear_pages ORDER BY page");
             for (int i = 0; i < pages.rows(); ++i) {

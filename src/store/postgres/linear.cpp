@@ -50,13 +50,17 @@ LinearWeights PgDatabase::linear_weights_since(std::uint64_t sequence, const Pag
                 page = {};
             }
         }
-        auto d = conn_.exec("SELECT slots FROM linear_deltas WHERE seq > $1 ORDER BY id", {Param(static_cast<std::int64_t>(sequence))});
-        for (int i = 0; i < d.rows(); ++i) {
-            if (!decode_slot_deltas(d.bytes(i, 0), std::size_t{1} << out.hash_bits, out.deltas)) {
-                conn_.fail("damaged linear weights: slot deltas");
-            }
-        }
+        out.deltas = held_slot_deltas(sequence, out.hash_bits, "damaged linear weights: slot deltas");
     });
+    return out;
+}
+
+std::vector<SlotDelta> PgDatabase::held_slot_deltas(std::uint64_t since, unsigned hash_bits, const char* damaged) {
+    std::vector<SlotDelta> out;
+    auto d = conn_.exec("SELECT slots FROM linear_deltas WHERE seq > $1 ORDER BY id", {Param(static_cast<std::int64_t>(since))});
+    for (int i = 0; i < d.rows(); ++i) {
+        if (!decode_slot_deltas(d.bytes(i, 0), std::size_t{1} << hash_bits, out)) conn_.fail(damaged);
+    }
     return out;
 }
 
@@ -84,14 +88,7 @@ void PgDatabase::add_linear(const WriteTransaction::LinearChange& change) {
         return;
     }
     // The fold: the kept deltas, in the order written, then this change, into whole pages.
-    std::vector<SlotDelta> kept;
-    {
-        auto r = conn_.exec("SELECT slots FROM linear_deltas ORDER BY id");
-        for (int i = 0; i < r.rows(); ++i) {
-            if (!decode_slot_deltas(r.bytes(i, 0), std::size_t{1} << change.hash_bits, kept)) conn_.fail("damaged linear weights: slot deltas");
-        }
-    }
-    PageFold sum(kept);
+    PageFold sum(held_slot_deltas(0, change.hash_bits, "damaged linear weights: slot deltas"));
     for (const auto& [number, delta] : change.pages) sum.add(number, delta);
     const auto touched = sum.pages();
     std::string numbers = "{";

@@ -83,6 +83,9 @@ public:
 private:
     // A row of class, position, prefix and the message's features; nullopt when damaged.
     static std::optional<LinearSample> sample_of(const pg::Result& r, int row);
+    // The slot deltas written after `since` and not yet folded into pages, in the
+    // order written, for weights of 2^hash_bits slots; in the caller's transaction.
+    std::vector<LinearWeights::SlotDelta> held_slot_deltas(std::uint64_t since, unsigned hash_bits, const char* damaged);
     std::unique_ptr<WriteTransaction> begin_write() override;
     bool concurrent_writers() const override { return true; }
     void migrate(Create create);

@@ -90,17 +90,7 @@ ModelSummary SqliteDatabase::export_model(std::ostream& out) {
         if (state.hash_bits != 0) {
             w.linear_state(state);
             // The pages with the slot deltas not yet folded into them added: the weights as readers see them.
-            std::vector<SlotDelta> kept;
-            {
-                Statement d(db_, "SELECT slots FROM linear_deltas ORDER BY id", path_);
-                while ((rc = sqlite3_step(d.get())) == SQLITE_ROW) {
-                    if (!decode_slot_deltas(column_blob(d.get(), 0), std::size_t{1} << state.hash_bits, kept)) {
-                        fail("damaged linear weights: slot deltas; cannot export them");
-                    }
-                }
-                if (rc != SQLITE_DONE) fail(std::string("cannot read the linear weights: ") + error_text());
-            }
-            const PageFold fold(kept);
+            const PageFold fold(held_slot_deltas(0, state.hash_bits, "damaged linear weights: slot deltas; cannot export them"));
             LinearPageMerge merge(fold, [&](std::uint32_t number, std::string_view page) { w.linear_page(number, page); });
             Statement pages(db_, "SELECT page, weights FROM linear_pages ORDER BY page", path_);
             while ((rc = sqlite3_step(pages.get())) == SQLITE_ROW) {

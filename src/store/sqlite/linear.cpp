@@ -6,6 +6,20 @@
 
 namespace mailsift::store {
 
+std::vector<SlotDelta> SqliteDatabase::held_slot_deltas(std::uint64_t since, unsigned hash_bits, const char* damaged) {
+    std::vector<SlotDelta> out;
+    Statement d(db_, "SELECT slots FROM linear_deltas WHERE seq > ?1 ORDER BY id", path_);
+    sqlite3_bind_int64(d.get(), 1, static_cast<sqlite3_int64>(since));
+    int rc;
+    while ((rc = sqlite3_step(d.get())) == SQLITE_ROW) {
+        const std::string_view bytes(static_cast<const char*>(sqlite3_column_blob(d.get(), 0)),
+                                     static_cast<std::size_t>(sqlite3_column_bytes(d.get(), 0)));
+        if (!decode_slot_deltas(bytes, std::size_t{1} << hash_bits, out)) fail(damaged);
+    }
+    if (rc != SQLITE_DONE) fail(std::string("cannot read the linear weights: ") + error_text());
+    return out;
+}
+
 LinearWeights SqliteDatabase::linear_weights_since(std::uint64_t sequence, const PageVisitor& visit) {
     LinearWeights out;
     exec("BEGIN");  // the state, the pages and the sequence of one moment
@@ -43,14 +57,7 @@ LinearWeights SqliteDatabase::linear_weights_since(std::uint64_t sequence, const
             }
         }
         if (rc != SQLITE_DONE) fail(std::string("cannot read the linear weights: ") + error_text());
-        Statement d(db_, "SELECT slots FROM linear_deltas WHERE seq > ?1 ORDER BY id", path_);
-        sqlite3_bind_int64(d.get(), 1, static_cast<sqlite3_int64>(sequence));
-        while ((rc = sqlite3_step(d.get())) == SQLITE_ROW) {
-            const std::string_view bytes(static_cast<const char*>(sqlite3_column_blob(d.get(), 0)),
-                                         static_cast<std::size_t>(sqlite3_column_bytes(d.get(), 0)));
-            if (!decode_slot_deltas(bytes, std::size_t{1} << out.hash_bits, out.deltas)) fail("damaged linear weights: slot deltas");
-        }
-        if (rc != SQLITE_DONE) fail(std::string("cannot read the linear weights: ") + error_text());
+        out.deltas = held_slot_deltas(sequence, out.hash_bits, "damaged linear weights: slot deltas");
         exec("COMMIT");
     } catch (...) {
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -99,18 +106,7 @@ void SqliteTransaction::add_linear(const LinearChange& change) {
         return;
     }
     // The fold: the kept deltas, in the order written, then this change, into whole pages.
-    std::vector<SlotDelta> kept;
-    {
-        Statement q(db_.db_, "SELECT slots FROM linear_deltas ORDER BY id", db_.path_);
-        int rc;
-        while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
-            const std::string_view bytes(static_cast<const char*>(sqlite3_column_blob(q.get(), 0)),
-                                         static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 0)));
-            if (!decode_slot_deltas(bytes, std::size_t{1} << change.hash_bits, kept)) db_.fail("damaged linear weights: slot deltas");
-        }
-        if (rc != SQLITE_DONE) db_.fail(std::string("cannot read the linear weights: ") + db_.error_text());
-    }
-    PageFold sum(kept);
+    PageFold sum(db_.held_slot_deltas(0, change.hash_bits, "damaged linear weights: slot deltas"));
     for (const auto& [number, delta] : change.pages) sum.add(number, delta);
     Statement read(db_.db_, "SELECT weights FROM linear_pages WHERE page = ?1", db_.path_);
     Statement write(db_.db_,
