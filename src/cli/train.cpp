@@ -1,5 +1,7 @@
 // learn, unlearn and correct: the commands that change what the model learned.
 #include <algorithm>
+#include <pwd.h>
+#include <unistd.h>
 #include <ctime>
 #include <iostream>
 #include <memory>
@@ -229,6 +231,18 @@ int train(const Context& ctx, const std::string& command, const TrainOptions& op
     return status;
 }
 
+// The name of the Unix user running this command, or its number when it has none.
+std::string unix_user() {
+    const uid_t uid = geteuid();
+    std::vector<char> buffer(4096);
+    passwd entry{};
+    passwd* found = nullptr;
+    if (getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr && found->pw_name) {
+        return found->pw_name;
+    }
+    return std::to_string(uid);
+}
+
 int correct(const Context& ctx, const TrainOptions& opts) {
     const auto& signatures = opts.signatures;
     const bool quiet = opts.quiet;
@@ -243,6 +257,7 @@ int correct(const Context& ctx, const TrainOptions& opts) {
                             few_messages_in(paths, few_messages) ? engine::Trainer::Reads::rows
                                                                  : engine::Trainer::Reads::whole_model);
     report_setting_notes(trainer.setting_notes());
+    trainer.set_corrector("cli:" + unix_user());  // the history shows who corrected
     const std::int64_t now = std::time(nullptr);
     int status = exit_ok;
     std::size_t by_signature = 0, as_message = 0, confirmed = 0, deferred = 0;

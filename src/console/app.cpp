@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "assets.hpp"
+#include "history.hpp"
 #include "mailsift/engine/explain.hpp"
 #include "mailsift/mime/message.hpp"
 #include "mailsift/store/database.hpp"
@@ -112,19 +113,6 @@ std::string url_decoded(std::string_view v) {
         }
     }
     return out;
-}
-
-json history_json(const store::HistoryEntry& e) {
-    return json{{"signature", engine::signature_text(e.id)},
-                {"time", e.scanned_at},
-                {"verdict", model::to_string(e.verdict)},
-                {"probability", e.probability},
-                {"action", e.action},
-                {"sender", e.sender},
-                {"recipients", e.recipients},
-                {"from", e.from},
-                {"subject", e.subject},
-                {"size", e.size}};
 }
 
 bool is_page(std::string_view path) {
@@ -376,7 +364,7 @@ Response App::route(const Request& req, const std::string& client, Clock::time_p
         return answer(req, http::status::ok, "application/json; charset=utf-8", status_body_);
     }
     if (path == "/api/config" && !post) return json_answer(req, http::status::ok, configuration());
-    if (path == "/api/history" && !post) return history(req);
+    if ((path == "/api/history" || path == "/api/history/export") && !post) return history(req);
     if (path == "/api/explanation" && !post) return explanation(req);
     // A scan changes nothing: a viewer may scan too. Learning and correcting need an admin.
     const Actor actor{session->account, to_string(session->role), client};
@@ -526,39 +514,33 @@ Response App::learn(const Request& req, const Actor& actor) {
 
 Response App::history(const Request& req) {
     const std::string_view target = sv(req.target());
-    store::HistoryQuery q;
-    const std::string verdict = url_decoded(query(target, "verdict"));
-    if (verdict == "spam") q.verdict = model::Verdict::spam;
-    else if (verdict == "ham") q.verdict = model::Verdict::ham;
-    else if (verdict == "unsure") q.verdict = model::Verdict::unsure;
-    else if (!verdict.empty()) return error(req, http::status::bad_request, "verdict must be spam, ham or unsure");
-    q.text = url_decoded(query(target, "q"));
-    if (q.text.size() > 256) return error(req, http::status::bad_request, "search text too long");
-    q.limit = 100;
-    try {
-        if (const auto limit = query(target, "limit"); !limit.empty()) q.limit = std::min<std::size_t>(1000, std::stoul(std::string(limit)));
-        if (const auto before = query(target, "before"); !before.empty()) q.before = std::stoll(std::string(before));
-    } catch (const std::exception&) {
-        return error(req, http::status::bad_request, "limit and before must be numbers");
-    }
-    // The next page starts after the last line of this one: its time and its signature.
-    if (const auto after = query(target, "after"); !after.empty()) {
-        q.after = engine::parse_signature(url_decoded(after));
-        if (!q.after) return error(req, http::status::bad_request, "after must be a signature (32 hexadecimal digits)");
-        if (q.before == INT64_MAX) return error(req, http::status::bad_request, "after needs before (the time of that line)");
-    }
+    const bool exporting = path_of(target) == "/api/history/export";
+    const std::string format = url_decoded(query(target, "format"));
+    if (exporting && format != "csv" && format != "json") return error(req, http::status::bad_request, "format must be csv or json");
+    auto asked = history_query([&](std::string_view name) { return url_decoded(query(target, name)); }, !exporting);
+    if (const auto* wrong = std::get_if<std::string>(&asked)) return error(req, http::status::bad_request, *wrong);
+    auto& q = std::get<store::HistoryQuery>(asked);
     try {
         const auto db = store::open(options_.database.string(), store::Database::Mode::read_only);
+        if (exporting) {
+            Response r = answer(req, http::status::ok, format == "csv" ? "text/csv; charset=utf-8" : "application/json; charset=utf-8",
+                                history_export(*db, q, format));
+            char name[64];
+            const std::time_t now = std::time(nullptr);
+            std::tm tm{};
+            gmtime_r(&now, &tm);
+            std::strftime(name, sizeof name, "mailsift-history-%Y%m%d-%H%M%S", &tm);
+            r.set(http::field::content_disposition, std::string("attachment; filename=\"") + name + "." + format + "\"");
+            return r;
+        }
         json rows = json::array();
         const auto entries = db->history(q);
         for (const auto& e : entries) rows.push_back(history_json(e));
-        json answer{{"entries", rows}, {"subjects_kept", options_.settings.daemon.history_subjects},
-                    {"kept", options_.settings.daemon.record_history}};
+        json out{{"entries", rows}, {"count", db->history_count(q)}, {"subjects_kept", options_.settings.daemon.history_subjects},
+                 {"kept", options_.settings.daemon.record_history}};
         // A full page may have more after it: where to ask from (null: this was the last).
-        answer["next"] = entries.size() == q.limit && q.limit > 0
-                             ? json{{"before", entries.back().scanned_at}, {"after", engine::signature_text(entries.back().id)}}
-                             : json(nullptr);
-        return json_answer(req, http::status::ok, answer);
+        out["next"] = entries.size() == q.limit && q.limit > 0 ? json{{"cursor", history_cursor(entries.back())}} : json(nullptr);
+        return json_answer(req, http::status::ok, out);
     } catch (const std::exception& e) {
         return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
     }
@@ -597,6 +579,7 @@ Response App::correct(const Request& req, const Actor& actor) {
     try {
         const auto db = store::open(options_.database.string(), store::Database::Mode::read_write);
         engine::Trainer trainer(*db, options_.settings, engine::Trainer::Reads::rows);  // one message: its rows
+        trainer.set_corrector("console:" + actor.account);  // the history shows who corrected
         // Exactly as `mailsift correct --signature`: once; the other way moves it.
         const auto r = trainer.correct_or_defer_signature(*id, to, static_cast<std::int64_t>(std::time(nullptr)));
         trainer.commit();

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <ctime>
 #include <optional>
+#include <random>
 
 #include "log.hpp"
 #include "mailsift/mime/message.hpp"
@@ -85,6 +86,46 @@ std::string joined(const std::vector<std::string>& items) {
     return out;
 }
 
+std::string macro(const milter::Transaction& t, const char* name) {
+    const auto it = t.macros.find(name);
+    return it == t.macros.end() ? std::string() : it->second;
+}
+
+// `s` as valid UTF-8: what a stranger sent may be any bytes, and a store
+// keeping text (PostgreSQL's text columns) refuses what is not.
+std::string utf8_text(std::string s) {
+    if (std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) return s;
+    return mime::to_utf8(s, "utf-8");
+}
+
+// What a history line says of any message, scored or not: who sent it to
+// whom, through which client and queue, and what it says it is.
+store::HistoryEntry history_line(const milter::Transaction& t, bool subjects, std::int64_t now) {
+    store::HistoryEntry h;
+    h.scanned_at = now;
+    h.sender = utf8_text(t.sender);
+    h.recipients = utf8_text(joined(t.recipients));
+    h.from = utf8_text(header_text(t, "From"));
+    h.to = utf8_text(header_text(t, "To"));
+    if (subjects) h.subject = utf8_text(header_text(t, "Subject"));
+    h.message_id = utf8_text(header_text(t, "Message-ID"));
+    h.queue_id = utf8_text(macro(t, "i"));
+    h.client_address = utf8_text(t.client_address);
+    h.helo = utf8_text(t.helo);
+    h.size = t.message_bytes;
+    return h;
+}
+
+store::Digest random_digest() {
+    thread_local std::mt19937_64 bits{std::random_device{}()};
+    store::Digest d{};
+    for (std::size_t i = 0; i < d.size(); i += 8) {
+        const std::uint64_t v = bits();
+        for (std::size_t k = 0; k < 8 && i + k < d.size(); ++k) d[i + k] = static_cast<std::uint8_t>(v >> (8 * k));
+    }
+    return d;
+}
+
 std::string authenticated_user(const milter::Transaction& t) {
     const auto it = t.macros.find("{auth_authen}");
     return it == t.macros.end() ? std::string() : it->second;
@@ -113,17 +154,30 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
     std::string verdict = "-";
     Metrics::Verdict metric_verdict = Metrics::Verdict::skipped;
     std::vector<mime::LimitHit> mime_limits;
-    std::optional<store::HistoryEntry> history;  // a scored message's line in the console's history
+    std::optional<store::HistoryEntry> history;  // the message's line in the console's history
     if (t.watched_overflow) {
         answer = answer_unremovable_headers();
         recorder.count("rejected_forged_headers");
         log_warning("message " + (t.macros.count("i") ? t.macros.at("i") : std::string("-")) + ": more than " +
                     std::to_string(t.watched.size()) +
                     " distinct X-Mailsift-* header names, which cannot all be removed; rejected");
+        if (d.record_history) {
+            history = history_line(t, d.history_subjects, now);
+            history->id = random_digest();
+            history->scored = false;
+            history->reason = "more X-Mailsift-* header names than can be removed";
+        }
     } else if (const std::string why = skip_reason(t, d, s.limits.max_message_bytes); !why.empty()) {
         answer = answer_skipped(t, actions, why);
         ++totals.skipped;
         recorder.count("skipped");
+        if (d.record_history) {
+            // Found in the history with the reason, under an id of its own: it has no signature.
+            history = history_line(t, d.history_subjects, now);
+            history->id = random_digest();
+            history->scored = false;
+            history->reason = why;
+        }
     } else {
         try {
             // An explanation quotes words and fragments of the message, its Subject among
@@ -135,16 +189,10 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
             answer = answer_scored(t, actions, c, d, engine::signature_text(digest));
             if (d.record_signatures) recorder.scan(digest, now, c.score.verdict, c.features);
             if (d.record_history) {
-                history.emplace();
+                history = history_line(t, d.history_subjects, now);
                 history->id = digest;
-                history->scanned_at = now;
                 history->verdict = c.score.verdict;
                 history->probability = c.score.probability;
-                history->sender = t.sender;
-                history->recipients = joined(t.recipients);
-                history->from = header_text(t, "From");
-                if (d.history_subjects) history->subject = header_text(t, "Subject");
-                history->size = t.message_bytes;
                 if (c.parts) history->explanation = engine::encode(*c.parts);
             }
             verdict = std::string(model::to_string(c.score.verdict)) + " p=" + std::to_string(c.score.probability) +

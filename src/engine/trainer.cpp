@@ -379,7 +379,7 @@ bool Trainer::confirmed_only(model::Verdict said, store::Class c) const {
 }
 
 Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Class c, std::int64_t now,
-                                            std::string_view raw) {
+                                            std::string_view raw, const std::string* by) {
     // This correction is the latest word on the scan: one deferred earlier must not undo it.
     open_batch();
     batch_->drop_deferred_correction(scan.id);
@@ -418,7 +418,9 @@ Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Clas
     }
     // Keyed by the signature: correcting the same scan again is a no-op, the other way moves it.
     const store::LearnResult r = learn_terms(scan.id, terms, from, c, now, step ? &*step : nullptr);
-    if (r != store::LearnResult::already_learned) batch_->record_correction(scan.verdict, c, now);
+    if (r != store::LearnResult::already_learned) {
+        batch_->record_correction({scan.verdict, c, now, scan.id, by != nullptr ? *by : corrector_});
+    }
     return {MessageProblem::none, r, true, false};
 }
 
@@ -444,7 +446,10 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
     Prepared p;
     prepare_parsed(raw, parsed, p);
     const LearnOutcome o = learn_prepared(p, c, now, /*selective=*/false);  // a correction is always trained
-    if (said && o.result != store::LearnResult::already_learned) batch_->record_correction(*said, c, now);
+    if (said && o.result != store::LearnResult::already_learned) {
+        // Without its scan the signature is not the scan's key; still the history's, for a tagged message.
+        batch_->record_correction({*said, c, now, signature, corrector_});
+    }
     return {o.problem, o.result, false};
 }
 
@@ -461,7 +466,7 @@ Trainer::CorrectOutcome Trainer::correct_or_defer_signature(const store::Digest&
     load_linear_models();  // before the write lock: loading them commits
     open_batch();  // the write lock first: the recorder cannot write the scan between the look and the keep
     if (const auto scan = db_.find_scan(id)) return learn_scan(*scan, c, now);
-    batch_->defer_correction(id, c, now);
+    batch_->defer_correction(id, c, now, corrector_);
     CorrectOutcome o;
     o.by_signature = true;
     o.deferred = true;
@@ -478,7 +483,7 @@ std::size_t Trainer::apply_deferred_corrections(std::int64_t now) {
     for (;;) {
         open_batch();
         const auto ready = batch_->take_ready_corrections(per_batch);
-        for (const auto& [scan, c] : ready) learn_scan(scan, c, now);
+        for (const auto& r : ready) learn_scan(r.scan, r.to, now, {}, &r.by);
         commit();
         total += ready.size();
         if (ready.size() < per_batch) return total;

@@ -459,14 +459,14 @@ void TrainingBatch::add_contact(std::string_view address, std::string_view sourc
     remember([a = std::string(address), s = std::string(source), now](TrainingBatch& b) { b.tx_->add_contact(a, s, now); });
 }
 
-void TrainingBatch::record_correction(model::Verdict verdict, Class to, std::int64_t now) {
-    retrying([&] { tx_->record_correction(verdict, to, now); });
-    remember([=](TrainingBatch& b) { b.tx_->record_correction(verdict, to, now); });
+void TrainingBatch::record_correction(const Correction& c) {
+    retrying([&] { tx_->record_correction(c); });
+    remember([c](TrainingBatch& b) { b.tx_->record_correction(c); });
 }
 
-void TrainingBatch::defer_correction(const Digest& signature, Class to, std::int64_t now) {
-    retrying([&] { tx_->defer_correction(signature, to, now); });
-    remember([=](TrainingBatch& b) { b.tx_->defer_correction(signature, to, now); });
+void TrainingBatch::defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) {
+    retrying([&] { tx_->defer_correction(signature, to, now, by); });
+    remember([=, by = std::string(by)](TrainingBatch& b) { b.tx_->defer_correction(signature, to, now, by); });
 }
 
 void TrainingBatch::drop_deferred_correction(const Digest& signature) {
@@ -474,14 +474,14 @@ void TrainingBatch::drop_deferred_correction(const Digest& signature) {
     remember([=](TrainingBatch& b) { b.tx_->drop_deferred_correction(signature); });
 }
 
-std::vector<std::pair<Scan, Class>> TrainingBatch::take_ready_corrections(std::size_t limit) {
+std::vector<ReadyCorrection> TrainingBatch::take_ready_corrections(std::size_t limit) {
     auto taken = retrying([&] { return tx_->take_ready_corrections(limit); });
     std::vector<Digest> ids;
-    for (const auto& [scan, c] : taken) ids.push_back(scan.id);
+    for (const auto& r : taken) ids.push_back(r.scan.id);
     remember([limit, ids](TrainingBatch& b) {
         // The caller trains what it was given; a replay must take the same, or give up.
         std::vector<Digest> again;
-        for (const auto& [scan, c] : b.tx_->take_ready_corrections(limit)) again.push_back(scan.id);
+        for (const auto& r : b.tx_->take_ready_corrections(limit)) again.push_back(r.scan.id);
         if (again != ids) b.tx_->fail("deferred corrections were taken by another process meanwhile; try again");
     });
     return taken;

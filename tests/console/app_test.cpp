@@ -629,11 +629,22 @@ TEST_CASE("Older reaches every line of a burst scanned within one second, and on
         for (const auto& e : page["entries"]) REQUIRE(seen.insert(e["signature"].get<std::string>()).second);
         if (page["next"].is_null()) break;
         CHECK(page["entries"].size() == 100);
-        next = "?q=burst&before=" + std::to_string(page["next"]["before"].get<std::int64_t>()) +
-               "&after=" + page["next"]["after"].get<std::string>();
+        CHECK(page["count"] == 250);
+        next = "?q=burst&cursor=" + page["next"]["cursor"].get<std::string>();
     }
     CHECK(pages == 3);
     CHECK(seen == recorded);
+    // The form an earlier console paged with (before = the line's time, after = its signature) still pages.
+    const auto first = json::parse(c.send(http::verb::get, "/api/history?q=burst", "", viewer.token).body());
+    const auto& last = first["entries"].back();
+    const auto legacy = c.send(http::verb::get,
+                               "/api/history?q=burst&before=1700000000&after=" + last["signature"].get<std::string>(), "",
+                               viewer.token);
+    REQUIRE(legacy.result() == http::status::ok);
+    const json second = json::parse(legacy.body());
+    REQUIRE(second["entries"].size() == 100);
+    for (const auto& e : second["entries"]) CHECK(e["signature"].get<std::string>() > last["signature"].get<std::string>());
+    CHECK(c.send(http::verb::get, "/api/history?cursor=1_2_3", "", viewer.token).result() == http::status::bad_request);
     // A whole second alone, as the console asked before, starts below that second.
     const auto by_time = c.send(http::verb::get, "/api/history?before=1700000000", "", viewer.token);
     REQUIRE(by_time.result() == http::status::ok);
@@ -685,7 +696,7 @@ TEST_CASE("History lists what mailsiftd recorded, and a click corrects it as mai
     REQUIRE(rows.size() == 2);
     CHECK(rows[0]["signature"] == engine::signature_text(id));
     CHECK(rows[0]["subject"] == "Notes & <b>minutes</b>");
-    CHECK(rows[0]["time"] == 1000);
+    CHECK(rows[0]["scanned_at"] == 1000);
     CHECK(list("?verdict=spam").size() == 1);
     CHECK(list("?q=%3Cb%3Eminutes").size() == 1);  // "<b>minutes", URL-encoded
     CHECK(list("?q=cheap+PILLS").size() == 1);
@@ -752,4 +763,138 @@ TEST_CASE("History lists what mailsiftd recorded, and a click corrects it as mai
     CHECK(c.send(http::verb::post, "/api/correct", json{{"signature", "xyz"}, {"class", "spam"}}.dump(), admin.token,
                  admin.csrf)
               .result() == http::status::bad_request);
+    // The correction stays on the line after a reload: the latest, by whom, when.
+    rows = list("");
+    REQUIRE(rows[0]["signature"] == engine::signature_text(id));
+    REQUIRE(rows[0]["corrected"].is_object());
+    CHECK(rows[0]["corrected"]["class"] == "ham");
+    CHECK(rows[0]["corrected"]["by"] == "console:root");
+    CHECK(rows[0]["corrected"]["at"].get<std::int64_t>() > 1000);
+    CHECK(rows[1]["corrected"].is_null());
+    // Said ham, corrected to spam, then back to ham: no false negative on the status page.
+    REQUIRE(scored.score.verdict == model::Verdict::ham);
+    const auto status = c.send(http::verb::get, "/api/status", "", viewer.token);
+    REQUIRE(status.result() == http::status::ok);
+    const json st = json::parse(status.body());
+    CHECK(st["corrections"]["day"]["false_negatives"] == 0);
+    CHECK(st["corrections"]["day"]["false_positives"] == 0);
+}
+
+TEST_CASE("History filters by each field, sorts by time or P(spam), counts the matches and exports them",
+          "[console]") {
+    Console c;
+    {
+        store::Recording r;
+        for (int n = 0; n < 12; ++n) {
+            store::HistoryEntry e;
+            e.id = engine::message_digest("Subject: line " + std::to_string(n) + "\n\nbody\n");
+            e.scanned_at = 2000 + n;
+            e.verdict = n % 3 == 0 ? model::Verdict::spam : model::Verdict::ham;
+            e.probability = n / 20.0;
+            e.action = n % 3 == 0 ? "rejected" : "accepted";
+            e.sender = "<sender" + std::to_string(n) + "@example.org>";
+            e.recipients = "<rcpt" + std::to_string(n % 2) + "@example.net>";
+            e.to = n == 5 ? "Someone Else <else@example.com>" : "";
+            e.subject = n == 7 ? "=HYPERLINK(\"http://x\"), \"quoted\"" : "line " + std::to_string(n);
+            e.queue_id = "4Q" + std::to_string(n) + "ABC";
+            e.message_id = "<m" + std::to_string(n) + "@example.org>";
+            e.client_address = "192.0.2." + std::to_string(n);
+            e.helo = "mx" + std::to_string(n) + ".example.org";
+            r.history.push_back(e);
+        }
+        store::HistoryEntry skipped;
+        skipped.id = engine::message_digest("skipped");
+        skipped.scanned_at = 2100;
+        skipped.scored = false;
+        skipped.action = "skipped";
+        skipped.reason = "authenticated sender";
+        skipped.sender = "<user@example.org>";
+        r.history.push_back(skipped);
+        store::open(c.db.string(), store::Database::Mode::read_write)->record(r);
+    }
+    const auto viewer = c.sign_in("watcher", viewer_password);
+    auto ask = [&](const std::string& query) {
+        const auto r = c.send(http::verb::get, "/api/history" + query, "", viewer.token);
+        INFO(query << ": " << r.body());
+        REQUIRE(r.result() == http::status::ok);
+        return json::parse(r.body());
+    };
+    auto subjects = [&](const std::string& query) {
+        std::vector<std::string> out;
+        const json page = ask(query);  // kept: a range over a temporary's member would dangle
+        for (const auto& e : page["entries"]) out.push_back(e["queue_id"].get<std::string>());
+        return out;
+    };
+    CHECK(ask("")["count"] == 13);
+    CHECK(subjects("?queue_id=4Q3ABC") == std::vector<std::string>{"4Q3ABC"});
+    CHECK(subjects("?queue_id=4Q3").empty());  // a queue ID is matched whole
+    CHECK(subjects("?message_id=m4%40example.org") == std::vector<std::string>{"4Q4ABC"});
+    CHECK(subjects("?message_id=%3Cm4%40example.org%3E") == std::vector<std::string>{"4Q4ABC"});
+    CHECK(subjects("?sender=SENDER11") == std::vector<std::string>{"4Q11ABC"});
+    CHECK(subjects("?recipient=else%40example.com") == std::vector<std::string>{"4Q5ABC"});  // the To: header
+    CHECK(ask("?recipient=rcpt1")["count"] == 6);
+    CHECK(subjects("?subject=line+10") == std::vector<std::string>{"4Q10ABC"});
+    CHECK(ask("?verdict=spam")["count"] == 4);
+    CHECK(ask("?action=rejected")["count"] == 4);
+    CHECK(ask("?since=2003&until=2006")["count"] == 3);
+    const json skipped = ask("?action=skipped");
+    REQUIRE(skipped["entries"].size() == 1);
+    CHECK(skipped["entries"][0]["scored"] == false);
+    CHECK(skipped["entries"][0]["verdict"].is_null());
+    CHECK(skipped["entries"][0]["reason"] == "authenticated sender");
+    const json one = ask("?queue_id=4Q2ABC")["entries"][0];
+    CHECK(one["client_address"] == "192.0.2.2");
+    CHECK(one["helo"] == "mx2.example.org");
+    CHECK(one["message_id"] == "<m2@example.org>");
+    // Sorted by P(spam), paged with the cursor: every scored line once, in order; the skipped one has none.
+    for (const std::string order : {"spammiest", "hammiest", "oldest", "newest"}) {
+        std::vector<double> ps;
+        std::vector<std::int64_t> times;
+        std::string query = "?limit=5&order=" + order;
+        for (int pages = 0; pages < 5; ++pages) {
+            const json page = ask(query);
+            CHECK(page["count"] == (order == "spammiest" || order == "hammiest" ? 12 : 13));
+            for (const auto& e : page["entries"]) {
+                ps.push_back(e["probability"].is_null() ? -1.0 : e["probability"].get<double>());
+                times.push_back(e["scanned_at"].get<std::int64_t>());
+            }
+            if (page["next"].is_null()) break;
+            query = "?limit=5&order=" + order + "&cursor=" + page["next"]["cursor"].get<std::string>();
+        }
+        INFO(order);
+        if (order == "spammiest") {
+            CHECK(ps.size() == 12);
+            CHECK(std::is_sorted(ps.rbegin(), ps.rend()));
+        } else if (order == "hammiest") {
+            CHECK(ps.size() == 12);
+            CHECK(std::is_sorted(ps.begin(), ps.end()));
+        } else {
+            CHECK(times.size() == 13);
+            if (order == "oldest") CHECK(std::is_sorted(times.begin(), times.end()));
+            else CHECK(std::is_sorted(times.rbegin(), times.rend()));
+        }
+    }
+    CHECK(c.send(http::verb::get, "/api/history?order=random", "", viewer.token).result() == http::status::bad_request);
+    CHECK(c.send(http::verb::get, "/api/history?action=eaten", "", viewer.token).result() == http::status::bad_request);
+    CHECK(c.send(http::verb::get, "/api/history?since=yesterday", "", viewer.token).result() == http::status::bad_request);
+
+    // The export: the same filter, every match, as an attachment.
+    const auto csv = c.send(http::verb::get, "/api/history/export?format=csv&recipient=rcpt1&order=oldest", "", viewer.token);
+    REQUIRE(csv.result() == http::status::ok);
+    CHECK(std::string(csv[http::field::content_type]).rfind("text/csv", 0) == 0);
+    CHECK(std::string(csv[http::field::content_disposition]).find("attachment; filename=\"mailsift-history-") == 0);
+    const std::string body = csv.body();
+    CHECK(body.rfind("time,scanned_at,signature,queue_id,message_id,verdict,probability,action,", 0) == 0);
+    CHECK(std::count(body.begin(), body.end(), '\n') == 1 + 6);
+    CHECK(body.find(",4Q1ABC,") < body.find(",4Q3ABC,"));  // oldest first
+    // A Subject a spreadsheet would run is text, and quotes are doubled.
+    CHECK(body.find("\"'=HYPERLINK(\"\"http://x\"\"), \"\"quoted\"\"\"") != std::string::npos);
+    const auto as_json = c.send(http::verb::get, "/api/history/export?format=json&verdict=spam", "", viewer.token);
+    REQUIRE(as_json.result() == http::status::ok);
+    const json exported = json::parse(as_json.body());
+    REQUIRE(exported.is_array());
+    CHECK(exported.size() == 4);
+    CHECK(exported[0]["queue_id"] == "4Q9ABC");
+    CHECK(c.send(http::verb::get, "/api/history/export?format=xls", "", viewer.token).result() == http::status::bad_request);
+    CHECK(c.send(http::verb::get, "/api/history/export?format=csv").result() == http::status::unauthorized);
 }

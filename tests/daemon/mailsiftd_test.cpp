@@ -203,6 +203,58 @@ TEST_CASE("Recipients of authenticated senders become contacts", "[mailsiftd]") 
     REQUIRE(scan->features.find("hdr:sender_in_contacts\t1\n") != std::string::npos);
 }
 
+TEST_CASE("A history line carries the queue ID, client, HELO, Message-ID and To, and a skipped message leaves one with its reason",
+          "[mailsiftd]") {
+    Daemon d("stats_interval = 1\nskip_authenticated = on\n");
+    d.train();
+    d.start();
+    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+    Client c(d.socket);
+    c.negotiate();
+    // As Postfix sends them: the client at connect, its HELO, and the queue ID as macro "i" at RCPT.
+    std::string connect = z("mail.example.net") + "4";
+    connect += std::string("\x9c\x40", 2);  // port 40000
+    connect += z("192.0.2.25");
+    c.send(frame('C', connect));
+    c.send(frame('H', z("mail.example.net\xff")));  // not UTF-8: kept as text any store takes
+    c.send(frame('D', "R" + z("i") + z("4QxYz1AbCd")));
+    const auto replies = c.message("From: <cafe@example.org>\nTo: Team <team@example.org>\nMessage-ID: <opening.1@example.org>\n"
+                                   "Subject: Opening hours\n\nopen at nine\n");
+    REQUIRE(engine::parse_signature(header_value(replies, "X-Mailsift-Signature")));
+    // The next message of the connection: an authenticated user's, which is let through unscored.
+    c.send(frame('D', "M" + z("{auth_authen}") + z("carol") + z("i") + z("4QxYz2EfGh")));
+    const auto skipped = c.message("From: <carol@example.org>\nMessage-ID: <own@example.org>\n\nhello\n");
+    CHECK(header_value(skipped, "X-Mailsift-Signature").empty());
+    std::vector<store::HistoryEntry> rows;
+    REQUIRE(eventually([&] {
+        store::SqliteDatabase db(d.dir / "model.db", store::Database::Mode::read_only);
+        rows = db.history({});
+        return rows.size() == 2;
+    }));
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.queue_id < b.queue_id; });
+    const auto& scored = rows[0];
+    CHECK(scored.queue_id == "4QxYz1AbCd");
+    CHECK(scored.client_address == "192.0.2.25");
+    CHECK(scored.helo == "mail.example.net\xEF\xBF\xBD");
+    CHECK(scored.message_id == "<opening.1@example.org>");
+    CHECK(scored.to == "Team <team@example.org>");
+    CHECK(scored.scored);
+    CHECK(scored.reason.empty());
+    const auto& let_through = rows[1];
+    CHECK(let_through.queue_id == "4QxYz2EfGh");
+    CHECK_FALSE(let_through.scored);
+    CHECK(let_through.action == "skipped");
+    CHECK(let_through.reason == "authenticated sender");
+    CHECK(let_through.client_address == "192.0.2.25");  // the connection's, still
+    CHECK(let_through.message_id == "<own@example.org>");
+    // Found by its queue ID, as an administrator holding a mail log line would.
+    store::HistoryQuery q;
+    q.queue_id = "4QxYz2EfGh";
+    const auto found = store::SqliteDatabase(d.dir / "model.db", store::Database::Mode::read_only).history(q);
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].id == let_through.id);
+}
+
 TEST_CASE("Each scored message leaves a history line and no Subject when history_subjects is off", "[mailsiftd]") {
     const bool subjects = GENERATE(true, false);
     Daemon d(std::string("stats_interval = 1\n") + (subjects ? "" : "history_subjects = off\n"));

@@ -112,6 +112,8 @@ console_listen = 127.0.0.1:$CONSOLE_PORT
 console_tls_certificate = $WORK/console.crt
 console_tls_key = $WORK/console.key
 limits.max_message_bytes = 1M
+# A larger message is let through unscored: the history's skipped line, with its reason.
+oversize = skip
 EOF_CONF
 if start_daemon && grep -q "console on https://127.0.0.1:$CONSOLE_PORT/" "$WORK/mailsiftd.log"; then
     ok "mailsiftd started with the console on https://127.0.0.1:$CONSOLE_PORT/"
@@ -159,7 +161,7 @@ fi
     --metrics "http://127.0.0.1:$METRICS_PORT/metrics" --ca "$WORK/console.crt" --shots "$SHOTS" \
     --admin admin "$ADMIN_PASSWORD" --viewer watcher "$VIEWER_PASSWORD" --messages "$MESSAGES" \
     --mailsift "$MAILSIFT" --db "$DB" --expect-messages 5 --max-body $((1024 * 1024 + 64 * 1024)) \
-    --smtp "127.0.0.1:$SMTP_PORT" \
+    --smtp "127.0.0.1:$SMTP_PORT" --postfix-log "$WORK/postfix.log" \
     >"$WORK/check.out" 2>&1 || true
 cat "$WORK/check.out"
 PASSED=$((PASSED + $(grep -c '^ok - ' "$WORK/check.out" || true)))

@@ -404,8 +404,7 @@ TEST_CASE("History pages go on from the last line read, time then id, and never 
             REQUIRE(seen.insert(e.id).second);  // never the same line twice
             order.push_back(e);
         }
-        q.before = page.back().scanned_at;
-        q.after = page.back().id;
+        q.after = store::HistoryQuery::After{page.back().scanned_at, page.back().probability, page.back().id};
     }
     CHECK(pages == 3);
     CHECK(seen == expected);
@@ -464,7 +463,7 @@ TEST_CASE("A history line keeps its explanation, read only when asked for, and l
     CHECK(migrated[0].scanned_at == 1001);
     CHECK(migrated[0].explanation.empty());
     CHECK(s.value(s.kind() == "sqlite" ? "PRAGMA user_version" : "SELECT version FROM mailsift_schema") ==
-          (s.kind() == "sqlite" ? store::schema_version : 7));
+          (s.kind() == "sqlite" ? store::schema_version : 8));
 }
 
 TEST_CASE("The settings a model is trained with are recorded by the first commit that changes it, and never rewritten",

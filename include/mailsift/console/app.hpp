@@ -11,7 +11,11 @@
 //        (and, the first time, a device cookie: sessions.hpp, TrustedDevices)
 //   POST /api/logout
 //   GET  /api/session, /api/status, /api/config
-//   GET  /api/history?verdict=spam|ham|unsure&q=TEXT&before=TIME&limit=N  newest first
+//   GET  /api/history?verdict=&action=&q=&sender=&recipient=&subject=&queue_id=
+//        &message_id=&since=&until=&order=newest|oldest|spammiest|hammiest&limit=&cursor=
+//        a page of lines, the count of all that match, the next page's cursor
+//   GET  /api/history/export?format=csv|json&(the same filter)  every match, an attachment
+//   GET  /api/explanation?signature=  one line with its score taken apart
 //   POST /api/correct {"signature","class"}  (admin) as `mailsift correct --signature`
 //   POST /api/scan          (admin) the message as the body: verdict and explanation
 //   POST /api/learn?class=spam|ham  (admin) the message as the body: trained once

@@ -263,6 +263,9 @@ public:
         bool deferred = false;
     };
     CorrectOutcome correct(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now);
+    // Who the corrections of this trainer are from, as store::Correction::by
+    // ("console:NAME", "cli:USER"); kept with each, and shown in the history.
+    void set_corrector(std::string by) { corrector_ = std::move(by); }
     // Without the message: nothing when the signature is unknown (expired or never scanned here).
     std::optional<CorrectOutcome> correct_signature(const store::Digest& id, store::Class c, std::int64_t now);
     // The same, but a signature without a scan yet is not an error: the correction
@@ -299,7 +302,9 @@ private:
                                    std::string_view from_address, store::Class c, std::int64_t now,
                                    const store::TrainingBatch::LinearStep* linear = nullptr);
     // `raw`: the message itself, when the correction has it (its view's 4-grams are learned too).
-    CorrectOutcome learn_scan(const store::Scan& scan, store::Class c, std::int64_t now, std::string_view raw = {});
+    // `by`: who asked (a deferred correction's requester); nullptr: corrector_.
+    CorrectOutcome learn_scan(const store::Scan& scan, store::Class c, std::int64_t now, std::string_view raw = {},
+                              const std::string* by = nullptr);
     // The counts as the store holds them now (commits the open batch first).
     model::Snapshot load_counts();
     // The model thick-threshold training scores against: the counts as they
@@ -325,6 +330,7 @@ private:
                                                  bool spam);
 
     store::Database& db_;
+    std::string corrector_;  // set_corrector()
     Reads reads_ = Reads::whole_model;
     Settings settings_;
     std::string settings_to_record_;  // model_settings_text(), while the store records none

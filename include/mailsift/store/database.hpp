@@ -44,7 +44,7 @@
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 12;
+inline constexpr int schema_version = 13;
 
 class Error : public std::runtime_error {
 public:
@@ -153,34 +153,88 @@ private:
 // One line of the console's history: what mailsiftd did with a message, kept
 // as long as its scan (signature_days) and pruned with it.
 struct HistoryEntry {
-    Digest id{};  // the message's signature
+    Digest id{};  // the message's signature; a skipped message's line: a random id of its own
     std::int64_t scanned_at = 0;
+    // False for a message mailsiftd let through unscored (action "skipped",
+    // `reason` says why): it has no verdict or probability.
+    bool scored = true;
     model::Verdict verdict = model::Verdict::unsure;
     double probability = 0.0;
-    std::string action;      // accepted, tagged, quarantined, rejected, tempfailed
+    std::string action;      // accepted, tagged, quarantined, rejected, tempfailed, skipped
+    std::string reason;      // why a skipped message was not scored ("authenticated sender", ...), else ""
     std::string sender;      // MAIL FROM, as sent
     std::string recipients;  // RCPT TO, as sent, separated by ", "
     std::string from;        // the From: header field, decoded
+    std::string to;          // the To: header field, decoded
     std::string subject;     // the Subject: header field, decoded; "" when history_subjects = off
+    std::string message_id;  // the Message-ID: header field, as sent ("<...>")
+    std::string queue_id;    // the MTA's queue ID (the milter macro "i"), "" when the MTA sent none
+    std::string client_address;  // the SMTP client's address, as the MTA gave it at connect
+    std::string helo;            // what the SMTP client said in HELO or EHLO
     std::uint64_t size = 0;  // the message's bytes
     // Its score taken apart as it was scored (engine::encode of ScoreParts;
     // opaque here), "" when none was kept. Read only when HistoryQuery asks.
     std::string explanation;
+    // Read, never written with the line: the message's latest correction
+    // (corrections keyed by its signature), when it has one.
+    struct Corrected {
+        Class to = Class::ham;
+        std::int64_t at = 0;
+        std::string by;  // Correction::by
+    };
+    std::optional<Corrected> corrected;
 };
 
-// Which history entries to read: the newest first, up to `limit`.
+// Which history entries to read: up to `limit`, in `order`. Every text filter
+// matches a line whose field holds it, ASCII case ignored; empty: any.
 struct HistoryQuery {
-    std::optional<model::Verdict> verdict;  // only this verdict
-    std::string text;  // only those whose sender, recipients, From or Subject hold it (ASCII case ignored)
+    std::optional<model::Verdict> verdict;  // only this verdict (skipped lines have none)
+    std::string action;                     // only this action ("skipped" included)
+    std::string text;  // only those whose sender, recipients, From, To, Subject, queue ID or Message-ID hold it
+    std::string sender;      // MAIL FROM
+    std::string recipient;   // RCPT TO or the To: header field
+    std::string subject;
+    std::string queue_id;    // the whole queue ID, as given (case kept); "": any
+    std::string message_id;  // the Message-ID, with or without its angle brackets; "": any
+    std::int64_t since = INT64_MIN;  // only those scanned at or after this
+    std::int64_t before = INT64_MAX;  // only those scanned before this
+    // newest: scanned_at descending; oldest: ascending; spammiest: probability
+    // descending; hammiest: ascending. Ties go by id ascending. The probability
+    // orders leave out skipped lines (they have none).
+    enum class Order { newest, oldest, spammiest, hammiest } order = Order::newest;
+    // The page after a line: the lines that come after it in `order` (ties
+    // past its id), so that lines of one second or one probability are never
+    // skipped. The line's scanned_at, probability and id.
+    struct After {
+        std::int64_t scanned_at = 0;
+        double probability = 0.0;
+        Digest id{};
+    };
+    std::optional<After> after;
     std::size_t limit = 100;
-    std::int64_t before = INT64_MAX;  // only those scanned before this (the next page)
-    // With `before`, the lines scanned at `before` itself whose id sorts after
-    // this one are read too: the page after a line is (before = its time,
-    // after = its id), so the lines of one second are never skipped. The order
-    // is time descending, then id ascending.
-    std::optional<Digest> after;
     std::optional<Digest> id;         // only this message
     bool explanations = false;        // with HistoryEntry::explanation (a few hundred bytes each)
+};
+
+// One correction of a verdict mailsiftd gave, kept for the error rates and
+// the history (who corrected what, when, to what).
+struct Correction {
+    model::Verdict verdict = model::Verdict::unsure;  // what mailsiftd said
+    Class to = Class::ham;
+    std::int64_t at = 0;
+    // The scan corrected (its signature); nullopt for a tagged message
+    // corrected without its scan (the verdict read from its X-Mailsift-Status).
+    std::optional<Digest> signature;
+    // Who: "console:NAME" for a console account, "cli:USER" for the Unix user
+    // who ran mailsift; "" when not known.
+    std::string by;
+};
+
+// A deferred correction whose scan is written now (WriteTransaction::take_ready_corrections).
+struct ReadyCorrection {
+    Scan scan;
+    Class to = Class::ham;
+    std::string by;  // Correction::by of the request
 };
 
 // What the daemon's recorder writes in one transaction.
@@ -343,8 +397,10 @@ public:
     virtual std::string feature_text(model::FeatureId id) = 0;
 
     virtual std::optional<Scan> find_scan(const Digest& id) = 0;
-    // The console's history (Recording::history), newest first.
+    // The console's history (Recording::history), as `q` asks.
     virtual std::vector<HistoryEntry> history(const HistoryQuery& q) = 0;
+    // How many lines match `q`'s filters (its after, limit and order aside).
+    virtual std::uint64_t history_count(const HistoryQuery& q) = 0;
     // One transaction; read_write only.
     virtual void record(const Recording& r) = 0;
     // The packer for scans recorded from now on: with the newest dictionary,
@@ -357,6 +413,9 @@ public:
     // Whether a correction waits for its scan (TrainingBatch::defer_correction):
     // a cheap read that spares the recorder a write lock when none does.
     virtual bool has_deferred_corrections() = 0;
+    // Corrections since `since` by their net effect: of the corrections of one
+    // signature, only the latest counts (so ham, then spam, then back to ham
+    // counts as nothing), and only where it is in the period.
     virtual CorrectionCounts corrections_since(std::int64_t since) = 0;
     virtual std::vector<std::pair<std::string, std::int64_t>> counters() = 0;
 
@@ -478,10 +537,10 @@ public:
     virtual void log_model_change(const std::vector<model::FeatureId>* ids) = 0;
 
     virtual void add_contact(std::string_view address, std::string_view source, std::int64_t now) = 0;
-    virtual void record_correction(model::Verdict verdict, Class to, std::int64_t now) = 0;
-    virtual void defer_correction(const Digest& signature, Class to, std::int64_t now) = 0;
+    virtual void record_correction(const Correction& c) = 0;
+    virtual void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) = 0;
     virtual void drop_deferred_correction(const Digest& signature) = 0;
-    virtual std::vector<std::pair<Scan, Class>> take_ready_corrections(std::size_t limit) = 0;
+    virtual std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit) = 0;
     virtual void commit() = 0;
     // Throws the backend's Error (naming the database) with `what`.
     [[noreturn]] virtual void fail(const std::string& what) const = 0;
@@ -539,15 +598,16 @@ public:
     std::optional<Class> learned_class(const Digest& digest);
     // Adds a contact inside this transaction (e.g. the sender of a ham message).
     void add_contact(std::string_view address, std::string_view source, std::int64_t now);
-    // Notes that a message mailsiftd judged `verdict` was corrected to `to`.
-    void record_correction(model::Verdict verdict, Class to, std::int64_t now);
+    // Notes that a message mailsiftd judged `c.verdict` was corrected to `c.to`.
+    void record_correction(const Correction& c);
     // A correction by signature whose scan is not written yet: kept (the last
-    // label given wins) until the scan arrives and deferred_corrections() finds it.
-    void defer_correction(const Digest& signature, Class to, std::int64_t now);
+    // label given wins, with its `by`) until the scan arrives and
+    // take_ready_corrections() finds it.
+    void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by);
     // At most `limit` deferred corrections whose scan is now written, oldest
     // first, each taken out of the waiting list (in this transaction: trained
     // with it, or not at all).
-    std::vector<std::pair<Scan, Class>> take_ready_corrections(std::size_t limit);
+    std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit);
     // Forgets a deferred correction of `signature`: a later one has its say.
     void drop_deferred_correction(const Digest& signature);
     void commit();

@@ -47,6 +47,7 @@ public:
 
     std::optional<Scan> find_scan(const Digest& id) override;
     std::vector<HistoryEntry> history(const HistoryQuery& q) override;
+    std::uint64_t history_count(const HistoryQuery& q) override;
     void record(const Recording& r) override;
     ScanPacker scan_packer(std::int64_t now) override;
     std::size_t prune_scans(std::int64_t before) override;

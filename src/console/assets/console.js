@@ -28,7 +28,7 @@ async function api(path, options = {}) {
 }
 
 function show(page) {
-  for (const p of pages) $('page-' + p).hidden = p !== page;
+  for (const p of pages) { $('page-' + p).hidden = p !== page; document.body.classList.toggle('page-' + p, p === page); }
   for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('current', a.dataset.page === page);
   if (state.timer) { clearInterval(state.timer); state.timer = null; }
   if (page === 'status') { loadStatus(); state.timer = setInterval(loadStatus, 10000); }
@@ -73,8 +73,6 @@ function ago(s) {
   if (s < 5400) return Math.round(s / 60) + ' min ago';
   return Math.round(s / 3600) + ' h ago';
 }
-
-function when(unix) { return unix ? new Date(unix * 1000).toLocaleString() : '–'; }
 
 async function loadStatus() {
   let s;
@@ -170,70 +168,151 @@ function drawBars(box, series, counts, order) {
 
 // History --------------------------------------------------------------
 
-// Where "Older" goes on from: the time and signature of the last line shown
-// (lines of one second are told apart by their signature), or null.
-const historyState = { next: null, asked: 0 };
+// The filter last applied (Show), the cursor of the page after the last one
+// shown (null: none), and the number of the latest request: an answer to an
+// earlier one that comes late is dropped.
+const historyState = { filter: new URLSearchParams(), next: null, asked: 0 };
 
+// A datetime-local value ("2024-05-01T10:30" or with seconds) as UNIX
+// seconds in this browser's time zone; null when empty or not a time.
+function unixSeconds(value) {
+  if (!value) return null;
+  const [date, time] = value.split('T');
+  const [y, mo, d] = date.split('-').map(Number);
+  const [h, mi, s] = (time || '0:0').split(':').map(Number);
+  const t = new Date(y, mo - 1, d, h, mi, s || 0).getTime();
+  return Number.isFinite(t) ? Math.floor(t / 1000) : null;
+}
+
+// The filter and order the form asks for, as the API's query parameters.
+// The one field for an ID is a Message-ID when it holds an '@' or starts
+// with '<', else a queue ID.
+function historyFilter() {
+  const params = new URLSearchParams();
+  const set = (name, value) => { if (value) params.set(name, value); };
+  set('verdict', $('history-verdict').value);
+  set('action', $('history-action').value);
+  set('q', $('history-search').value.trim());
+  set('sender', $('history-sender').value.trim());
+  set('recipient', $('history-recipient').value.trim());
+  set('subject', $('history-subject').value.trim());
+  const id = $('history-id').value.trim();
+  if (id) params.set(id.includes('@') || id.startsWith('<') ? 'message_id' : 'queue_id', id);
+  const since = unixSeconds($('history-since').value), until = unixSeconds($('history-until').value);
+  if (since !== null) params.set('since', since);
+  if (until !== null) params.set('until', until);
+  const order = $('history-order').value;
+  if (order && order !== 'newest') params.set('order', order);
+  return params;
+}
+
+function exportLinks(filter) {
+  for (const format of ['csv', 'json']) {
+    const p = new URLSearchParams(filter);
+    p.set('format', format);
+    $('history-export-' + format).href = '/api/history/export?' + p.toString();
+  }
+}
+
+// more = false: the first page of the form's filter (Show); true: the page
+// after the last one shown, of the filter applied then.
 async function loadHistory(more) {
   text('history-error', '');
-  const params = new URLSearchParams();
-  const verdict = $('history-verdict').value;
-  const q = $('history-search').value.trim();
-  if (verdict) params.set('verdict', verdict);
-  if (q) params.set('q', q);
-  if (more && historyState.next) {
-    params.set('before', historyState.next.before);
-    params.set('after', historyState.next.after);
+  if (!more) { historyState.filter = historyFilter(); historyState.next = null; exportLinks(historyState.filter); }
+  const params = new URLSearchParams(historyState.filter);
+  if (more) {
+    if (!historyState.next) return;
+    params.set('cursor', historyState.next.cursor);
   }
-  const asked = ++historyState.asked;  // an answer to an earlier question that comes late is dropped
+  const asked = ++historyState.asked;
   let h;
-  try { h = await api('/api/history?' + params.toString()); } catch (e) { text('history-error', e.message); return; }
+  try { h = await api('/api/history?' + params.toString()); } catch (e) {
+    if (asked === historyState.asked) text('history-error', e.message);
+    return;
+  }
   if (asked !== historyState.asked) return;
   const rows = $('history-rows');
   if (!more) rows.replaceChildren();
   for (const e of h.entries) rows.append(historyRow(e));
   historyState.next = h.next;
+  const order = historyState.filter.get('order') || 'newest';
+  $('history-more').textContent = order === 'newest' ? 'Older' : order === 'oldest' ? 'Newer' : 'More';
   $('history-more').hidden = !h.next;
+  const n = h.count;
+  text('history-count', n === 1 ? '1 message matches' : `${Number(n).toLocaleString()} messages match`);
+  $('history-count').dataset.count = n;
   text('history-note', h.kept ? (h.subjects_kept ? '' : 'Subject lines are not kept on this server (history_subjects = off).')
     : 'mailsiftd keeps no history on this server (history = off).');
   if (!more && !h.entries.length) {
-    const r = el('tr'); const td = el('td', 'no messages'); td.colSpan = 10; r.append(td); rows.append(r);
+    const r = el('tr'); const td = el('td', 'no messages'); td.colSpan = 11; r.append(td); rows.append(r);
   }
+}
+
+function when(unix) { return unix ? new Date(unix * 1000).toLocaleString() : '–'; }
+
+function probabilityText(p) { return p === null || p === undefined ? '–' : p.toFixed(4); }
+
+// "→ spam by console:admin, 5/3/2024, 10:31:22" (or "" when never corrected).
+function correctionText(c) {
+  if (!c) return '';
+  return `→ ${c.class}${c.by ? ' by ' + c.by : ''}, ${when(c.at)}`;
+}
+
+// Two lines in one cell: the envelope's value, then the header's (muted).
+function pair(first, second, cls) {
+  const td = el('td', null, cls);
+  td.append(el('div', first || '–'));
+  if (second) td.append(el('div', second, 'meta'));
+  return td;
 }
 
 function historyRow(e) {
   const r = el('tr');
   r.dataset.signature = e.signature;
-  const when = new Date(e.time * 1000);
-  r.append(el('td', when.toLocaleString(), 'nowrap'));
-  const v = el('td', e.verdict, 'verdict ' + e.verdict); r.append(v);
-  r.append(el('td', e.probability.toFixed(4), 'num'));
-  r.append(el('td', e.action));
-  const env = el('td', null, 'small');
-  env.append(el('div', e.sender), el('div', '→ ' + e.recipients));
-  r.append(env);
-  r.append(el('td', e.from, 'small'));
+  r.dataset.queueId = e.queue_id || '';
+  r.dataset.scannedAt = e.scanned_at;
+  r.append(el('td', when(e.scanned_at), 'time'));
+  const v = el('td', null, 'verdict-cell');
+  if (e.scored) {
+    v.append(el('span', e.verdict, 'verdict ' + e.verdict), ' ', el('span', probabilityText(e.probability), 'probability'));
+  } else {
+    v.append(el('span', 'skipped', 'verdict skipped'));
+    if (e.reason) v.append(el('div', e.reason, 'reason small'));
+  }
+  r.append(v);
+  r.append(el('td', e.action, 'action'));
+  r.append(el('td', e.queue_id || '–', 'queue-id mono'));
+  const from = pair(e.sender, e.from && e.from !== e.sender ? e.from : '', 'sender small');
+  r.append(from);
+  r.append(pair(e.recipients, e.to && e.to !== e.recipients ? e.to : '', 'recipients small'));
   r.append(el('td', e.subject, 'subject'));
-  r.append(el('td', e.size, 'num'));
-  const why = el('button', 'explain', 'why');
+  const client = el('td', e.client_address || '–', 'client small');
+  if (e.helo) client.title = 'HELO ' + e.helo;
+  r.append(client);
+  const corr = el('td', correctionText(e.corrected), 'correction small');
+  r.append(corr);
+  r.classList.toggle('corrected', !!e.corrected);
+  const why = el('button', e.scored ? 'explain' : 'details', 'why');
   why.type = 'button';
-  why.title = 'How this score adds up';
+  why.title = e.scored ? 'How this score adds up, and the message’s details' : 'The message’s details';
   why.addEventListener('click', () => explainLine(e.signature, r));
-  const whyCell = el('td'); whyCell.append(why); r.append(whyCell);
+  const whyCell = el('td', null, 'why'); whyCell.append(why); r.append(whyCell);
   const act = el('td', null, 'admin nowrap');
-  for (const cls of ['spam', 'ham']) {
-    const b = el('button', cls, 'correct');
-    b.type = 'button';
-    b.title = 'Correct as ' + cls;
-    b.dataset.class = cls;
-    b.addEventListener('click', () => correct(e.signature, cls, r));
-    act.append(b);
+  if (e.scored) {  // a skipped message has no scan to learn from
+    for (const cls of ['spam', 'ham']) {
+      const b = el('button', cls, 'correct');
+      b.type = 'button';
+      b.title = 'Correct as ' + cls;
+      b.dataset.class = cls;
+      b.addEventListener('click', () => correct(e.signature, cls, r));
+      act.append(b);
+    }
   }
   r.append(act);
   return r;
 }
 
-// One history line's explanation, as mailsiftd kept it when it scored the message.
+// One history line's details and explanation, as mailsiftd kept them when it scored the message.
 const explainState = { signature: null, row: null };
 
 async function explainLine(signature, row) {
@@ -241,18 +320,34 @@ async function explainLine(signature, row) {
   let x;
   try { x = await api('/api/explanation?signature=' + encodeURIComponent(signature)); } catch (e) { text('history-error', e.message); return; }
   explainState.signature = signature; explainState.row = row;
-  text('explain-verdict', x.verdict);
-  $('explain-verdict').className = 'verdict ' + x.verdict;
+  const scored = x.scored !== false;
+  text('explain-why', scored ? 'Why' : 'Not scored,');
+  text('explain-verdict', scored ? x.verdict : 'skipped');
+  $('explain-verdict').className = 'verdict ' + (scored ? x.verdict : 'skipped');
   text('explain-subject', x.subject || '(no Subject kept)');
-  text('explain-from', x.from);
-  text('explain-time', new Date(x.time * 1000).toLocaleString());
-  text('explain-probability', x.probability.toFixed(4));
+  text('explain-time', when(x.scanned_at));
+  text('explain-probability', probabilityText(x.probability));
   text('explain-action', x.action);
+  text('explain-reason', x.reason || null);
+  $('explain-reason-row').hidden = scored;
+  text('explain-corrected', correctionText(x.corrected) || 'no');
+  text('explain-queue-id', x.queue_id || null);
+  text('explain-message-id', x.message_id || null);
+  text('explain-client', x.client_address || null);
+  text('explain-helo', x.helo || null);
+  text('explain-sender', x.sender || null);
+  text('explain-recipients', x.recipients || null);
+  text('explain-from', x.from || null);
+  text('explain-to', x.to || null);
+  text('explain-size', x.size === undefined ? null : Number(x.size).toLocaleString() + ' bytes');
   text('explain-signature', x.signature);
   const p = x.explanation;
-  text('explain-note', p ? 'As the model scored it then (it may have learned since).'
-    : 'No explanation was kept for this message (history_subjects = off, reasons = 0, or scored by an older mailsiftd).');
+  text('explain-note', !scored ? 'mailsiftd let this message through without scoring it: ' + (x.reason || 'no reason given') + '.'
+    : p ? 'As the model scored it then (it may have learned since).'
+      : 'No explanation was kept for this message (history_subjects = off, reasons = 0, or scored by an older mailsiftd).');
   scoreSum($('explain-sum'), p);
+  $('explain-features').hidden = !scored;
+  $('explain-correct').hidden = !scored;
   reasonRows($('explain-toward-spam'), p ? p.toward_spam : []);
   reasonRows($('explain-toward-ham'), p ? p.toward_ham : []);
   $('explain-panel').hidden = false;
@@ -265,7 +360,14 @@ async function correct(signature, cls, row) {
     const r = await api('/api/correct', { method: 'POST', headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ signature, class: cls }) });
     text('correct-result', `${r.signature}: corrected to ${r.class}: ${r.result}`);
-    row.classList.add('corrected');
+    // What a reload shows (the server keeps it): this account's correction, now.
+    const c = { class: r.class || cls, at: Math.floor(Date.now() / 1000), by: 'console:' + state.account };
+    if (row) {
+      row.classList.add('corrected');
+      const cell = row.querySelector('td.correction');
+      if (cell) cell.textContent = correctionText(c);
+    }
+    if (explainState.signature === signature && !$('explain-panel').hidden) text('explain-corrected', correctionText(c));
   } catch (e) { text('history-error', e.message); }
 }
 
@@ -407,6 +509,8 @@ document.addEventListener('DOMContentLoaded', async () => {
   $('scan-button').addEventListener('click', scan);
   $('history-form').addEventListener('submit', (ev) => { ev.preventDefault(); loadHistory(false); });
   $('history-more').addEventListener('click', () => loadHistory(true));
+  // Clear empties the form (the reset event comes before it does), then shows everything.
+  $('history-form').addEventListener('reset', () => setTimeout(() => loadHistory(false), 0));
   $('explain-close').addEventListener('click', () => { $('explain-panel').hidden = true; });
   for (const cls of ['spam', 'ham']) {
     $('explain-' + cls).addEventListener('click', () => correct(explainState.signature, cls, explainState.row));

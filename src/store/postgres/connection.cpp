@@ -6,6 +6,7 @@
 
 #include "libpq.hpp"
 
+#include <charconv>
 #include <cstring>
 #include <stdexcept>
 
@@ -202,6 +203,17 @@ Result Connection::exec(const std::string& sql, const std::vector<Param>& params
     pg_result* r = libpq().PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
                                 lengths.data(), formats.data(), 1 /* binary results */);
     return check(r);
+}
+
+std::string double_text(double v) {
+    char buf[32];
+    return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
+double text_double(std::string_view s) {
+    double v = 0.0;
+    std::from_chars(s.data(), s.data() + s.size(), v);
+    return v;
 }
 
 void Connection::run(const std::string& sql) {

@@ -113,6 +113,11 @@ std::string hide_password(std::string_view uri);
 // Lower-case hex digits of `bytes` (for decode(..., 'hex') in array literals).
 std::string hex(std::string_view bytes);
 
+// Doubles travel as text, both ways in the shortest digits that read back as
+// the same double (as PostgreSQL 12 and later write a double precision).
+std::string double_text(double v);
+double text_double(std::string_view s);  // 0 when `s` is not a number
+
 // A text literal of a bigint[] for `$n::bigint[]`.
 std::string bigint_array(const std::vector<model::FeatureId>& ids);
 

@@ -19,7 +19,7 @@ using pg::Param;
 namespace {
 
 // The version of the PostgreSQL schema (its own numbering, kept in mailsift_schema).
-constexpr int pg_schema_version = 7;
+constexpr int pg_schema_version = 8;
 
 // pg_advisory_xact_lock(key, what): migrations and commits.
 constexpr const char* lock_migration = "SELECT pg_advisory_xact_lock(1835100524, 1)";
@@ -188,6 +188,28 @@ const char* const migrations[] = {
         slots bytea NOT NULL
     );
     CREATE INDEX IF NOT EXISTS linear_deltas_seq ON linear_deltas (seq);
+    )sql",
+    // 7 -> 8: what a history line and a correction say more, as SQLite's
+    // schema 13. A correction's `id` numbers the corrections as written (what
+    // SQLite's rowid does), so that a signature's latest one is well defined;
+    // the index by signature holds it to find that one without a sort.
+    R"sql(
+    ALTER TABLE history
+        ADD COLUMN IF NOT EXISTS reason text NOT NULL DEFAULT '',
+        ADD COLUMN IF NOT EXISTS to_header text NOT NULL DEFAULT '',
+        ADD COLUMN IF NOT EXISTS message_id text NOT NULL DEFAULT '',
+        ADD COLUMN IF NOT EXISTS queue_id text NOT NULL DEFAULT '',
+        ADD COLUMN IF NOT EXISTS client_address text NOT NULL DEFAULT '',
+        ADD COLUMN IF NOT EXISTS helo text NOT NULL DEFAULT '';
+    CREATE INDEX IF NOT EXISTS history_queue_id ON history (queue_id);
+    CREATE INDEX IF NOT EXISTS history_message_id ON history (message_id);
+    CREATE INDEX IF NOT EXISTS history_probability ON history (probability);
+    ALTER TABLE corrections
+        ADD COLUMN IF NOT EXISTS id bigserial PRIMARY KEY,
+        ADD COLUMN IF NOT EXISTS signature bytea,
+        ADD COLUMN IF NOT EXISTS by_whom text NOT NULL DEFAULT '';
+    CREATE INDEX IF NOT EXISTS corrections_signature ON corrections (signature, id);
+    ALTER TABLE deferred_corrections ADD COLUMN IF NOT EXISTS requested_by text NOT NULL DEFAULT '';
     )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);

@@ -1,6 +1,4 @@
 // The linear scorer's weights on PostgreSQL: linear_state, linear_pages and linear_deltas.
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "../codec.hpp"
@@ -9,19 +7,8 @@
 namespace mailsift::store {
 
 using pg::Param;
-
-namespace {
-
-// Doubles travel as text: shortest round-trip digits both ways.
-std::string double_text(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    return buf;
-}
-
-double text_double(std::string_view s) { return std::strtod(std::string(s).c_str(), nullptr); }
-
-}  // namespace
+using pg::double_text;
+using pg::text_double;
 
 LinearWeights PgDatabase::linear_weights_since(std::uint64_t sequence, const PageVisitor& visit) {
     LinearWeights out;

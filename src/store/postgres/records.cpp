@@ -2,7 +2,6 @@
 // signature (compact form, as on SQLite), corrections, counters, contacts,
 // and pruning.
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <map>
 
@@ -12,6 +11,92 @@
 namespace mailsift::store {
 
 using pg::Param;
+
+namespace {
+
+// The verdict column of a history line mailsiftd let through unscored.
+constexpr int unscored_verdict = -1;
+
+// `value` as the next parameter: its placeholder.
+std::string add(std::vector<Param>& params, Param value) {
+    params.push_back(std::move(value));
+    return "$" + std::to_string(params.size());
+}
+
+// A Message-ID as given without its angle brackets, when it has both.
+std::string without_angle_brackets(std::string_view id) {
+    if (id.size() >= 2 && id.front() == '<' && id.back() == '>') id = id.substr(1, id.size() - 2);
+    return std::string(id);
+}
+
+bool by_probability(HistoryQuery::Order o) {
+    return o == HistoryQuery::Order::spammiest || o == HistoryQuery::Order::hammiest;
+}
+
+// " WHERE ..." of `q`'s filters ("" for none), its order's included (the
+// probability orders leave out skipped lines), its `after` not. ILIKE folds
+// more than ASCII; SQLite's LIKE folds ASCII only: the same for the ASCII the
+// filters promise.
+std::string history_where(const HistoryQuery& q, std::vector<Param>& p) {
+    std::vector<std::string> all;
+    auto like = [&](const std::string& text) { return add(p, Param::text(contains_pattern(text))); };
+    if (q.id) all.push_back("id = " + add(p, Param::digest(*q.id)));
+    if (q.verdict) all.push_back("verdict = " + add(p, Param(static_cast<int>(*q.verdict))));
+    if (!q.action.empty()) all.push_back("action = " + add(p, Param::text(q.action)));
+    if (!q.text.empty()) {
+        const std::string t = like(q.text);
+        std::string any;
+        for (const char* column :
+             {"sender", "recipients", "from_header", "to_header", "subject", "queue_id", "message_id"}) {
+            any += (any.empty() ? "(" : " OR ") + std::string(column) + " ILIKE " + t;
+        }
+        all.push_back(any + ")");
+    }
+    if (!q.sender.empty()) all.push_back("sender ILIKE " + like(q.sender));
+    if (!q.recipient.empty()) {
+        const std::string t = like(q.recipient);
+        all.push_back("(recipients ILIKE " + t + " OR to_header ILIKE " + t + ")");
+    }
+    if (!q.subject.empty()) all.push_back("subject ILIKE " + like(q.subject));
+    if (!q.queue_id.empty()) all.push_back("queue_id = " + add(p, Param::text(q.queue_id)));
+    if (!q.message_id.empty()) {
+        const std::string bare = without_angle_brackets(q.message_id);
+        all.push_back("message_id IN (" + add(p, Param::text(bare)) + ", " + add(p, Param::text("<" + bare + ">")) +
+                      ")");
+    }
+    if (q.since != INT64_MIN) all.push_back("scanned_at >= " + add(p, Param(q.since)));
+    if (q.before != INT64_MAX) all.push_back("scanned_at < " + add(p, Param(q.before)));
+    if (by_probability(q.order)) all.push_back("verdict <> " + std::to_string(unscored_verdict));
+    std::string sql;
+    for (const auto& c : all) sql += (sql.empty() ? " WHERE " : " AND ") + c;
+    return sql;
+}
+
+// The lines after `q.after` in `q.order`: past its value, or at it with a greater id.
+std::string after_condition(const HistoryQuery& q, std::vector<Param>& p) {
+    const bool time = !by_probability(q.order);
+    const char* column = time ? "scanned_at" : "probability";
+    const bool descending = q.order == HistoryQuery::Order::newest || q.order == HistoryQuery::Order::spammiest;
+    // The probability as text of its shortest exact digits: the line's own, not a neighbour's.
+    const std::string value =
+        time ? add(p, Param(q.after->scanned_at)) : add(p, Param::text(pg::double_text(q.after->probability)));
+    const std::string id = add(p, Param::digest(q.after->id));
+    return std::string("(") + column + (descending ? " < " : " > ") + value + " OR (" + column + " = " + value +
+           " AND id > " + id + "))";
+}
+
+// ORDER BY of `o`, its columns prefixed by `table`.
+std::string history_order(HistoryQuery::Order o, const std::string& table) {
+    switch (o) {
+        case HistoryQuery::Order::oldest: return table + "scanned_at, " + table + "id";
+        case HistoryQuery::Order::spammiest: return table + "probability DESC, " + table + "id";
+        case HistoryQuery::Order::hammiest: return table + "probability, " + table + "id";
+        case HistoryQuery::Order::newest: break;
+    }
+    return table + "scanned_at DESC, " + table + "id";
+}
+
+}  // namespace
 
 const ScanDictionary* PgDatabase::dictionary(std::int64_t id) {
     if (auto it = dictionaries_->loaded.find(id); it != dictionaries_->loaded.end()) return &it->second;
@@ -129,19 +214,23 @@ void PgDatabase::record(const Recording& r) {
         }
         for (const Contact* c : contacts) add_contact(c->address, c->source, c->added_at);
         for (const auto& e : r.history) {
-            char probability[32];
-            const auto end = std::to_chars(probability, probability + sizeof probability, e.probability).ptr;
-            conn_.exec("INSERT INTO history (id, scanned_at, verdict, probability, action, sender, recipients,"
-                       " from_header, subject, size, explanation)"
-                       " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+            conn_.exec("INSERT INTO history (id, scanned_at, verdict, probability, action, reason, sender,"
+                       " recipients, from_header, to_header, subject, message_id, queue_id, client_address, helo,"
+                       " size, explanation)"
+                       " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
                        " ON CONFLICT (id) DO UPDATE SET scanned_at = excluded.scanned_at, verdict = excluded.verdict,"
-                       " probability = excluded.probability, action = excluded.action, sender = excluded.sender,"
-                       " recipients = excluded.recipients, from_header = excluded.from_header,"
-                       " subject = excluded.subject, size = excluded.size, explanation = excluded.explanation",
-                       {Param::digest(e.id), Param(e.scanned_at), Param(static_cast<int>(e.verdict)),
-                        Param::text(std::string_view(probability, static_cast<std::size_t>(end - probability))),
-                        Param::text(e.action), Param::text(e.sender), Param::text(e.recipients), Param::text(e.from),
-                        Param::text(e.subject), Param(e.size), Param::text(e.explanation)});
+                       " probability = excluded.probability, action = excluded.action, reason = excluded.reason,"
+                       " sender = excluded.sender, recipients = excluded.recipients,"
+                       " from_header = excluded.from_header, to_header = excluded.to_header,"
+                       " subject = excluded.subject, message_id = excluded.message_id, queue_id = excluded.queue_id,"
+                       " client_address = excluded.client_address, helo = excluded.helo, size = excluded.size,"
+                       " explanation = excluded.explanation",
+                       {Param::digest(e.id), Param(e.scanned_at),
+                        Param(e.scored ? static_cast<int>(e.verdict) : unscored_verdict),
+                        Param::text(pg::double_text(e.scored ? e.probability : 0.0)), Param::text(e.action),
+                        Param::text(e.reason), Param::text(e.sender), Param::text(e.recipients), Param::text(e.from),
+                        Param::text(e.to), Param::text(e.subject), Param::text(e.message_id), Param::text(e.queue_id),
+                        Param::text(e.client_address), Param::text(e.helo), Param(e.size), Param::text(e.explanation)});
         }
         for (const auto& [name, n] : counters) {
             conn_.exec("INSERT INTO counters (name, value) VALUES ($1, $2)"
@@ -166,33 +255,23 @@ void PgDatabase::prune_history(std::int64_t before) {
 }
 
 std::vector<HistoryEntry> PgDatabase::history(const HistoryQuery& query) {
-    std::string sql =
-        "SELECT id, scanned_at, verdict, probability::text, action, sender, recipients, from_header, subject, size, ";
-    sql += query.explanations ? "explanation" : "''";
-    std::vector<Param> params{Param(query.before)};
-    if (query.after) {  // the page after a line: its second's later ids too
-        params.push_back(Param::digest(*query.after));
-        sql += " FROM history WHERE scanned_at <= $1 AND (scanned_at < $1 OR id > $2)";
-    } else {
-        sql += " FROM history WHERE scanned_at < $1";
-    }
-    if (query.id) {
-        params.push_back(Param::digest(*query.id));
-        sql += " AND id = $" + std::to_string(params.size());
-    }
-    if (query.verdict) {
-        params.push_back(Param(static_cast<int>(*query.verdict)));
-        sql += " AND verdict = $" + std::to_string(params.size());
-    }
-    if (!query.text.empty()) {
-        params.push_back(Param::text(contains_pattern(query.text)));
-        const std::string p = "$" + std::to_string(params.size());
-        // ILIKE folds more than ASCII; SQLite's LIKE folds ASCII only: the same for the ASCII the issue asks of it.
-        sql += " AND (sender ILIKE " + p + " OR recipients ILIKE " + p + " OR from_header ILIKE " + p +
-               " OR subject ILIKE " + p + ")";
-    }
+    std::vector<Param> params;
+    std::string where = history_where(query, params);
+    if (query.after) where += (where.empty() ? " WHERE " : " AND ") + after_condition(query, params);
     params.push_back(Param(static_cast<std::int64_t>(std::min<std::size_t>(query.limit, INT64_MAX))));
-    sql += " ORDER BY scanned_at DESC, id LIMIT $" + std::to_string(params.size());
+    // The page first, then the latest correction of each of its lines (corrections
+    // are keyed by signature; the highest id is the latest).
+    std::string sql =
+        "SELECT h.id, h.scanned_at, h.verdict, h.probability::text, h.action, h.reason, h.sender, h.recipients,"
+        " h.from_header, h.to_header, h.subject, h.message_id, h.queue_id, h.client_address, h.helo, h.size,"
+        " h.explanation, c.corrected_to, c.at, c.by_whom FROM (SELECT id, scanned_at, verdict, probability, action,"
+        " reason, sender, recipients, from_header, to_header, subject, message_id, queue_id, client_address, helo,"
+        " size, ";
+    sql += query.explanations ? "explanation" : "'' AS explanation";
+    sql += " FROM history" + where + " ORDER BY " + history_order(query.order, "") + " LIMIT $" +
+           std::to_string(params.size()) +
+           ") h LEFT JOIN LATERAL (SELECT corrected_to, at, by_whom FROM corrections WHERE signature = h.id"
+           " ORDER BY id DESC LIMIT 1) c ON true ORDER BY " + history_order(query.order, "h.");
     auto r = conn_.exec(sql, params);
     std::vector<HistoryEntry> out;
     for (int i = 0; i < r.rows(); ++i) {
@@ -200,19 +279,36 @@ std::vector<HistoryEntry> PgDatabase::history(const HistoryQuery& query) {
         const auto id = r.bytes(i, 0);
         if (id.size() == e.id.size()) std::memcpy(e.id.data(), id.data(), e.id.size());
         e.scanned_at = r.integer(i, 1);
-        e.verdict = static_cast<model::Verdict>(r.integer(i, 2));
-        const auto p = r.bytes(i, 3);
-        std::from_chars(p.data(), p.data() + p.size(), e.probability);
+        const auto verdict = r.integer(i, 2);
+        e.scored = verdict != unscored_verdict;
+        if (e.scored) e.verdict = static_cast<model::Verdict>(verdict);
+        e.probability = pg::text_double(r.bytes(i, 3));
         e.action = r.bytes(i, 4);
-        e.sender = r.bytes(i, 5);
-        e.recipients = r.bytes(i, 6);
-        e.from = r.bytes(i, 7);
-        e.subject = r.bytes(i, 8);
-        e.size = static_cast<std::uint64_t>(r.integer(i, 9));
-        e.explanation = r.bytes(i, 10);
+        e.reason = r.bytes(i, 5);
+        e.sender = r.bytes(i, 6);
+        e.recipients = r.bytes(i, 7);
+        e.from = r.bytes(i, 8);
+        e.to = r.bytes(i, 9);
+        e.subject = r.bytes(i, 10);
+        e.message_id = r.bytes(i, 11);
+        e.queue_id = r.bytes(i, 12);
+        e.client_address = r.bytes(i, 13);
+        e.helo = r.bytes(i, 14);
+        e.size = static_cast<std::uint64_t>(r.integer(i, 15));
+        e.explanation = r.bytes(i, 16);
+        if (!r.null(i, 17)) {
+            e.corrected = HistoryEntry::Corrected{r.integer(i, 17) == 1 ? Class::spam : Class::ham, r.integer(i, 18),
+                                                  std::string(r.bytes(i, 19))};
+        }
         out.push_back(std::move(e));
     }
     return out;
+}
+
+std::uint64_t PgDatabase::history_count(const HistoryQuery& query) {
+    std::vector<Param> params;
+    const std::string where = history_where(query, params);
+    return static_cast<std::uint64_t>(conn_.exec("SELECT count(*) FROM history" + where, params).integer(0, 0));
 }
 
 void PgDatabase::prune_deferred_corrections(std::int64_t before) {
@@ -225,8 +321,12 @@ bool PgDatabase::has_deferred_corrections() {
 
 CorrectionCounts PgDatabase::corrections_since(std::int64_t since) {
     CorrectionCounts c;
-    auto r = conn_.exec("SELECT verdict, corrected_to, count(*) FROM corrections WHERE at >= $1 GROUP BY 1, 2",
-                        {Param(since)});
+    // A correction of a scan counts only while it is its scan's latest (the
+    // highest id of its signature): corrected back, the message was right.
+    auto r = conn_.exec(
+        "SELECT verdict, corrected_to, count(*) FROM corrections c WHERE at >= $1 AND (signature IS NULL"
+        " OR id = (SELECT max(id) FROM corrections l WHERE l.signature = c.signature)) GROUP BY 1, 2",
+        {Param(since)});
     for (int i = 0; i < r.rows(); ++i) {
         const auto verdict = static_cast<model::Verdict>(r.integer(i, 0));
         const bool to_spam = r.integer(i, 1) == 1;

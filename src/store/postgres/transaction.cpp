@@ -170,41 +170,49 @@ public:
         db_.add_contact(address, source, now);
     }
 
-    void record_correction(model::Verdict verdict, Class to, std::int64_t now) override {
-        c_.exec("INSERT INTO corrections (at, verdict, corrected_to) VALUES ($1, $2, $3)",
-                {Param(now), Param(static_cast<int>(verdict)), Param(to == Class::spam ? 1 : 0)});
+    void record_correction(const Correction& c) override {
+        c_.exec("INSERT INTO corrections (at, verdict, corrected_to, signature, by_whom) VALUES ($1, $2, $3, $4, $5)",
+                {Param(c.at), Param(static_cast<int>(c.verdict)), Param(c.to == Class::spam ? 1 : 0),
+                 c.signature ? Param::digest(*c.signature) : Param(), Param::text(c.by)});
     }
 
-    void defer_correction(const Digest& signature, Class to, std::int64_t now) override {
-        c_.exec("INSERT INTO deferred_corrections (signature, corrected_to, requested_at) VALUES ($1, $2, $3)"
-                " ON CONFLICT (signature) DO UPDATE SET corrected_to = excluded.corrected_to,"
-                " requested_at = excluded.requested_at",
-                {Param::digest(signature), Param(to == Class::spam ? 1 : 0), Param(now)});
+    void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) override {
+        c_.exec("INSERT INTO deferred_corrections (signature, corrected_to, requested_at, requested_by)"
+                " VALUES ($1, $2, $3, $4) ON CONFLICT (signature) DO UPDATE SET corrected_to = excluded.corrected_to,"
+                " requested_at = excluded.requested_at, requested_by = excluded.requested_by",
+                {Param::digest(signature), Param(to == Class::spam ? 1 : 0), Param(now), Param::text(by)});
     }
 
     void drop_deferred_correction(const Digest& signature) override {
         c_.exec("DELETE FROM deferred_corrections WHERE signature = $1", {Param::digest(signature)});
     }
 
-    std::vector<std::pair<Scan, Class>> take_ready_corrections(std::size_t limit) override {
+    std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit) override {
         // Rows another daemon is taking right now are skipped: each is trained by one of them.
         auto r = c_.exec(
             "DELETE FROM deferred_corrections WHERE signature IN (SELECT d.signature FROM deferred_corrections d"
             " JOIN signatures s ON s.id = d.signature ORDER BY d.requested_at LIMIT $1 FOR UPDATE OF d SKIP LOCKED)"
-            " RETURNING signature, corrected_to, requested_at",
+            " RETURNING signature, corrected_to, requested_at, requested_by",
             {Param(static_cast<std::int64_t>(limit))});
-        std::vector<std::tuple<std::int64_t, Digest, Class>> ready;
+        struct Ready {
+            std::int64_t at;
+            Digest id;
+            Class to;
+            std::string by;
+        };
+        std::vector<Ready> ready;
         for (int i = 0; i < r.rows(); ++i) {
             Digest id{};
             const auto bytes = r.bytes(i, 0);
             if (bytes.size() != id.size()) continue;
             std::memcpy(id.data(), bytes.data(), id.size());
-            ready.emplace_back(r.integer(i, 2), id, r.integer(i, 1) == 1 ? Class::spam : Class::ham);
+            ready.push_back({r.integer(i, 2), id, r.integer(i, 1) == 1 ? Class::spam : Class::ham,
+                             std::string(r.bytes(i, 3))});
         }
-        std::sort(ready.begin(), ready.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
-        std::vector<std::pair<Scan, Class>> out;
-        for (const auto& [at, id, to] : ready) {
-            if (auto scan = db_.find_scan(id)) out.emplace_back(std::move(*scan), to);
+        std::sort(ready.begin(), ready.end(), [](const Ready& a, const Ready& b) { return a.at < b.at; });
+        std::vector<ReadyCorrection> out;
+        for (auto& c : ready) {
+            if (auto scan = db_.find_scan(c.id)) out.push_back({std::move(*scan), c.to, std::move(c.by)});
         }
         return out;
     }

@@ -107,7 +107,10 @@ struct SqliteDatabase::Statements {
                            " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (id) DO UPDATE SET scanned_at = excluded.scanned_at,"
                            " verdict = excluded.verdict, dictionary = excluded.dictionary, features = excluded.features",
                            p),
-          insert_correction(db, "INSERT INTO corrections (at, verdict, corrected_to) VALUES (?1, ?2, ?3)", p),
+          insert_correction(db,
+                            "INSERT INTO corrections (at, verdict, corrected_to, signature, by_whom)"
+                            " VALUES (?1, ?2, ?3, ?4, ?5)",
+                            p),
           model_sequence(db, "SELECT coalesce(max(seq), 0) FROM model_changes", p),
           insert_model_change(db,
                               "INSERT INTO model_changes (seq, committed_at, features)"
@@ -174,10 +177,10 @@ public:
     void add_contact(std::string_view address, std::string_view source, std::int64_t now) override {
         db_.add_contact(address, source, now);
     }
-    void record_correction(model::Verdict verdict, Class to, std::int64_t now) override;
-    void defer_correction(const Digest& signature, Class to, std::int64_t now) override;
+    void record_correction(const Correction& c) override;
+    void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) override;
     void drop_deferred_correction(const Digest& signature) override;
-    std::vector<std::pair<Scan, Class>> take_ready_corrections(std::size_t limit) override;
+    std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit) override;
     void commit() override;
     [[noreturn]] void fail(const std::string& what) const override { db_.fail(what); }
 

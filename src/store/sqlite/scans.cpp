@@ -9,8 +9,113 @@
 #include <cassert>
 #include <cstring>
 #include <map>
+#include <variant>
 
 namespace mailsift::store {
+
+namespace {
+
+// The verdict column of a history line mailsiftd let through unscored.
+constexpr int unscored_verdict = -1;
+
+// A statement's parameters as its text is built: add() gives the next ?N.
+class Binds {
+public:
+    using Value = std::variant<std::int64_t, double, std::string, Digest>;
+    std::string add(Value v) {
+        values_.push_back(std::move(v));
+        return "?" + std::to_string(values_.size());
+    }
+    void bind(sqlite3_stmt* s) const {
+        for (std::size_t i = 0; i < values_.size(); ++i) {
+            const int n = static_cast<int>(i + 1);
+            if (const auto* v = std::get_if<std::int64_t>(&values_[i])) {
+                sqlite3_bind_int64(s, n, *v);
+            } else if (const auto* d = std::get_if<double>(&values_[i])) {
+                sqlite3_bind_double(s, n, *d);
+            } else if (const auto* t = std::get_if<std::string>(&values_[i])) {
+                sqlite3_bind_text(s, n, t->data(), static_cast<int>(t->size()), SQLITE_STATIC);
+            } else {
+                bind_digest(s, n, std::get<Digest>(values_[i]));
+            }
+        }
+    }
+
+private:
+    std::vector<Value> values_;
+};
+
+// A Message-ID as given without its angle brackets, when it has both.
+std::string without_angle_brackets(std::string_view id) {
+    if (id.size() >= 2 && id.front() == '<' && id.back() == '>') id = id.substr(1, id.size() - 2);
+    return std::string(id);
+}
+
+bool by_probability(HistoryQuery::Order o) {
+    return o == HistoryQuery::Order::spammiest || o == HistoryQuery::Order::hammiest;
+}
+
+// " WHERE ..." of `q`'s filters ("" for none), its order's included (the
+// probability orders leave out skipped lines), its `after` not.
+std::string history_where(const HistoryQuery& q, Binds& b) {
+    std::vector<std::string> all;
+    auto like = [](const char* column, const std::string& p) {
+        return std::string(column) + " LIKE " + p + " ESCAPE '\\'";
+    };
+    if (q.id) all.push_back("id = " + b.add(*q.id));
+    if (q.verdict) all.push_back("verdict = " + b.add(std::int64_t{static_cast<int>(*q.verdict)}));
+    if (!q.action.empty()) all.push_back("action = " + b.add(q.action));
+    if (!q.text.empty()) {
+        const std::string p = b.add(contains_pattern(q.text));
+        std::string any;
+        for (const char* column :
+             {"sender", "recipients", "from_header", "to_header", "subject", "queue_id", "message_id"}) {
+            any += (any.empty() ? "(" : " OR ") + like(column, p);
+        }
+        all.push_back(any + ")");
+    }
+    if (!q.sender.empty()) all.push_back(like("sender", b.add(contains_pattern(q.sender))));
+    if (!q.recipient.empty()) {
+        const std::string p = b.add(contains_pattern(q.recipient));
+        all.push_back("(" + like("recipients", p) + " OR " + like("to_header", p) + ")");
+    }
+    if (!q.subject.empty()) all.push_back(like("subject", b.add(contains_pattern(q.subject))));
+    if (!q.queue_id.empty()) all.push_back("queue_id = " + b.add(q.queue_id));
+    if (!q.message_id.empty()) {
+        const std::string bare = without_angle_brackets(q.message_id);
+        all.push_back("message_id IN (" + b.add(bare) + ", " + b.add("<" + bare + ">") + ")");
+    }
+    if (q.since != INT64_MIN) all.push_back("scanned_at >= " + b.add(q.since));
+    if (q.before != INT64_MAX) all.push_back("scanned_at < " + b.add(q.before));
+    if (by_probability(q.order)) all.push_back("verdict <> " + std::to_string(unscored_verdict));
+    std::string sql;
+    for (const auto& c : all) sql += (sql.empty() ? " WHERE " : " AND ") + c;
+    return sql;
+}
+
+// The lines after `q.after` in `q.order`: past its value, or at it with a greater id.
+std::string after_condition(const HistoryQuery& q, Binds& b) {
+    const bool time = !by_probability(q.order);
+    const char* column = time ? "scanned_at" : "probability";
+    const bool descending = q.order == HistoryQuery::Order::newest || q.order == HistoryQuery::Order::spammiest;
+    const std::string value = time ? b.add(q.after->scanned_at) : b.add(q.after->probability);
+    const std::string id = b.add(q.after->id);
+    return std::string("(") + column + (descending ? " < " : " > ") + value + " OR (" + column + " = " + value +
+           " AND id > " + id + "))";
+}
+
+// ORDER BY of `o`, its columns prefixed by `table`.
+std::string history_order(HistoryQuery::Order o, const std::string& table) {
+    switch (o) {
+        case HistoryQuery::Order::oldest: return table + "scanned_at, " + table + "id";
+        case HistoryQuery::Order::spammiest: return table + "probability DESC, " + table + "id";
+        case HistoryQuery::Order::hammiest: return table + "probability, " + table + "id";
+        case HistoryQuery::Order::newest: break;
+    }
+    return table + "scanned_at DESC, " + table + "id";
+}
+
+}  // namespace
 
 std::optional<Scan> SqliteDatabase::find_scan(const Digest& id) {
     Use s(st_->find_signature);
@@ -152,22 +257,24 @@ void SqliteDatabase::record(const Recording& r) {
         for (const auto& c : r.contacts) add_contact(c.address, c.source, c.added_at);
         if (!r.history.empty()) {
             Statement h(db_,
-                        "INSERT OR REPLACE INTO history (id, scanned_at, verdict, probability, action, sender,"
-                        " recipients, from_header, subject, size, explanation)"
-                        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                        "INSERT OR REPLACE INTO history (id, scanned_at, verdict, probability, action, reason, sender,"
+                        " recipients, from_header, to_header, subject, message_id, queue_id, client_address, helo,"
+                        " size, explanation)"
+                        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
                         path_);
             for (const auto& e : r.history) {
                 sqlite3_reset(h.get());
                 bind_digest(h.get(), 1, e.id);
                 sqlite3_bind_int64(h.get(), 2, e.scanned_at);
-                sqlite3_bind_int(h.get(), 3, static_cast<int>(e.verdict));
-                sqlite3_bind_double(h.get(), 4, e.probability);
+                sqlite3_bind_int(h.get(), 3, e.scored ? static_cast<int>(e.verdict) : unscored_verdict);
+                sqlite3_bind_double(h.get(), 4, e.scored ? e.probability : 0.0);
                 int i = 5;
-                for (const std::string* t : {&e.action, &e.sender, &e.recipients, &e.from, &e.subject}) {
+                for (const std::string* t : {&e.action, &e.reason, &e.sender, &e.recipients, &e.from, &e.to, &e.subject,
+                                             &e.message_id, &e.queue_id, &e.client_address, &e.helo}) {
                     sqlite3_bind_text(h.get(), i++, t->data(), static_cast<int>(t->size()), SQLITE_STATIC);
                 }
-                sqlite3_bind_int64(h.get(), 10, static_cast<std::int64_t>(e.size));
-                sqlite3_bind_text(h.get(), 11, e.explanation.data(), static_cast<int>(e.explanation.size()),
+                sqlite3_bind_int64(h.get(), 16, static_cast<std::int64_t>(e.size));
+                sqlite3_bind_text(h.get(), 17, e.explanation.data(), static_cast<int>(e.explanation.size()),
                                   SQLITE_STATIC);
                 if (sqlite3_step(h.get()) != SQLITE_DONE) fail(std::string("cannot record history: ") + error_text());
             }
@@ -203,25 +310,21 @@ void SqliteDatabase::prune_history(std::int64_t before) {
 }
 
 std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
-    std::string sql = "SELECT id, scanned_at, verdict, probability, action, sender, recipients, from_header, subject,"
-                      " size, ";
+    Binds b;
+    std::string where = history_where(query, b);
+    if (query.after) where += (where.empty() ? " WHERE " : " AND ") + after_condition(query, b);
+    // The page first, then the latest correction of each of its lines (corrections
+    // are keyed by signature; the highest rowid is the latest).
+    std::string sql = "SELECT h.*, c.corrected_to, c.at, c.by_whom FROM (SELECT id, scanned_at, verdict, probability,"
+                      " action, reason, sender, recipients, from_header, to_header, subject, message_id, queue_id,"
+                      " client_address, helo, size, ";
     sql += query.explanations ? "explanation" : "''";
-    sql += query.after ? " FROM history WHERE scanned_at <= ?1 AND (scanned_at < ?1 OR id > ?6)" : " FROM history WHERE scanned_at < ?1";
-    if (query.verdict) sql += " AND verdict = ?2";
-    if (query.id) sql += " AND id = ?5";
-    if (!query.text.empty()) {
-        sql += " AND (sender LIKE ?3 ESCAPE '\\' OR recipients LIKE ?3 ESCAPE '\\' OR from_header LIKE ?3 ESCAPE '\\'"
-               " OR subject LIKE ?3 ESCAPE '\\')";
-    }
-    sql += " ORDER BY scanned_at DESC, id LIMIT ?4";
+    sql += " FROM history" + where + " ORDER BY " + history_order(query.order, "") + " LIMIT " +
+           b.add(static_cast<std::int64_t>(std::min<std::size_t>(query.limit, INT64_MAX))) +
+           ") h LEFT JOIN corrections c ON c.rowid = (SELECT max(rowid) FROM corrections WHERE signature = h.id)"
+           " ORDER BY " + history_order(query.order, "h.");
     Statement q(db_, sql.c_str(), path_);
-    sqlite3_bind_int64(q.get(), 1, query.before);
-    if (query.verdict) sqlite3_bind_int(q.get(), 2, static_cast<int>(*query.verdict));
-    const std::string pattern = contains_pattern(query.text);
-    if (!query.text.empty()) sqlite3_bind_text(q.get(), 3, pattern.data(), static_cast<int>(pattern.size()), SQLITE_STATIC);
-    sqlite3_bind_int64(q.get(), 4, static_cast<std::int64_t>(std::min<std::size_t>(query.limit, INT64_MAX)));
-    if (query.id) bind_digest(q.get(), 5, *query.id);
-    if (query.after) bind_digest(q.get(), 6, *query.after);
+    b.bind(q.get());
     std::vector<HistoryEntry> out;
     auto text = [&](int col) {
         const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(q.get(), col));
@@ -234,19 +337,40 @@ std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
             std::memcpy(e.id.data(), sqlite3_column_blob(q.get(), 0), e.id.size());
         }
         e.scanned_at = sqlite3_column_int64(q.get(), 1);
-        e.verdict = static_cast<model::Verdict>(sqlite3_column_int(q.get(), 2));
+        const int verdict = sqlite3_column_int(q.get(), 2);
+        e.scored = verdict != unscored_verdict;
+        if (e.scored) e.verdict = static_cast<model::Verdict>(verdict);
         e.probability = sqlite3_column_double(q.get(), 3);
         e.action = text(4);
-        e.sender = text(5);
-        e.recipients = text(6);
-        e.from = text(7);
-        e.subject = text(8);
-        e.size = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 9));
-        e.explanation = text(10);
+        e.reason = text(5);
+        e.sender = text(6);
+        e.recipients = text(7);
+        e.from = text(8);
+        e.to = text(9);
+        e.subject = text(10);
+        e.message_id = text(11);
+        e.queue_id = text(12);
+        e.client_address = text(13);
+        e.helo = text(14);
+        e.size = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 15));
+        e.explanation = text(16);
+        if (sqlite3_column_type(q.get(), 17) != SQLITE_NULL) {
+            e.corrected = HistoryEntry::Corrected{sqlite3_column_int(q.get(), 17) == 1 ? Class::spam : Class::ham,
+                                                  sqlite3_column_int64(q.get(), 18), text(19)};
+        }
         out.push_back(std::move(e));
     }
     if (rc != SQLITE_DONE) fail(std::string("cannot read the history: ") + error_text());
     return out;
+}
+
+std::uint64_t SqliteDatabase::history_count(const HistoryQuery& query) {
+    Binds b;
+    const std::string sql = "SELECT count(*) FROM history" + history_where(query, b);
+    Statement q(db_, sql.c_str(), path_);
+    b.bind(q.get());
+    if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot count the history: ") + error_text());
+    return static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 0));
 }
 
 void SqliteDatabase::prune_deferred_corrections(std::int64_t before) {
@@ -264,7 +388,12 @@ bool SqliteDatabase::has_deferred_corrections() {
 
 CorrectionCounts SqliteDatabase::corrections_since(std::int64_t since) {
     CorrectionCounts c;
-    Statement q(db_, "SELECT verdict, corrected_to, count(*) FROM corrections WHERE at >= ?1 GROUP BY 1, 2", path_);
+    // A correction of a scan counts only while it is its scan's latest (the
+    // highest rowid of its signature): corrected back, the message was right.
+    Statement q(db_,
+                "SELECT verdict, corrected_to, count(*) FROM corrections c WHERE at >= ?1 AND (signature IS NULL"
+                " OR rowid = (SELECT max(rowid) FROM corrections WHERE signature = c.signature)) GROUP BY 1, 2",
+                path_);
     sqlite3_bind_int64(q.get(), 1, since);
     while (sqlite3_step(q.get()) == SQLITE_ROW) {
         const auto verdict = static_cast<model::Verdict>(sqlite3_column_int(q.get(), 0));
@@ -340,23 +469,26 @@ void recode_text_scans(sqlite3* db, const std::filesystem::path& path) {
     if (rc != SQLITE_DONE) throw Error(path, std::string("cannot read the recorded scans: ") + sqlite3_errmsg(db));
 }
 
-void SqliteTransaction::record_correction(model::Verdict verdict, Class to, std::int64_t now) {
+void SqliteTransaction::record_correction(const Correction& c) {
     Use s(db_.st_->insert_correction);
-    sqlite3_bind_int64(*s, 1, now);
-    sqlite3_bind_int(*s, 2, static_cast<int>(verdict));
-    sqlite3_bind_int(*s, 3, to == Class::spam ? 1 : 0);
+    sqlite3_bind_int64(*s, 1, c.at);
+    sqlite3_bind_int(*s, 2, static_cast<int>(c.verdict));
+    sqlite3_bind_int(*s, 3, c.to == Class::spam ? 1 : 0);
+    if (c.signature) bind_digest(*s, 4, *c.signature);
+    sqlite3_bind_text(*s, 5, c.by.data(), static_cast<int>(c.by.size()), SQLITE_STATIC);
     if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot record correction: ") + db_.error_text());
 }
 
-void SqliteTransaction::defer_correction(const Digest& signature, Class to, std::int64_t now) {
+void SqliteTransaction::defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) {
     Statement q(db_.db_,
-                "INSERT INTO deferred_corrections (signature, corrected_to, requested_at) VALUES (?1, ?2, ?3)"
-                " ON CONFLICT (signature) DO UPDATE SET corrected_to = excluded.corrected_to,"
-                " requested_at = excluded.requested_at",
+                "INSERT INTO deferred_corrections (signature, corrected_to, requested_at, requested_by)"
+                " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (signature) DO UPDATE SET corrected_to = excluded.corrected_to,"
+                " requested_at = excluded.requested_at, requested_by = excluded.requested_by",
                 db_.path_);
     bind_digest(q.get(), 1, signature);
     sqlite3_bind_int(q.get(), 2, to == Class::spam ? 1 : 0);
     sqlite3_bind_int64(q.get(), 3, now);
+    sqlite3_bind_text(q.get(), 4, by.data(), static_cast<int>(by.size()), SQLITE_STATIC);
     if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot defer correction: ") + db_.error_text());
 }
 
@@ -366,11 +498,16 @@ void SqliteTransaction::drop_deferred_correction(const Digest& signature) {
     if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot drop deferred correction: ") + db_.error_text());
 }
 
-std::vector<std::pair<Scan, Class>> SqliteTransaction::take_ready_corrections(std::size_t limit) {
-    std::vector<std::pair<Digest, Class>> ready;
+std::vector<ReadyCorrection> SqliteTransaction::take_ready_corrections(std::size_t limit) {
+    struct Ready {
+        Digest id;
+        Class to;
+        std::string by;
+    };
+    std::vector<Ready> ready;
     {
         Statement q(db_.db_,
-                    "SELECT d.signature, d.corrected_to FROM deferred_corrections d"
+                    "SELECT d.signature, d.corrected_to, d.requested_by FROM deferred_corrections d"
                     " JOIN signatures s ON s.id = d.signature ORDER BY d.requested_at LIMIT ?1",
                     db_.path_);
         sqlite3_bind_int64(q.get(), 1, static_cast<std::int64_t>(limit));
@@ -379,22 +516,24 @@ std::vector<std::pair<Scan, Class>> SqliteTransaction::take_ready_corrections(st
             Digest id{};
             if (sqlite3_column_bytes(q.get(), 0) != static_cast<int>(id.size())) continue;
             std::memcpy(id.data(), sqlite3_column_blob(q.get(), 0), id.size());
-            ready.emplace_back(id, sqlite3_column_int(q.get(), 1) == 1 ? Class::spam : Class::ham);
+            const auto* by = reinterpret_cast<const char*>(sqlite3_column_text(q.get(), 2));
+            ready.push_back({id, sqlite3_column_int(q.get(), 1) == 1 ? Class::spam : Class::ham,
+                             by ? std::string(by, static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 2))) : ""});
         }
         if (rc != SQLITE_DONE) db_.fail(std::string("cannot read deferred corrections: ") + db_.error_text());
     }
-    std::vector<std::pair<Scan, Class>> out;
+    std::vector<ReadyCorrection> out;
     out.reserve(ready.size());
     Statement drop(db_.db_, "DELETE FROM deferred_corrections WHERE signature = ?1", db_.path_);
-    for (const auto& [id, to] : ready) {
-        auto scan = db_.find_scan(id);
+    for (auto& r : ready) {
+        auto scan = db_.find_scan(r.id);
         if (!scan) continue;  // not reachable: found by the join, in this transaction
         sqlite3_reset(drop.get());
-        bind_digest(drop.get(), 1, id);
+        bind_digest(drop.get(), 1, r.id);
         if (sqlite3_step(drop.get()) != SQLITE_DONE) {
             db_.fail(std::string("cannot take deferred correction: ") + db_.error_text());
         }
-        out.emplace_back(std::move(*scan), to);
+        out.push_back({std::move(*scan), r.to, std::move(r.by)});
     }
     return out;
 }

@@ -21,6 +21,42 @@ struct Migration {
     const char* sql_after = nullptr;
 };
 
+// Migration 12 -> 13's columns, each unless its table has it: SQLite's ALTER
+// TABLE has no IF NOT EXISTS, and like the migrations since 9 -> 10 this one
+// may meet a schema that already holds what it adds (a user_version set back).
+void add_columns_13(sqlite3* db, const std::filesystem::path& path) {
+    struct Column {
+        const char* table;
+        const char* name;
+        const char* type;
+    };
+    static constexpr Column columns[] = {
+        {"history", "reason", "TEXT NOT NULL DEFAULT ''"},
+        {"history", "to_header", "TEXT NOT NULL DEFAULT ''"},
+        {"history", "message_id", "TEXT NOT NULL DEFAULT ''"},
+        {"history", "queue_id", "TEXT NOT NULL DEFAULT ''"},
+        {"history", "client_address", "TEXT NOT NULL DEFAULT ''"},
+        {"history", "helo", "TEXT NOT NULL DEFAULT ''"},
+        {"corrections", "signature", "BLOB"},  // the scan corrected (16 bytes); NULL: corrected without it
+        {"corrections", "by_whom", "TEXT NOT NULL DEFAULT ''"},  // Correction::by
+        {"deferred_corrections", "requested_by", "TEXT NOT NULL DEFAULT ''"},
+    };
+    Statement has(db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2", path);
+    for (const Column& c : columns) {
+        sqlite3_reset(has.get());
+        sqlite3_bind_text(has.get(), 1, c.table, -1, SQLITE_STATIC);
+        sqlite3_bind_text(has.get(), 2, c.name, -1, SQLITE_STATIC);
+        if (sqlite3_step(has.get()) != SQLITE_ROW) {
+            throw Error(path, std::string("cannot read the columns of ") + c.table + ": " + sqlite3_errmsg(db));
+        }
+        if (sqlite3_column_int(has.get(), 0) != 0) continue;
+        const std::string sql = std::string("ALTER TABLE ") + c.table + " ADD COLUMN " + c.name + " " + c.type;
+        if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+            throw Error(path, std::string("cannot add ") + c.table + "." + c.name + ": " + sqlite3_errmsg(db));
+        }
+    }
+}
+
 constexpr Migration migrations[] = {
     // 0 -> 1
     {R"sql(
@@ -219,6 +255,19 @@ constexpr Migration migrations[] = {
         slots BLOB NOT NULL
     );
     CREATE INDEX IF NOT EXISTS linear_deltas_seq ON linear_deltas (seq);
+    )sql"},
+    // 12 -> 13: a history line says more of its message (the To: and
+    // Message-ID header fields, the queue ID, the SMTP client; verdict -1 and
+    // a `reason` for a message let through unscored), and a correction whose
+    // scan it was and who made it (the history shows a line's latest one, and
+    // the error rates count only that), as does one deferred. The columns are
+    // added by add_columns_13, the indexes for the lookups and the probability
+    // orders after them.
+    {"", add_columns_13, R"sql(
+    CREATE INDEX IF NOT EXISTS history_queue_id ON history (queue_id);
+    CREATE INDEX IF NOT EXISTS history_message_id ON history (message_id);
+    CREATE INDEX IF NOT EXISTS history_probability ON history (probability);
+    CREATE INDEX IF NOT EXISTS corrections_signature ON corrections (signature);
     )sql"},
 };
 static_assert(std::size(migrations) == schema_version);

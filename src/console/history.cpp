@@ -1,0 +1,220 @@
+// The console's history API: see history.hpp.
+#include "history.hpp"
+
+#include <bit>
+#include <charconv>
+#include <cstdio>
+#include <ctime>
+
+#include "mailsift/engine/filter.hpp"
+
+namespace mailsift::console {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t max_filter_bytes = 256;
+
+bool integer(const std::string& text, std::int64_t& out) {
+    const char* end = text.data() + text.size();
+    const auto [p, ec] = std::from_chars(text.data(), end, out);
+    return ec == std::errc() && p == end;
+}
+
+bool hex64(std::string_view text, std::uint64_t& out) {
+    const char* end = text.data() + text.size();
+    const auto [p, ec] = std::from_chars(text.data(), end, out, 16);
+    return ec == std::errc() && p == end && text.size() == 16;
+}
+
+std::optional<store::HistoryQuery::After> parse_cursor(const std::string& text) {
+    // <scanned_at>_<the probability's 64 bits in hex>_<signature>: exact, whatever the order.
+    const auto a = text.find('_');
+    const auto b = a == std::string::npos ? a : text.find('_', a + 1);
+    if (b == std::string::npos) return std::nullopt;
+    store::HistoryQuery::After out;
+    std::uint64_t bits = 0;
+    if (!integer(text.substr(0, a), out.scanned_at) || !hex64(std::string_view(text).substr(a + 1, b - a - 1), bits)) {
+        return std::nullopt;
+    }
+    out.probability = std::bit_cast<double>(bits);
+    const auto id = engine::parse_signature(text.substr(b + 1));
+    if (!id) return std::nullopt;
+    out.id = *id;
+    return out;
+}
+
+std::string iso_time(std::int64_t unix) {
+    const auto t = static_cast<std::time_t>(unix);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char out[32];
+    std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return out;
+}
+
+// A CSV cell (RFC 4180): quoted when it holds a comma, a quote or a line end.
+// Mail is written by strangers: a cell a spreadsheet would take for a formula
+// (=, +, -, @, a tab or a carriage return first) is shown as text with a ' first.
+std::string csv_cell(std::string_view v) {
+    std::string s;
+    if (!v.empty() && (v[0] == '=' || v[0] == '+' || v[0] == '-' || v[0] == '@' || v[0] == '\t' || v[0] == '\r')) {
+        s = "'";
+    }
+    s.append(v);
+    if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+    std::string quoted = "\"";
+    for (const char c : s) {
+        if (c == '"') quoted += '"';
+        quoted += c;
+    }
+    return quoted + "\"";
+}
+
+std::string number(double v) {
+    char out[32];
+    std::snprintf(out, sizeof out, "%.6f", v);
+    return out;
+}
+
+}  // namespace
+
+std::variant<store::HistoryQuery, std::string> history_query(const Parameter& param, bool paged) {
+    store::HistoryQuery q;
+    const std::string verdict = param("verdict");
+    if (verdict == "spam") q.verdict = model::Verdict::spam;
+    else if (verdict == "ham") q.verdict = model::Verdict::ham;
+    else if (verdict == "unsure") q.verdict = model::Verdict::unsure;
+    else if (!verdict.empty()) return std::string("verdict must be spam, ham or unsure");
+    q.action = param("action");
+    if (!q.action.empty() && q.action != "accepted" && q.action != "tagged" && q.action != "quarantined" &&
+        q.action != "rejected" && q.action != "tempfailed" && q.action != "skipped") {
+        return std::string("action must be accepted, tagged, quarantined, rejected, tempfailed or skipped");
+    }
+    for (auto [name, field] : {std::pair{"q", &q.text}, {"sender", &q.sender}, {"recipient", &q.recipient},
+                               {"subject", &q.subject}, {"queue_id", &q.queue_id}, {"message_id", &q.message_id}}) {
+        *field = param(name);
+        if (field->size() > max_filter_bytes) return std::string(name) + " is longer than 256 bytes";
+    }
+    for (auto [name, field] : {std::pair{"since", &q.since}, {"until", &q.before}}) {
+        if (const std::string v = param(name); !v.empty() && !integer(v, *field)) {
+            return std::string(name) + " must be a time in seconds since 1970 (UTC)";
+        }
+    }
+    const std::string order = param("order");
+    if (order.empty() || order == "newest") q.order = store::HistoryQuery::Order::newest;
+    else if (order == "oldest") q.order = store::HistoryQuery::Order::oldest;
+    else if (order == "spammiest") q.order = store::HistoryQuery::Order::spammiest;
+    else if (order == "hammiest") q.order = store::HistoryQuery::Order::hammiest;
+    else return std::string("order must be newest, oldest, spammiest or hammiest");
+    if (!paged) return q;
+    q.limit = 100;
+    if (const std::string v = param("limit"); !v.empty()) {
+        std::int64_t n = 0;
+        if (!integer(v, n) || n < 0) return std::string("limit must be a number");
+        q.limit = static_cast<std::size_t>(std::min<std::int64_t>(n, 1000));
+    }
+    if (const std::string v = param("cursor"); !v.empty()) {
+        q.after = parse_cursor(v);
+        if (!q.after) return std::string("cursor must be one an earlier answer gave (next.cursor)");
+    } else if (const std::string after = param("after"); !after.empty()) {
+        // An earlier console's page after a line: before = its time, after = its signature (newest first).
+        std::int64_t before = 0;
+        const auto id = engine::parse_signature(after);
+        if (!id) return std::string("after must be a signature (32 hexadecimal digits)");
+        if (!integer(param("before"), before)) return std::string("after needs before (the time of that line)");
+        if (q.order != store::HistoryQuery::Order::newest) return std::string("after and before page the newest order only; use cursor");
+        q.after = store::HistoryQuery::After{before, 0.0, *id};
+        q.before = INT64_MAX;
+    } else if (const std::string v = param("before"); !v.empty() && !integer(v, q.before)) {
+        return std::string("before must be a time in seconds since 1970 (UTC)");
+    }
+    return q;
+}
+
+json history_json(const store::HistoryEntry& e) {
+    json corrected = nullptr;
+    if (e.corrected) {
+        corrected = json{{"class", store::to_string(e.corrected->to)}, {"at", e.corrected->at}, {"by", e.corrected->by}};
+    }
+    return json{{"signature", engine::signature_text(e.id)},
+                {"scanned_at", e.scanned_at},
+                {"scored", e.scored},
+                {"verdict", e.scored ? json(model::to_string(e.verdict)) : json(nullptr)},
+                {"probability", e.scored ? json(e.probability) : json(nullptr)},
+                {"action", e.action},
+                {"reason", e.reason},
+                {"sender", e.sender},
+                {"recipients", e.recipients},
+                {"from", e.from},
+                {"to", e.to},
+                {"subject", e.subject},
+                {"message_id", e.message_id},
+                {"queue_id", e.queue_id},
+                {"client_address", e.client_address},
+                {"helo", e.helo},
+                {"size", e.size},
+                {"corrected", corrected}};
+}
+
+std::string history_cursor(const store::HistoryEntry& e) {
+    char bits[17];
+    std::snprintf(bits, sizeof bits, "%016llx", static_cast<unsigned long long>(std::bit_cast<std::uint64_t>(e.probability)));
+    return std::to_string(e.scanned_at) + "_" + bits + "_" + engine::signature_text(e.id);
+}
+
+std::string history_export(store::Database& db, store::HistoryQuery q, std::string_view format) {
+    const bool csv = format == "csv";
+    std::string out = csv ? "time,scanned_at,signature,queue_id,message_id,verdict,probability,action,reason,sender,"
+                            "recipients,from,to,subject,client_address,helo,size,corrected_to,corrected_at,corrected_by\r\n"
+                          : "[";
+    std::size_t written = 0;
+    q.limit = 1000;
+    q.explanations = false;
+    for (;;) {
+        const auto page = db.history(q);
+        for (const auto& e : page) {
+            if (written == history_export_lines) break;
+            if (csv) {
+                const std::string cells[] = {iso_time(e.scanned_at),
+                                             std::to_string(e.scanned_at),
+                                             engine::signature_text(e.id),
+                                             e.queue_id,
+                                             e.message_id,
+                                             e.scored ? model::to_string(e.verdict) : "",
+                                             e.scored ? number(e.probability) : "",
+                                             e.action,
+                                             e.reason,
+                                             e.sender,
+                                             e.recipients,
+                                             e.from,
+                                             e.to,
+                                             e.subject,
+                                             e.client_address,
+                                             e.helo,
+                                             std::to_string(e.size),
+                                             e.corrected ? store::to_string(e.corrected->to) : "",
+                                             e.corrected ? iso_time(e.corrected->at) : "",
+                                             e.corrected ? e.corrected->by : ""};
+                bool first = true;
+                for (const auto& c : cells) {
+                    if (!first) out += ',';
+                    out += csv_cell(c);
+                    first = false;
+                }
+                out += "\r\n";
+            } else {
+                if (written != 0) out += ",\n";
+                out += history_json(e).dump(-1, ' ', false, json::error_handler_t::replace);
+            }
+            ++written;
+        }
+        if (page.size() < q.limit || written == history_export_lines) break;
+        q.after = store::HistoryQuery::After{page.back().scanned_at, page.back().probability, page.back().id};
+    }
+    if (!csv) out += "]\n";
+    return out;
+}
+
+}  // namespace mailsift::console

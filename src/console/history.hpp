@@ -1,0 +1,40 @@
+// The console's history as the API gives it: a request's filter read into a
+// store::HistoryQuery, a line as JSON, the cursor of the page after a line,
+// and an export of every line a filter matches as CSV or JSON.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "mailsift/store/database.hpp"
+
+namespace mailsift::console {
+
+// A query parameter's decoded value, "" when absent.
+using Parameter = std::function<std::string(std::string_view name)>;
+
+// The filter and order of /api/history and /api/history/export (verdict,
+// action, q, sender, recipient, subject, queue_id, message_id, since, until,
+// order), and with `paged` the page (limit, cursor; before and after as
+// earlier consoles sent them). A string: what is wrong with the request.
+std::variant<store::HistoryQuery, std::string> history_query(const Parameter& param, bool paged);
+
+nlohmann::json history_json(const store::HistoryEntry& e);
+
+// Where the page after `e` starts in `order`: the `cursor` parameter's value.
+std::string history_cursor(const store::HistoryEntry& e);
+
+// The lines an export holds at most: more would make the console's one
+// thread hold a request for long (the store reads them a page at a time).
+inline constexpr std::size_t history_export_lines = 100000;
+
+// Every line `q` matches (up to history_export_lines), read from `db` a
+// page at a time, as "csv" (a header row, then one row per line; a cell that
+// a spreadsheet would run as a formula starts with ') or "json" (an array).
+std::string history_export(store::Database& db, store::HistoryQuery q, std::string_view format);
+
+}  // namespace mailsift::console
