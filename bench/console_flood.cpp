@@ -2,7 +2,9 @@
 // bench/console_load.sh: N clients at once, each on its own connection and
 // requesting as fast as the console answers for SECONDS, each from its own
 // address of 127.1.0.0/16 (the console takes 16 connections from one). Most poll
-// GET /api/status, every fifth POSTs /api/scan with MESSAGE, and client 0 keeps
+// GET /api/status, every fifth POSTs /api/scan with MESSAGE, every fifth (another)
+// searches the history (a filter with its count, by P(spam); every tenth such
+// request exports the filter as CSV), and client 0 keeps
 // failing to sign in, each time from another address of 127.0.0.0/8 (so the
 // per-address limit does not stop it; the global budget of password checks
 // does). They share one session, signed in before the clock starts ("ready" on
@@ -10,8 +12,8 @@
 // console's latency percentiles, and the CPU the clients themselves used.
 //
 // usage: mailsift-console-flood HOST:PORT USER PASSWORD MESSAGE CLIENTS SECONDS [KINDS]
-//   KINDS  which of the three kinds run, comma-separated (default
-//          status,scan,signin); the clients of a kind left out stay idle, so
+//   KINDS  which of the four kinds run, comma-separated (default
+//          status,scan,history,signin); the clients of a kind left out stay idle, so
 //          each kind's cost can be told apart.
 //
 // Written in C++ with one blocking thread per client so that the instrument
@@ -175,7 +177,7 @@ int main(int argc, char** argv) {
         std::cerr << "usage: mailsift-console-flood HOST:PORT USER PASSWORD MESSAGE CLIENTS SECONDS [KINDS]\n";
         return argc == 2 ? 0 : 2;
     }
-    const std::string kinds = "," + std::string(argc == 8 ? argv[7] : "status,scan,signin") + ",";
+    const std::string kinds = "," + std::string(argc == 8 ? argv[7] : "status,scan,history,signin") + ",";
     const auto runs = [&](std::string_view kind) { return kinds.find("," + std::string(kind) + ",") != std::string::npos; };
     const std::string target = argv[1], user = argv[2], password = argv[3];
     const int clients = std::stoi(argv[5]);
@@ -216,17 +218,19 @@ int main(int argc, char** argv) {
 
     std::mutex lock;
     std::vector<double> latencies;
-    long status_count = 0, scan_count = 0, signin_count = 0, errors = 0, refused = 0;
+    long status_count = 0, scan_count = 0, history_count = 0, signin_count = 0, errors = 0, refused = 0;
     std::barrier start(clients + 1);
     Clock::time_point deadline;
 
     auto client = [&](int i) {
-        enum { status, scan, signin } const kind = i == 0 ? signin : (i % 5 == 0 ? scan : status);
+        enum { status, scan, history, signin } const kind =
+            i == 0 ? signin : (i % 5 == 0 ? scan : i % 5 == 2 ? history : status);
+        const char* const name = kind == signin ? "signin" : kind == scan ? "scan" : kind == history ? "history" : "status";
         std::vector<double> mine;
         long ok_count = 0, failed = 0, too_many = 0;
         std::optional<Connection> c;
         start.arrive_and_wait();
-        if (!runs(kind == signin ? "signin" : kind == scan ? "scan" : "status")) return;
+        if (!runs(name)) return;
         for (unsigned attempt = 0; Clock::now() < deadline; ++attempt) {
             const auto t = Clock::now();
             bool ok = false;
@@ -246,8 +250,14 @@ int main(int argc, char** argv) {
                         own.s_addr = htonl((127u << 24) | (1u << 16) | static_cast<unsigned>(i + 1));
                         c.emplace(to, own);
                     }
-                    const Reply r = kind == scan ? c->request("POST", "/api/scan", scan_headers, message)
-                                                 : c->request("GET", "/api/status", status_headers, "");
+                    // An administrator tracing mail: a filter and its count, the spammiest first;
+                    // now and then the whole filter exported.
+                    const char* search = attempt % 10 == 9 ? "/api/history/export?format=csv&recipient=example&order=spammiest"
+                                         : attempt % 2 == 0 ? "/api/history?recipient=example&order=spammiest"
+                                                            : "/api/history?verdict=spam&q=offer";
+                    const Reply r = kind == scan      ? c->request("POST", "/api/scan", scan_headers, message)
+                                    : kind == history ? c->request("GET", search, status_headers, "")
+                                                      : c->request("GET", "/api/status", status_headers, "");
                     ok = r.status == 200;
                     if (r.close) c.reset();
                 }
@@ -259,7 +269,7 @@ int main(int argc, char** argv) {
         }
         std::lock_guard g(lock);
         latencies.insert(latencies.end(), mine.begin(), mine.end());
-        (kind == signin ? signin_count : kind == scan ? scan_count : status_count) += ok_count;
+        (kind == signin ? signin_count : kind == scan ? scan_count : kind == history ? history_count : status_count) += ok_count;
         errors += failed;
         refused += too_many;
     };
@@ -279,8 +289,9 @@ int main(int argc, char** argv) {
         return latencies.empty() ? 0.0 : latencies[std::min(latencies.size() - 1, static_cast<std::size_t>(p * latencies.size()))];
     };
     std::printf(
-        "console: %d clients, %zu requests (%ld status, %ld scans, %ld failed sign-ins of which %ld unchecked (429), "
-        "%ld errors), p50 %.1f ms, p99 %.1f ms; the clients used %.2f s of CPU in %.0f s\n",
-        clients, latencies.size(), status_count, scan_count, signin_count, refused, errors, q(0.5), q(0.99), cpu, seconds);
+        "console: %d clients, %zu requests (%ld status, %ld scans, %ld history searches, %ld failed sign-ins of which "
+        "%ld unchecked (429), %ld errors), p50 %.1f ms, p99 %.1f ms; the clients used %.2f s of CPU in %.0f s\n",
+        clients, latencies.size(), status_count, scan_count, history_count, signin_count, refused, errors, q(0.5), q(0.99),
+        cpu, seconds);
     return 0;
 }

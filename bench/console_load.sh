@@ -8,12 +8,13 @@
 #
 # usage: bench/console_load.sh [--build DIR] [--corpus DIR] [--connections C]
 #                              [--seconds S] [--reps R] [--clients N] [--client-nice K]
-#                              [--kinds status,scan,signin]
+#                              [--kinds status,scan,history,signin]
 #   --corpus  a directory of messages, one per file (default: the SpamAssassin
 #             corpus in ../shared/corpus, else tests/data/corpus); the model
 #             learns every other one and loadgen replays the rest.
-#   --kinds   which requests the console clients make (default all three:
-#             status polls, scans, failed sign-ins), to tell their costs apart.
+#   --kinds   which requests the console clients make (default all four:
+#             status polls, scans, history searches, failed sign-ins), to tell
+#             their costs apart.
 #   --client-nice  run the console clients (on this same machine) at this
 #             nice value, to tell their own CPU use from the console's.
 # A benchmark: it prints numbers and fails only when a part does not start.
@@ -23,7 +24,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/bench/lib.sh"  # free_port
 build=$repo/build
 corpus=""
-connections=16 seconds=20 reps=3 clients=50 client_nice=0 kinds=status,scan,signin
+connections=16 seconds=20 reps=3 clients=50 client_nice=0 kinds=status,scan,history,signin
 while [ $# -gt 0 ]; do
     case $1 in
         --build) build=$2; shift 2 ;;
