@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
         usage_error((c != nullptr ? c->app->get_name() + ": " : std::string()) + parse_problem(e));
     }
     if (version) {
-        std::cout << "mailsift " << mailsift::version << "\n";
+        std::cout << "mailsift " << mailsift::version << "\n" << mailsift::license_notice;
         return exit_ok;
     }
     if (const auto extra = app.remaining(); !extra.empty()) {

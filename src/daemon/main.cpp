@@ -79,7 +79,7 @@ Options parse(int argc, char** argv) {
             std::cout << help;
             std::exit(0);
         } else if (a == "--version") {
-            std::cout << "mailsiftd " << mailsift::version << "\n";
+            std::cout << "mailsiftd " << mailsift::version << "\n" << mailsift::license_notice;
             std::exit(0);
         } else if (a == "--config") {
             o.config = value("--config");

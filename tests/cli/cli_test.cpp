@@ -91,22 +91,25 @@ TEST_CASE("Every command has --help", "[cli]") {
     REQUIRE(r.out.find("exit status") != std::string::npos);
 }
 
-TEST_CASE("Both programs print the project's version and the installed man pages carry it", "[cli]") {
+TEST_CASE("Both programs print the project's version and license, and the installed man pages carry both", "[cli]") {
     Sandbox sb;
     const std::string v = mailsift::version;
     REQUIRE(v.find('.') != std::string::npos);  // CMake's project() version, or MAILSIFT_VERSION
     const auto r = sb.run("--version");
     CHECK(r.status == 0);
-    CHECK(r.out == "mailsift " + v + "\n");
+    CHECK(r.out == "mailsift " + v + "\n" + mailsift::license_notice);
+    CHECK(r.out.find("Apache License, Version 2.0") != std::string::npos);
     const fs::path daemon_out = sb.dir / "mailsiftd.out";
     const int rc = std::system((std::string(MAILSIFTD) + " --version >" + daemon_out.string() + " 2>&1").c_str());
     CHECK(rc == 0);
-    CHECK(slurp(daemon_out) == "mailsiftd " + v + "\n");
+    CHECK(slurp(daemon_out) == "mailsiftd " + v + "\n" + mailsift::license_notice);
     for (const char* page : {"mailsift.1", "mailsift.conf.5", "mailsiftd.8"}) {
         const std::string built = slurp(fs::path(MAILSIFT_BINARY_DIR) / "man" / page);
         INFO(page);
         CHECK(built.find("\"mailsift " + v + "\"") != std::string::npos);
         CHECK(built.find("@MAILSIFT_VERSION@") == std::string::npos);
+        CHECK(built.find(".SH COPYRIGHT") != std::string::npos);
+        CHECK(built.find("Apache License, Version 2.0") != std::string::npos);
     }
 }
 

@@ -86,6 +86,16 @@ for v in "$PREVIOUS" "$VERSION"; do
     fi
 done
 [ -f "$OLD_DEB" ] && [ -f "$NEW_DEB" ] || bail "both packages are in build-deb/ ($OLD_DEB, $NEW_DEB)"
+# The license where Debian looks for it: the copyright file names Apache-2.0 for every
+# file, and lintian, even at the info level, has nothing to say about it.
+copyright=$(dpkg-deb --fsys-tarfile "$NEW_DEB" | tar -xOf - ./usr/share/doc/mailsift/copyright 2>/dev/null)
+copyright_tags=$(lintian --display-info "$NEW_DEB" 2>&1 | grep -i 'copyright' || true)
+if grep -qx 'Files: \*' <<<"$copyright" && grep -A3 -x 'Files: \*' <<<"$copyright" | grep -qx 'License: Apache-2.0' &&
+    [ -z "$copyright_tags" ]; then
+    ok "/usr/share/doc/mailsift/copyright licenses every file under Apache-2.0, and lintian has no copyright tag"
+else
+    not_ok "the package's copyright file names Apache-2.0 for * with no lintian copyright tag (tags: ${copyright_tags:-none}; file: $(head -c 300 <<<"$copyright" | tr '\n' '|'))"
+fi
 depends=$(dpkg-deb -f "$NEW_DEB" Depends)
 if [[ "$depends" == *libsqlite3-0* && "$depends" == *libsodium23* && "$depends" == *libssl3* ]]; then
     ok "its run-time dependencies come from dh_shlibdeps: $depends"
@@ -104,7 +114,7 @@ install_deb "$OLD_DEB" && [ "$(installed_version)" = "$PREVIOUS" ] ||
     bail "apt install ./$(basename "$OLD_DEB")"
 ok "apt install ./$(basename "$OLD_DEB") installed mailsift $PREVIOUS"
 
-[ "$(/usr/bin/mailsift --version)" = "mailsift $PREVIOUS" ] && [ "$(/usr/sbin/mailsiftd --version)" = "mailsiftd $PREVIOUS" ] &&
+[ "$(/usr/bin/mailsift --version | head -n 1)" = "mailsift $PREVIOUS" ] && [ "$(/usr/sbin/mailsiftd --version | head -n 1)" = "mailsiftd $PREVIOUS" ] &&
     ok "/usr/bin/mailsift and /usr/sbin/mailsiftd print the package's version" ||
     not_ok "the programs print $PREVIOUS (got: $(/usr/bin/mailsift --version) / $(/usr/sbin/mailsiftd --version))"
 pages_ok=1
@@ -236,7 +246,7 @@ grep -qx "listen = inet:127.0.0.1:$MILTER_PORT" /etc/mailsift/mailsift.conf &&
     ok "the locally edited mailsift.conf was kept" || not_ok "the locally edited mailsift.conf was kept"
 [ "$(counts mailsift 2>&1)" = "3 3" ] && ok "the model and its counts were kept (3 spam, 3 ham)" ||
     not_ok "the model was kept (got: $(counts mailsift 2>&1))"
-[ "$(/usr/sbin/mailsiftd --version)" = "mailsiftd $VERSION" ] && ok "mailsiftd is now $VERSION" ||
+[ "$(/usr/sbin/mailsiftd --version | head -n 1)" = "mailsiftd $VERSION" ] && ok "mailsiftd is now $VERSION" ||
     not_ok "mailsiftd is now $VERSION (got: $(/usr/sbin/mailsiftd --version))"
 if start_packaged_daemon && scored after-spam "$MESSAGES/spam_investment.eml" Yes &&
     scored after-ham "$MESSAGES/ham_patch_review.eml" No; then
