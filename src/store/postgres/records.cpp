@@ -6,6 +6,7 @@
 #include <map>
 
 #include "../codec.hpp"
+#include "../history_sql.hpp"
 #include "pg_database.hpp"
 
 namespace mailsift::store {
@@ -14,86 +15,21 @@ using pg::Param;
 
 namespace {
 
-// The verdict column of a history line mailsiftd let through unscored.
-constexpr int unscored_verdict = -1;
-
-// `value` as the next parameter: its placeholder.
-std::string add(std::vector<Param>& params, Param value) {
-    params.push_back(std::move(value));
-    return "$" + std::to_string(params.size());
-}
-
-// A Message-ID as given without its angle brackets, when it has both.
-std::string without_angle_brackets(std::string_view id) {
-    if (id.size() >= 2 && id.front() == '<' && id.back() == '>') id = id.substr(1, id.size() - 2);
-    return std::string(id);
-}
-
-bool by_probability(HistoryQuery::Order o) {
-    return o == HistoryQuery::Order::spammiest || o == HistoryQuery::Order::hammiest;
-}
-
-// " WHERE ..." of `q`'s filters ("" for none), its order's included (the
-// probability orders leave out skipped lines), its `after` not. ILIKE folds
-// more than ASCII; SQLite's LIKE folds ASCII only: the same for the ASCII the
-// filters promise.
-std::string history_where(const HistoryQuery& q, std::vector<Param>& p) {
-    std::vector<std::string> all;
-    auto like = [&](const std::string& text) { return add(p, Param::text(contains_pattern(text))); };
-    if (q.id) all.push_back("id = " + add(p, Param::digest(*q.id)));
-    if (q.verdict) all.push_back("verdict = " + add(p, Param(static_cast<int>(*q.verdict))));
-    if (!q.action.empty()) all.push_back("action = " + add(p, Param::text(q.action)));
-    if (!q.text.empty()) {
-        const std::string t = like(q.text);
-        std::string any;
-        for (const char* column :
-             {"sender", "recipients", "from_header", "to_header", "subject", "queue_id", "message_id"}) {
-            any += (any.empty() ? "(" : " OR ") + std::string(column) + " ILIKE " + t;
-        }
-        all.push_back(any + ")");
-    }
-    if (!q.sender.empty()) all.push_back("sender ILIKE " + like(q.sender));
-    if (!q.recipient.empty()) {
-        const std::string t = like(q.recipient);
-        all.push_back("(recipients ILIKE " + t + " OR to_header ILIKE " + t + ")");
-    }
-    if (!q.subject.empty()) all.push_back("subject ILIKE " + like(q.subject));
-    if (!q.queue_id.empty()) all.push_back("queue_id = " + add(p, Param::text(q.queue_id)));
-    if (!q.message_id.empty()) {
-        const std::string bare = without_angle_brackets(q.message_id);
-        all.push_back("message_id IN (" + add(p, Param::text(bare)) + ", " + add(p, Param::text("<" + bare + ">")) +
-                      ")");
-    }
-    if (q.since != INT64_MIN) all.push_back("scanned_at >= " + add(p, Param(q.since)));
-    if (q.before != INT64_MAX) all.push_back("scanned_at < " + add(p, Param(q.before)));
-    if (by_probability(q.order)) all.push_back("verdict <> " + std::to_string(unscored_verdict));
-    std::string sql;
-    for (const auto& c : all) sql += (sql.empty() ? " WHERE " : " AND ") + c;
-    return sql;
-}
-
-// The lines after `q.after` in `q.order`: past its value, or at it with a greater id.
-std::string after_condition(const HistoryQuery& q, std::vector<Param>& p) {
-    const bool time = !by_probability(q.order);
-    const char* column = time ? "scanned_at" : "probability";
-    const bool descending = q.order == HistoryQuery::Order::newest || q.order == HistoryQuery::Order::spammiest;
-    // The probability as text of its shortest exact digits: the line's own, not a neighbour's.
-    const std::string value =
-        time ? add(p, Param(q.after->scanned_at)) : add(p, Param::text(pg::double_text(q.after->probability)));
-    const std::string id = add(p, Param::digest(q.after->id));
-    return std::string("(") + column + (descending ? " < " : " > ") + value + " OR (" + column + " = " + value +
-           " AND id > " + id + "))";
-}
-
-// ORDER BY of `o`, its columns prefixed by `table`.
-std::string history_order(HistoryQuery::Order o, const std::string& table) {
-    switch (o) {
-        case HistoryQuery::Order::oldest: return table + "scanned_at, " + table + "id";
-        case HistoryQuery::Order::spammiest: return table + "probability DESC, " + table + "id";
-        case HistoryQuery::Order::hammiest: return table + "probability, " + table + "id";
-        case HistoryQuery::Order::newest: break;
-    }
-    return table + "scanned_at DESC, " + table + "id";
+// The SQL of a history query with its parameters in `p`: a double as the text of
+// its shortest exact digits (the line's own value, not a neighbour's), and
+// ILIKE (it folds more than ASCII; SQLite's LIKE folds ASCII only: the same
+// for the ASCII the filters promise).
+HistoryDialect dialect(std::vector<Param>& p) {
+    return {[&p](HistoryDialect::Value v) {
+                Param param;
+                if (const auto* i = std::get_if<std::int64_t>(&v)) param = Param(*i);
+                else if (const auto* d = std::get_if<double>(&v)) param = Param::text(pg::double_text(*d));
+                else if (const auto* t = std::get_if<std::string>(&v)) param = Param::text(*t);
+                else param = Param::digest(std::get<Digest>(v));
+                p.push_back(std::move(param));
+                return "$" + std::to_string(p.size());
+            },
+            [](const char* column, const std::string& placeholder) { return std::string(column) + " ILIKE " + placeholder; }};
 }
 
 }  // namespace
@@ -256,9 +192,10 @@ void PgDatabase::prune_history(std::int64_t before) {
 
 std::vector<HistoryEntry> PgDatabase::history(const HistoryQuery& query) {
     std::vector<Param> params;
-    std::string where = history_where(query, params);
-    if (query.after) where += (where.empty() ? " WHERE " : " AND ") + after_condition(query, params);
-    params.push_back(Param(static_cast<std::int64_t>(std::min<std::size_t>(query.limit, INT64_MAX))));
+    const HistoryDialect d = dialect(params);
+    std::string where = history_where(query, d);
+    if (query.after) where += (where.empty() ? " WHERE " : " AND ") + history_after(query, d);
+    const std::string limit = d.add(static_cast<std::int64_t>(std::min<std::size_t>(query.limit, INT64_MAX)));
     // The page first, then the latest correction of each of its lines (corrections
     // are keyed by signature; the highest id is the latest).
     std::string sql =
@@ -268,8 +205,7 @@ std::vector<HistoryEntry> PgDatabase::history(const HistoryQuery& query) {
         " reason, sender, recipients, from_header, to_header, subject, message_id, queue_id, client_address, helo,"
         " size, ";
     sql += query.explanations ? "explanation" : "'' AS explanation";
-    sql += " FROM history" + where + " ORDER BY " + history_order(query.order, "") + " LIMIT $" +
-           std::to_string(params.size()) +
+    sql += " FROM history" + where + " ORDER BY " + history_order(query.order, "") + " LIMIT " + limit +
            ") h LEFT JOIN LATERAL (SELECT corrected_to, at, by_whom FROM corrections WHERE signature = h.id"
            " ORDER BY id DESC LIMIT 1) c ON true ORDER BY " + history_order(query.order, "h.");
     auto r = conn_.exec(sql, params);
@@ -307,7 +243,7 @@ std::vector<HistoryEntry> PgDatabase::history(const HistoryQuery& query) {
 
 std::uint64_t PgDatabase::history_count(const HistoryQuery& query) {
     std::vector<Param> params;
-    const std::string where = history_where(query, params);
+    const std::string where = history_where(query, dialect(params));
     return static_cast<std::uint64_t>(conn_.exec("SELECT count(*) FROM history" + where, params).integer(0, 0));
 }
 

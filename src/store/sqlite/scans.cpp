@@ -2,6 +2,7 @@
 // signature, corrections of verdicts (and those deferred until their scan is
 // written), and the daemon's counters.
 #include "internal.hpp"
+#include "../history_sql.hpp"
 
 #include <sqlite3.h>
 
@@ -15,13 +16,11 @@ namespace mailsift::store {
 
 namespace {
 
-// The verdict column of a history line mailsiftd let through unscored.
-constexpr int unscored_verdict = -1;
 
 // A statement's parameters as its text is built: add() gives the next ?N.
 class Binds {
 public:
-    using Value = std::variant<std::int64_t, double, std::string, Digest>;
+    using Value = HistoryDialect::Value;
     std::string add(Value v) {
         values_.push_back(std::move(v));
         return "?" + std::to_string(values_.size());
@@ -45,74 +44,10 @@ private:
     std::vector<Value> values_;
 };
 
-// A Message-ID as given without its angle brackets, when it has both.
-std::string without_angle_brackets(std::string_view id) {
-    if (id.size() >= 2 && id.front() == '<' && id.back() == '>') id = id.substr(1, id.size() - 2);
-    return std::string(id);
-}
-
-bool by_probability(HistoryQuery::Order o) {
-    return o == HistoryQuery::Order::spammiest || o == HistoryQuery::Order::hammiest;
-}
-
-// " WHERE ..." of `q`'s filters ("" for none), its order's included (the
-// probability orders leave out skipped lines), its `after` not.
-std::string history_where(const HistoryQuery& q, Binds& b) {
-    std::vector<std::string> all;
-    auto like = [](const char* column, const std::string& p) {
-        return std::string(column) + " LIKE " + p + " ESCAPE '\\'";
-    };
-    if (q.id) all.push_back("id = " + b.add(*q.id));
-    if (q.verdict) all.push_back("verdict = " + b.add(std::int64_t{static_cast<int>(*q.verdict)}));
-    if (!q.action.empty()) all.push_back("action = " + b.add(q.action));
-    if (!q.text.empty()) {
-        const std::string p = b.add(contains_pattern(q.text));
-        std::string any;
-        for (const char* column :
-             {"sender", "recipients", "from_header", "to_header", "subject", "queue_id", "message_id"}) {
-            any += (any.empty() ? "(" : " OR ") + like(column, p);
-        }
-        all.push_back(any + ")");
-    }
-    if (!q.sender.empty()) all.push_back(like("sender", b.add(contains_pattern(q.sender))));
-    if (!q.recipient.empty()) {
-        const std::string p = b.add(contains_pattern(q.recipient));
-        all.push_back("(" + like("recipients", p) + " OR " + like("to_header", p) + ")");
-    }
-    if (!q.subject.empty()) all.push_back(like("subject", b.add(contains_pattern(q.subject))));
-    if (!q.queue_id.empty()) all.push_back("queue_id = " + b.add(q.queue_id));
-    if (!q.message_id.empty()) {
-        const std::string bare = without_angle_brackets(q.message_id);
-        all.push_back("message_id IN (" + b.add(bare) + ", " + b.add("<" + bare + ">") + ")");
-    }
-    if (q.since != INT64_MIN) all.push_back("scanned_at >= " + b.add(q.since));
-    if (q.before != INT64_MAX) all.push_back("scanned_at < " + b.add(q.before));
-    if (by_probability(q.order)) all.push_back("verdict <> " + std::to_string(unscored_verdict));
-    std::string sql;
-    for (const auto& c : all) sql += (sql.empty() ? " WHERE " : " AND ") + c;
-    return sql;
-}
-
-// The lines after `q.after` in `q.order`: past its value, or at it with a greater id.
-std::string after_condition(const HistoryQuery& q, Binds& b) {
-    const bool time = !by_probability(q.order);
-    const char* column = time ? "scanned_at" : "probability";
-    const bool descending = q.order == HistoryQuery::Order::newest || q.order == HistoryQuery::Order::spammiest;
-    const std::string value = time ? b.add(q.after->scanned_at) : b.add(q.after->probability);
-    const std::string id = b.add(q.after->id);
-    return std::string("(") + column + (descending ? " < " : " > ") + value + " OR (" + column + " = " + value +
-           " AND id > " + id + "))";
-}
-
-// ORDER BY of `o`, its columns prefixed by `table`.
-std::string history_order(HistoryQuery::Order o, const std::string& table) {
-    switch (o) {
-        case HistoryQuery::Order::oldest: return table + "scanned_at, " + table + "id";
-        case HistoryQuery::Order::spammiest: return table + "probability DESC, " + table + "id";
-        case HistoryQuery::Order::hammiest: return table + "probability, " + table + "id";
-        case HistoryQuery::Order::newest: break;
-    }
-    return table + "scanned_at DESC, " + table + "id";
+// The SQL of a history query with `b`'s parameters, and LIKE (ASCII case ignored).
+HistoryDialect dialect(Binds& b) {
+    return {[&b](HistoryDialect::Value v) { return b.add(std::move(v)); },
+            [](const char* column, const std::string& p) { return std::string(column) + " LIKE " + p + " ESCAPE '\\'"; }};
 }
 
 }  // namespace
@@ -311,8 +246,9 @@ void SqliteDatabase::prune_history(std::int64_t before) {
 
 std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
     Binds b;
-    std::string where = history_where(query, b);
-    if (query.after) where += (where.empty() ? " WHERE " : " AND ") + after_condition(query, b);
+    const HistoryDialect d = dialect(b);
+    std::string where = history_where(query, d);
+    if (query.after) where += (where.empty() ? " WHERE " : " AND ") + history_after(query, d);
     // The page first, then the latest correction of each of its lines (corrections
     // are keyed by signature; the highest rowid is the latest).
     std::string sql = "SELECT h.*, c.corrected_to, c.at, c.by_whom FROM (SELECT id, scanned_at, verdict, probability,"
@@ -366,7 +302,7 @@ std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
 
 std::uint64_t SqliteDatabase::history_count(const HistoryQuery& query) {
     Binds b;
-    const std::string sql = "SELECT count(*) FROM history" + history_where(query, b);
+    const std::string sql = "SELECT count(*) FROM history" + history_where(query, dialect(b));
     Statement q(db_, sql.c_str(), path_);
     b.bind(q.get());
     if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot count the history: ") + error_text());
