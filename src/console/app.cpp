@@ -525,12 +525,8 @@ Response App::history(const Request& req) {
         if (exporting) {
             Response r = answer(req, http::status::ok, format == "csv" ? "text/csv; charset=utf-8" : "application/json; charset=utf-8",
                                 history_export(*db, q, format));
-            char name[64];
-            const std::time_t now = std::time(nullptr);
-            std::tm tm{};
-            gmtime_r(&now, &tm);
-            std::strftime(name, sizeof name, "mailsift-history-%Y%m%d-%H%M%S", &tm);
-            r.set(http::field::content_disposition, std::string("attachment; filename=\"") + name + "." + format + "\"");
+            const std::string name = history_export_name(static_cast<std::int64_t>(std::time(nullptr)), format);
+            r.set(http::field::content_disposition, "attachment; filename=\"" + name + "\"");
             return r;
         }
         json rows = json::array();

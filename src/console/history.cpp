@@ -45,14 +45,17 @@ std::optional<store::HistoryQuery::After> parse_cursor(const std::string& text) 
     return out;
 }
 
-std::string iso_time(std::int64_t unix) {
+// `unix` in UTC as `format` (strftime) says.
+std::string utc_time(std::int64_t unix, const char* format) {
     const auto t = static_cast<std::time_t>(unix);
     std::tm tm{};
     gmtime_r(&t, &tm);
-    char out[32];
-    std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    char out[64];
+    std::strftime(out, sizeof out, format, &tm);
     return out;
 }
+
+std::string iso_time(std::int64_t unix) { return utc_time(unix, "%Y-%m-%dT%H:%M:%SZ"); }
 
 // A CSV cell (RFC 4180): quoted when it holds a comma, a quote or a line end.
 // Mail is written by strangers: a cell a spreadsheet would take for a formula
@@ -162,6 +165,10 @@ std::string history_cursor(const store::HistoryEntry& e) {
     char bits[17];
     std::snprintf(bits, sizeof bits, "%016llx", static_cast<unsigned long long>(std::bit_cast<std::uint64_t>(e.probability)));
     return std::to_string(e.scanned_at) + "_" + bits + "_" + engine::signature_text(e.id);
+}
+
+std::string history_export_name(std::int64_t now, std::string_view format) {
+    return utc_time(now, "mailsift-history-%Y%m%d-%H%M%S.") + std::string(format);
 }
 
 std::string history_export(store::Database& db, store::HistoryQuery q, std::string_view format) {

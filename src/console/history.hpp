@@ -32,6 +32,9 @@ std::string history_cursor(const store::HistoryEntry& e);
 // thread hold a request for long (the store reads them a page at a time).
 inline constexpr std::size_t history_export_lines = 100000;
 
+// The file name an export made at `now` is offered as: mailsift-history-<UTC time>.<format>.
+std::string history_export_name(std::int64_t now, std::string_view format);
+
 // Every line `q` matches (up to history_export_lines), read from `db` a
 // page at a time, as "csv" (a header row, then one row per line; a cell that
 // a spreadsheet would run as a formula starts with ') or "json" (an array).
