@@ -193,6 +193,18 @@ std::vector<std::pair<std::string, std::uint32_t>> parse_feature_lines(std::stri
     return out;
 }
 
+namespace {
+
+void check_hash_bits(const store::LinearWeights& w, const Settings& settings) {
+    if (w.hash_bits != 0 && w.hash_bits != settings.linear.hash_bits) {
+        throw std::runtime_error("the linear weights in the database have 2^" + std::to_string(w.hash_bits) +
+                                 " slots, but linear_hash_bits is " + std::to_string(settings.linear.hash_bits) +
+                                 ": keep the setting the database was trained with");
+    }
+}
+
+}  // namespace
+
 std::shared_ptr<const model::LinearModel> load_linear(store::Database& db, const Settings& settings,
                                                       const model::LinearModel* current, std::uint64_t since,
                                                       std::uint64_t& sequence, store::LinearWeights* state) {
@@ -206,16 +218,36 @@ std::shared_ptr<const model::LinearModel> load_linear(store::Database& db, const
             if (from + page.size() > weights.size()) return;  // another size: refused below
             std::copy(page.begin(), page.end(), weights.begin() + static_cast<std::ptrdiff_t>(from));
         });
-    if (w.hash_bits != 0 && w.hash_bits != settings.linear.hash_bits) {
-        throw std::runtime_error("the linear weights in the database have 2^" + std::to_string(w.hash_bits) +
-                                 " slots, but linear_hash_bits is " + std::to_string(settings.linear.hash_bits) +
-                                 ": keep the setting the database was trained with");
-    }
+    check_hash_bits(w, settings);
     // Then the steps kept as slots, in the order written (the store checked each is below 2^hash_bits).
     for (const auto& d : w.deltas) weights[d.slot] += d.delta;
     m->set_state(w.bias, w.nb_weight);
     sequence = w.sequence;
     if (state != nullptr) *state = w;
+    return m;
+}
+
+std::shared_ptr<const model::LinearModel> load_linear_slots(store::Database& db, const Settings& settings,
+                                                            std::vector<model::Slot> slots, std::uint64_t& sequence) {
+    auto m = std::make_shared<model::LinearModel>(settings.linear, std::move(slots));
+    const std::span<const model::Slot> covered = m->covered();
+    const auto weights = m->weights();
+    const auto index = [&](std::uint64_t slot) {
+        return static_cast<std::size_t>(std::lower_bound(covered.begin(), covered.end(), slot) - covered.begin());
+    };
+    const store::LinearWeights w = db.linear_weights_since(0, [&](std::uint32_t number, std::span<const float> page) {
+        const std::uint64_t from = std::uint64_t{number} * store::linear_page_slots;
+        for (std::size_t i = index(from); i < covered.size() && covered[i] < from + page.size(); ++i) {
+            weights[i] = page[covered[i] - from];
+        }
+    });
+    check_hash_bits(w, settings);
+    for (const auto& d : w.deltas) {
+        const std::size_t i = index(d.slot);
+        if (i < covered.size() && covered[i] == d.slot) weights[i] += d.delta;
+    }
+    m->set_state(w.bias, w.nb_weight);
+    sequence = w.sequence;
     return m;
 }
 
@@ -239,13 +271,23 @@ Filter::Filter(store::Database& db, Settings settings, std::span<const std::stri
     auto m = std::make_shared<Model>();
     m->contacts = db_.load_contacts();
     model_ = m;
+    const bool linear = settings_.scorer == Scorer::linear;
     std::vector<model::FeatureId> ids;
+    std::vector<model::Slot> slots, message;
+    std::string view;
     for (const std::string_view raw : messages) {
         const features::FeatureBag bag = features_of(raw);
         for (const auto& e : bag.entries()) ids.push_back(e.id);
+        if (linear) {  // the slots classify() will score
+            features::message_view(raw, settings_.slots.ngram_bytes, view);
+            features::message_slots(view, bag, settings_.slots, message);
+            slots.insert(slots.end(), message.begin(), message.end());
+        }
     }
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    std::sort(slots.begin(), slots.end());
+    slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
     const store::Database::CountsOf counts = db_.counts_of(ids, settings_.model.term_frequency);
     std::size_t present = 0;
     for (const auto& f : counts.features) present += f.present ? 1 : 0;
@@ -255,7 +297,7 @@ Filter::Filter(store::Database& db, Settings settings, std::span<const std::stri
     }
     m->snapshot = std::move(builder).finish(counts.totals.messages, counts.totals.feature_totals, counts.vocabulary);
     m->sequence = counts.totals.sequence;
-    if (settings_.scorer == Scorer::linear) m->linear = load_linear(db_, settings_, nullptr, 0, m->linear_sequence);
+    if (linear) m->linear = load_linear_slots(db_, settings_, std::move(slots), m->linear_sequence);
     covered_.emplace(ids.begin(), ids.end());
 }
 

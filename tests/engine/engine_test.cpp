@@ -1109,6 +1109,13 @@ TEST_CASE("A filter made for some messages scores them exactly as the whole mode
         const engine::Filter some(db, with_reasons, views);
         REQUIRE(some.model()->snapshot.vocabulary() == whole.model()->snapshot.vocabulary());
         REQUIRE(some.model()->snapshot.vocabulary() > 0);
+        if (s.scorer == engine::Scorer::linear) {
+            // Only the weights of these messages' slots are read, not the whole table.
+            REQUIRE(some.model()->linear->partial());
+            REQUIRE(some.model()->linear->covered().size() > 100);
+            REQUIRE(some.model()->linear->covered().size() < some.model()->linear->size() / 8);
+            REQUIRE(some.model()->linear->size() == whole.model()->linear->size());
+        }
         for (const auto& m : messages) {
             const auto x = whole.classify(m, nullptr, true, true), y = some.classify(m, nullptr, true, true);
             REQUIRE(x.score.log_odds == y.score.log_odds);

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include "mailsift/model/naive_bayes.hpp"
@@ -128,4 +129,32 @@ TEST_CASE("passive-aggressive: no step beyond the margin, just enough to reach i
     const double before = far.score(slots, 0.0).z();
     far.learn(slots, 0.0, false);
     CHECK(before - far.score(slots, 0.0).z() == Approx(4.0));
+}
+
+TEST_CASE("a model of some slots scores them as the whole table does, and refuses other slots and learning",
+          "[linear]") {
+    LinearModel whole(small());
+    const std::vector<Slot> a{1, 7, 200}, b{7, 9, 255};
+    whole.learn(a, 1.0, true);
+    whole.learn(b, -2.0, false);
+    const std::vector<Slot> covered{1, 7, 9, 200, 255};
+    LinearModel some(small(), covered);
+    REQUIRE(some.partial());
+    REQUIRE_FALSE(whole.partial());
+    REQUIRE(some.size() == whole.size());
+    REQUIRE(some.weights().size() == covered.size());
+    // Filled as a store's reader fills it: each covered slot's weight, and the state.
+    for (std::size_t i = 0; i < covered.size(); ++i) some.weights()[i] = whole.weight(covered[i]);
+    some.set_state(whole.bias(), whole.nb_weight());
+    for (const auto& slots : {a, b, std::vector<Slot>{255, 1}}) {
+        const LinearScore x = whole.score(slots, 0.25), y = some.score(slots, 0.25);
+        CHECK(x.z() == y.z());
+        CHECK(x.features == y.features);
+        for (Slot j : slots) CHECK(whole.weight(j) == some.weight(j));
+    }
+    CHECK(some.weight(9) != 0.0f);
+    const std::vector<Slot> outside{1, 8};
+    CHECK_THROWS_AS(some.score(outside, 0.0), std::logic_error);
+    CHECK_THROWS_AS(some.weight(3), std::logic_error);
+    CHECK_THROWS_AS(some.learn(a, 0.0, true), std::logic_error);
 }

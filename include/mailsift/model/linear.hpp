@@ -75,13 +75,22 @@ public:
     LinearModel() = default;
     // Throws std::invalid_argument for a learner that is none of learner_names().
     explicit LinearModel(const LinearParameters& p);
+    // Only the weights of `covered` (sorted, distinct, each below 2^hash_bits),
+    // all 0 at first: what a command scoring a few messages needs, not the
+    // whole table (engine::Filter for some messages). It scores messages whose
+    // slots are all covered (any other slot is a std::logic_error) and cannot
+    // learn.
+    LinearModel(const LinearParameters& p, std::vector<Slot> covered);
 
     const LinearParameters& parameters() const { return params_; }
-    std::size_t size() const { return weights_.size(); }
+    std::size_t size() const { return partial_ ? std::size_t{mask_} + 1 : weights_.size(); }
     double bias() const { return bias_; }
     double nb_weight() const { return nb_weight_; }
-    float weight(Slot s) const { return weights_[s & mask_]; }
+    float weight(Slot s) const { return partial_ ? weights_[covered_index(s)] : weights_[s & mask_]; }
     Slot mask() const { return mask_; }
+    bool partial() const { return partial_; }
+    // A partial model's slots, in the order of weights(); empty for a whole one.
+    std::span<const Slot> covered() const { return covered_; }
 
     // `slots`: distinct, each below size().
     LinearScore score(std::span<const Slot> slots, double nb_log_odds_calibrated) const;
@@ -92,7 +101,8 @@ public:
     // score(), step() and apply() at once; returns the step taken.
     Step learn(std::span<const Slot> slots, double nb_log_odds_calibrated, bool spam);
 
-    // The weights as a store holds them: all of them, and the state beside.
+    // The weights as a store holds them: all of them (a partial model: those
+    // of covered(), in its order), and the state beside.
     std::span<const float> weights() const { return weights_; }
     std::span<float> weights() { return weights_; }
     void set_state(double bias, double nb_weight) {
@@ -102,11 +112,14 @@ public:
 
 private:
     double clip(double nb) const;
+    std::size_t covered_index(Slot s) const;  // a partial model's index of slot s; logic_error if not covered
 
     LinearParameters params_;
     const Learner* learner_ = &logistic_regression();
     Slot mask_ = 0;
     std::vector<float> weights_;
+    bool partial_ = false;
+    std::vector<Slot> covered_;  // partial_: the slots weights_ holds, sorted
     double bias_ = 0.0;
     double nb_weight_ = 1.0;
 };
