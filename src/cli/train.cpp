@@ -134,9 +134,9 @@ int train(const Context& ctx, const std::string& command, const TrainOptions& op
     const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
     store::Database& db = *opened;
     // A few messages: only their rows of the model are read (command.hpp, few_messages).
-    engine::Trainer trainer(db, ctx.settings,
-                            few_messages_in(args.paths, few_messages) ? engine::Trainer::Reads::rows
-                                                                      : engine::Trainer::Reads::whole_model);
+    const bool few = few_messages_in(args.paths, few_messages);
+    if (few) db.for_few_messages();
+    engine::Trainer trainer(db, ctx.settings, few ? engine::Trainer::Reads::rows : engine::Trainer::Reads::whole_model);
     report_setting_notes(trainer.setting_notes());
     const std::int64_t now = std::time(nullptr);
     int status = exit_ok;
@@ -253,9 +253,9 @@ int correct(const Context& ctx, const TrainOptions& opts) {
     const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
     store::Database& db = *opened;
     // A few messages (the IMAPSieve recipe corrects one at a time): only their rows are read.
-    engine::Trainer trainer(db, ctx.settings,
-                            few_messages_in(paths, few_messages) ? engine::Trainer::Reads::rows
-                                                                 : engine::Trainer::Reads::whole_model);
+    const bool few = few_messages_in(paths, few_messages);
+    if (few) db.for_few_messages();
+    engine::Trainer trainer(db, ctx.settings, few ? engine::Trainer::Reads::rows : engine::Trainer::Reads::whole_model);
     report_setting_notes(trainer.setting_notes());
     trainer.set_corrector("cli:" + unix_user());  // the history shows who corrected
     const std::int64_t now = std::time(nullptr);

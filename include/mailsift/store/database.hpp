@@ -410,6 +410,11 @@ public:
     // Deletes scans recorded before `before` (and corrections deferred before
     // then whose scan never came); returns how many scans.
     virtual std::size_t prune_scans(std::int64_t before) = 0;
+    // This connection serves a command of a few messages (a classify, learn or
+    // correct of a handful): it touches a few hundred pages, so the page cache
+    // sized for a training batch is memory it would only fill once. SQLite goes
+    // back to its default cache (2 MiB); PostgreSQL has nothing to size.
+    virtual void for_few_messages() {}
     // Whether a correction waits for its scan (TrainingBatch::defer_correction):
     // a cheap read that spares the recorder a write lock when none does.
     virtual bool has_deferred_corrections() = 0;

@@ -52,6 +52,7 @@ public:
     ScanPacker scan_packer(std::int64_t now) override;
     std::size_t prune_scans(std::int64_t before) override;
     bool has_deferred_corrections() override;
+    void for_few_messages() override;
     CorrectionCounts corrections_since(std::int64_t since) override;
     std::vector<std::pair<std::string, std::int64_t>> counters() override;
 
