@@ -158,6 +158,7 @@ int classify(const Context& ctx, const ClassifyOptions& o) {
                     raws.push_back(h.raw);
                 }
             }
+            db.for_few_messages();
             const engine::Filter filter(db, configured, raws);
             report_setting_notes(filter.setting_notes());
             for (auto& h : held) one_by_one(filter, h);
@@ -220,6 +221,7 @@ int explain(const Context& ctx, const std::vector<std::string>& paths) {
     engine::Settings configured = ctx.settings;
     if (configured.reasons < 15) configured.reasons = 15;
     const std::string_view raw = m->raw;
+    db.for_few_messages();
     const engine::Filter filter(db, configured, std::span(&raw, 1));  // the rows of this message only
     report_setting_notes(filter.setting_notes());
     const engine::Settings& settings = filter.settings();

@@ -4,6 +4,9 @@
 // every command shares and the dispatch; each command family is its own file
 // (train, evaluate, inspect, admin, transfer, contacts), arguments are parsed
 // by CLI11. All mail logic is in the engine, all SQL in the store.
+#include <signal.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 #include <new>
@@ -83,10 +86,20 @@ const Registry::Command* parsed_command(const Registry& registry) {
     return nullptr;
 }
 
+// A command of a few messages reads the linear weights through a memory map
+// (store::Database::for_few_messages): a read error there is a SIGBUS, not an
+// error code. Say what it is; the transaction it interrupted never committed.
+void map_read_failed(int) {
+    static const char text[] = "mailsift: error: reading the database failed (an I/O error in its memory-mapped file)\n";
+    [[maybe_unused]] const auto n = ::write(2, text, sizeof text - 1);
+    ::_exit(exit_environment);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     std::ios::sync_with_stdio(false);
+    ::signal(SIGBUS, map_read_failed);
     CLI::App app{"mailsift"};
     app.set_help_flag("-h,--help");  // our text, printed below
     std::string db, config;

@@ -503,3 +503,48 @@ TEST_CASE("import rejects class totals that do not equal the sums of its rows, a
         REQUIRE(model_text(s.dir / "fresh.db") == model_text(db));
     }
 }
+
+TEST_CASE("A failed read of the memory-mapped database (SIGBUS) is a database error: a clear message, exit 3",
+          "[faults]") {
+    // A command of a few messages reads the linear weights through a memory
+    // map, where an I/O error arrives as SIGBUS. The real mailsift, waiting on
+    // its standard input, gets the signal once it has said it catches it.
+    Scratch s("sigbus");
+    REQUIRE(run(s.dir, {"--db", (s.dir / "m.db").string(), "learn", "--spam", sample_messages + "/spam_money_offer.eml"})
+                .status == 0);
+    int in[2];
+    REQUIRE(::pipe(in) == 0);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(in[0], 0);
+        ::close(in[0]);
+        ::close(in[1]);
+        std::freopen((s.dir / "err.txt").c_str(), "w", stderr);
+        std::freopen((s.dir / "out.txt").c_str(), "w", stdout);
+        ::execl(cli.c_str(), "mailsift", "--db", (s.dir / "m.db").c_str(), "classify", static_cast<char*>(nullptr));
+        std::_Exit(127);
+    }
+    ::close(in[0]);
+    // SigCgt in /proc/PID/status: the signals it catches (SIGBUS is bit 7 - 1).
+    auto catches_sigbus = [&] {
+        std::ifstream st("/proc/" + std::to_string(pid) + "/status");
+        for (std::string line; std::getline(st, line);) {
+            if (line.rfind("SigCgt:", 0) == 0) return ((std::stoull(line.substr(7), nullptr, 16) >> (SIGBUS - 1)) & 1) != 0;
+        }
+        return false;
+    };
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!catches_sigbus() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    REQUIRE(catches_sigbus());
+    REQUIRE(::kill(pid, SIGBUS) == 0);
+    int st = 0;
+    REQUIRE(::waitpid(pid, &st, 0) == pid);
+    ::close(in[1]);
+    REQUIRE(WIFEXITED(st));
+    CHECK(WEXITSTATUS(st) == 3);
+    CHECK(read_file(s.dir / "err.txt").find("memory-mapped") != std::string::npos);
+}

@@ -1106,6 +1106,7 @@ TEST_CASE("A filter made for some messages scores them exactly as the whole mode
         const engine::Filter whole(db, with_reasons);
         const std::vector<std::string> messages = {new_spam, new_ham, numbered(true, 3), numbered(false, 99)};
         std::vector<std::string_view> views(messages.begin(), messages.end());
+        db.for_few_messages();  // as the CLI does: the weights read through a memory map
         const engine::Filter some(db, with_reasons, views);
         REQUIRE(some.model()->snapshot.vocabulary() == whole.model()->snapshot.vocabulary());
         REQUIRE(some.model()->snapshot.vocabulary() > 0);

@@ -411,9 +411,12 @@ public:
     // then whose scan never came); returns how many scans.
     virtual std::size_t prune_scans(std::int64_t before) = 0;
     // This connection serves a command of a few messages (a classify, learn or
-    // correct of a handful): it touches a few hundred pages, so the page cache
-    // sized for a training batch is memory it would only fill once. SQLite goes
-    // back to its default cache (2 MiB); PostgreSQL has nothing to size.
+    // correct of a handful, one process each): it touches a few hundred pages,
+    // so the page cache sized for a training batch is memory it would only fill
+    // once, and the one large read it makes, the linear weights, is cheaper
+    // mapped than copied page by page. SQLite goes back to its default cache
+    // (2 MiB) and maps the file while it reads the weights; PostgreSQL has
+    // nothing to size.
     virtual void for_few_messages() {}
     // Whether a correction waits for its scan (TrainingBatch::defer_correction):
     // a cheap read that spares the recorder a write lock when none does.

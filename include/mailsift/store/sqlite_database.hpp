@@ -86,6 +86,7 @@ private:
     std::filesystem::path path_;
     Mode mode_;
     std::chrono::milliseconds busy_timeout_;
+    bool few_messages_ = false;  // for_few_messages(): the weights are read through a memory map
     sqlite3* db_ = nullptr;
     std::unique_ptr<Statements> st_;
     std::unique_ptr<ScanDictionaries> dictionaries_;

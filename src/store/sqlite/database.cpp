@@ -152,6 +152,7 @@ SqliteDatabase::SqliteDatabase(std::filesystem::path path, Mode mode, std::chron
 
 void SqliteDatabase::for_few_messages() {
     if (mode_ == Mode::read_write) exec("PRAGMA cache_size = -2000");  // SQLite's default; see the constructor
+    few_messages_ = true;
 }
 
 SqliteDatabase::~SqliteDatabase() {
