@@ -166,6 +166,7 @@ fi
 cat "$WORK/check.out"
 PASSED=$((PASSED + $(grep -c '^ok - ' "$WORK/check.out" || true)))
 FAILED=$((FAILED + $(grep -c '^not ok - ' "$WORK/check.out" || true)))
+mapfile -t -O "${#FAILURES[@]}" FAILURES < <(grep '^not ok - ' "$WORK/check.out" || true)
 grep -q '^# console_check.py finished' "$WORK/check.out" || not_ok "console_check.py ran to its end"
 
 # ---------------------------------------------------------------- the audit trail

@@ -24,6 +24,7 @@ START_TIME=$SECONDS
 
 PASSED=0
 FAILED=0
+FAILURES=()  # the "not ok" lines, repeated at the end: a log cut short still shows them
 WORK=""
 DPID=""
 LOGS=(mailsiftd.log)
@@ -31,7 +32,7 @@ CLEANUP_STEPS=()
 
 # ---------------------------------------------------------------- reporting
 ok() { echo "ok - $*"; PASSED=$((PASSED + 1)); }
-not_ok() { echo "not ok - $*"; FAILED=$((FAILED + 1)); }
+not_ok() { echo "not ok - $*"; FAILED=$((FAILED + 1)); FAILURES+=("not ok - $*"); }
 note() { echo "# $*"; }
 
 show_logs() {
@@ -47,6 +48,10 @@ show_logs() {
 
 summary_and_exit() {
     [ "$FAILED" -eq 0 ] || show_logs
+    local line
+    for line in "${FAILURES[@]}"; do
+        note "failed: $line"
+    done
     note "run time $((SECONDS - START_TIME))s"
     echo "$PASSED passed, $FAILED failed"
     [ "$FAILED" -eq 0 ] && exit 0 || exit 1
