@@ -17,14 +17,14 @@ sec_micro() {
                  if (n ~ /_(mean|median|stddev|cv)$/) next
                  f = ($5 == "us") ? 1e3 : ($5 == "ms") ? 1e6 : ($5 == "s") ? 1e9 : 1
                  print n, $4 * f, $6, $7, $(NF - 1), $NF }' "$tmp/micro.csv" >"$tmp/micro.rows"
-    printf '%-22s %9s %9s  %-24s %12s %12s\n' benchmark bytes features "us/msg median (min-max)" "MiB/s" "msgs/s"
-    table_rule 94
+    printf '%-31s %9s %9s  %-24s %12s %12s\n' benchmark bytes features "us/msg median (min-max)" "MiB/s" "msgs/s"
+    table_rule 103
     local name us m lo hi
     while read -r name; do
         read -r m lo hi < <(awk -v n="$name" '$1 == n { print $2 / 1000 }' "$tmp/micro.rows" | stats)
         us=$(fmt_range '%.2f' "$m" "$lo" "$hi")
         awk -v n="$name" -v us="$us" '$1 == n { c++; b += $3; it += $4; f = $5; s = $6 }
-            END { printf "%-22s %9d %9d  %-24s %12.1f %12.0f\n", n, s, f, us, b / c / 1048576, it / c }' "$tmp/micro.rows"
+            END { printf "%-31s %9d %9d  %-24s %12.1f %12.0f\n", n, s, f, us, b / c / 1048576, it / c }' "$tmp/micro.rows"
         if [[ $name == full/p50* ]]; then summary micro "one median message, parse+extract+score, us" - "$us" -; fi
     done < <(awk '!seen[$1]++ { print $1 }' "$tmp/micro.rows")
     echo "(CPU time per message; MiB/s and msgs/s: means over the repetitions; the messages are the corpus"

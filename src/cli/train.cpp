@@ -59,6 +59,16 @@ summary, no note for a message already learned (what a pipe program wants, as
 Dovecot logs anything on standard error as an error).
 )";
 
+// The trainer for these inputs: of a few messages only their rows of the model
+// are read (command.hpp, few_messages), on a connection sized for that;
+// otherwise the whole model.
+engine::Trainer trainer_for(store::Database& db, const Context& ctx, const std::vector<std::string>& paths) {
+    using Reads = engine::Trainer::Reads;
+    if (!few_messages_in(paths, few_messages)) return engine::Trainer(db, ctx.settings, Reads::whole_model);
+    db.for_few_messages();
+    return engine::Trainer(db, ctx.settings, Reads::rows);
+}
+
 // The label and messages of learn, unlearn and correct.
 struct TrainOptions {
     bool spam = false, ham = false, quiet = false;
@@ -133,10 +143,7 @@ int train(const Context& ctx, const std::string& command, const TrainOptions& op
     std::size_t learned_by_class[2] = {0, 0};  // --index: [spam, ham]
     const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
     store::Database& db = *opened;
-    // A few messages: only their rows of the model are read (command.hpp, few_messages).
-    const bool few = few_messages_in(args.paths, few_messages);
-    if (few) db.for_few_messages();
-    engine::Trainer trainer(db, ctx.settings, few ? engine::Trainer::Reads::rows : engine::Trainer::Reads::whole_model);
+    engine::Trainer trainer = trainer_for(db, ctx, args.paths);
     report_setting_notes(trainer.setting_notes());
     const std::int64_t now = std::time(nullptr);
     int status = exit_ok;
@@ -252,10 +259,7 @@ int correct(const Context& ctx, const TrainOptions& opts) {
     if (signatures.empty() || !opts.paths.empty() || opts.list()) paths = message_paths(opts.paths, opts.list());
     const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
     store::Database& db = *opened;
-    // A few messages (the IMAPSieve recipe corrects one at a time): only their rows are read.
-    const bool few = few_messages_in(paths, few_messages);
-    if (few) db.for_few_messages();
-    engine::Trainer trainer(db, ctx.settings, few ? engine::Trainer::Reads::rows : engine::Trainer::Reads::whole_model);
+    engine::Trainer trainer = trainer_for(db, ctx, paths);  // the IMAPSieve recipe corrects one at a time
     report_setting_notes(trainer.setting_notes());
     trainer.set_corrector("cli:" + unix_user());  // the history shows who corrected
     const std::int64_t now = std::time(nullptr);
