@@ -145,6 +145,8 @@ public:
     void words(std::string_view prefix, std::string_view text, bool patterns, bool skip_numbers = false,
                std::string_view pairs_prefix = {}) {
         previous_.clear();
+        // The feature's text is built in place: the prefix stays, each word is folded after it.
+        key_.assign(prefix);
         for_each_word(text, [&](std::string_view w) {
             if (w.size() < opt_.min_token_bytes) return;
             if (w.size() > opt_.max_token_bytes) {
@@ -153,17 +155,19 @@ public:
                 return;
             }
             if (skip_numbers && has_many_digits(w)) return;
-            if (patterns) count_caps(w);
-            fold_into(w, folded_);
-            bag_.add(prefix, folded_);
+            key_.resize(prefix.size());
+            const LetterCounts counts = fold_append(w, key_);
+            if (patterns) count_caps(counts);
+            bag_.add(key_);
             if (!pairs_prefix.empty()) {
+                const std::string_view folded = std::string_view(key_).substr(prefix.size());
                 if (!previous_.empty()) {
                     pair_.assign(previous_);
                     pair_.push_back('_');
-                    pair_.append(folded_);
+                    pair_.append(folded);
                     bag_.add(pairs_prefix, pair_);
                 }
-                previous_.assign(folded_);
+                previous_.assign(folded);
             }
         }, opt_.cjk_bigrams);
     }
@@ -264,26 +268,11 @@ private:
         return std::count_if(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; }) >= 3;
     }
 
-    void count_caps(std::string_view w) {
-        std::size_t letters = 0, upper = 0;
-        for (std::size_t i = 0; i < w.size();) {
-            const auto b = static_cast<unsigned char>(w[i]);
-            if (b < 0x80) {  // ASCII without decoding
-                ++i;
-                if (static_cast<unsigned>((b | 0x20) - 'a') < 26u) {
-                    ++letters;
-                    if (b <= 'Z') ++upper;
-                }
-                continue;
-            }
-            const char32_t cp = next_code_point(w, i);
-            if (!is_letter(cp)) continue;
-            ++letters;
-            if (is_upper(cp)) ++upper;
-        }
-        letters_ += letters;
-        upper_ += upper;
-        if (letters >= 3 && upper == letters) bag_.add("pat:all_caps_word");
+    // A word's letters toward the message's share of capitals; all capitals (3 letters or more) is a pattern.
+    void count_caps(LetterCounts counts) {
+        letters_ += counts.letters;
+        upper_ += counts.upper;
+        if (counts.letters >= 3 && counts.upper == counts.letters) bag_.add("pat:all_caps_word");
     }
 
     // After a currency sign: optional space, then a digit starts an amount.
@@ -330,7 +319,7 @@ private:
 
     const Options& opt_;
     FeatureBag& bag_;
-    std::string folded_, previous_, pair_;
+    std::string key_, previous_, pair_;
     std::size_t letters_ = 0, upper_ = 0, urls_ = 0;
 };
 

@@ -72,6 +72,46 @@ bool is_word_code_point(char32_t cp) {
     return true;
 }
 
+LetterCounts fold_append(std::string_view word, std::string& out) {
+    LetterCounts counts;
+    // Fast path: ASCII folds byte for byte in place, once copied (append copies;
+    // a resize would first fill the room with zeros).
+    const std::size_t base = out.size();
+    out.append(word);
+    char* const to = out.data() + base;
+    std::size_t i = 0;
+    for (; i < word.size(); ++i) {
+        const auto b = static_cast<unsigned char>(word[i]);
+        if (b >= 0x80) break;
+        const bool letter = static_cast<unsigned>((b | 0x20) - 'a') < 26u;
+        const bool upper = letter && b <= 'Z';
+        counts.letters += letter;
+        counts.upper += upper;
+        to[i] = static_cast<char>(upper ? b + 32 : b);
+    }
+    if (i == word.size()) return counts;
+    out.resize(base + i);
+    while (i < word.size()) {
+        const auto b = static_cast<unsigned char>(word[i]);
+        if (b < 0x80) {
+            const bool letter = static_cast<unsigned>((b | 0x20) - 'a') < 26u;
+            const bool upper = letter && b <= 'Z';
+            counts.letters += letter;
+            counts.upper += upper;
+            out.push_back(static_cast<char>(upper ? b + 32 : b));
+            ++i;
+            continue;
+        }
+        const char32_t cp = next_code_point(word, i);
+        if (is_letter(cp)) {
+            ++counts.letters;
+            if (is_upper(cp)) ++counts.upper;
+        }
+        mime::append_utf8(out, fold_case(cp));
+    }
+    return counts;
+}
+
 void fold_into(std::string_view word, std::string& out) {
     // Fast path: pure ASCII folds in place, byte for byte.
     out.resize(word.size());

@@ -45,7 +45,19 @@ void for_each_word(std::string_view text, F&& f, bool cjk_bigrams = true) {
             last_end = ++i;
             continue;
         }
-        const char32_t cp = byte < 0x80 ? (++i, char32_t{byte}) : next_code_point(text, i);
+        if (byte < 0x80) {  // ASCII but not a letter or digit: it ends a word, or joins two
+            ++i;
+            const bool joiner = byte == '.' || byte == '-' || byte == '\'' || byte == '_';
+            if (start == std::string_view::npos) continue;
+            if (joiner && last_end == at && i < text.size()) {
+                std::size_t peek = i;
+                if (is_word_code_point(next_code_point(text, peek))) continue;
+            }
+            f(text.substr(start, last_end - start));
+            start = std::string_view::npos;
+            continue;
+        }
+        const char32_t cp = next_code_point(text, i);
         if (cjk_bigrams && is_cjk(cp)) {
             if (start != std::string_view::npos) {
                 f(text.substr(start, last_end - start));
@@ -70,12 +82,7 @@ void for_each_word(std::string_view text, F&& f, bool cjk_bigrams = true) {
             last_end = i;
             continue;
         }
-        const bool joiner = cp == U'.' || cp == U'-' || cp == U'\'' || cp == U'_';
-        if (start != std::string_view::npos && joiner && last_end == at && i < text.size()) {
-            std::size_t peek = i;
-            if (is_word_code_point(next_code_point(text, peek))) continue;
-        }
-        if (start != std::string_view::npos) {
+        if (start != std::string_view::npos) {  // (the joiners are all ASCII)
             f(text.substr(start, last_end - start));
             start = std::string_view::npos;
         }
@@ -85,5 +92,14 @@ void for_each_word(std::string_view text, F&& f, bool cjk_bigrams = true) {
 
 // Case-folded copy of a UTF-8 word.
 void fold_into(std::string_view word, std::string& out);
+
+// The letters of a word (is_letter) and how many of them are capitals (is_upper).
+struct LetterCounts {
+    std::size_t letters = 0;
+    std::size_t upper = 0;
+};
+// Appends the case-folded word to `out` (what fold_into writes) and counts its
+// letters on the way: one pass over the word for both.
+LetterCounts fold_append(std::string_view word, std::string& out);
 
 }  // namespace mailsift::features
