@@ -205,9 +205,9 @@ void check_hash_bits(const store::LinearWeights& w, const Settings& settings) {
 
 }  // namespace
 
-std::shared_ptr<const model::LinearModel> load_linear(store::Database& db, const Settings& settings,
-                                                      const model::LinearModel* current, std::uint64_t since,
-                                                      std::uint64_t& sequence, store::LinearWeights* state) {
+std::shared_ptr<model::LinearModel> load_linear(store::Database& db, const Settings& settings,
+                                                const model::LinearModel* current, std::uint64_t since,
+                                                std::uint64_t& sequence, store::LinearWeights* state) {
     auto m = current != nullptr ? std::make_shared<model::LinearModel>(*current)
                                 : std::make_shared<model::LinearModel>(settings.linear);
     const auto weights = m->weights();

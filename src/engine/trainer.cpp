@@ -192,7 +192,8 @@ model::LinearModel& Trainer::linear_model() {
         commit();  // read in a transaction of its own
         store::LinearWeights w;
         std::uint64_t sequence = 0;
-        linear_.emplace(*load_linear(db_, settings_, nullptr, 0, sequence, &w));
+        // Moved out, not copied: the table is 2^hash_bits floats (1 MiB by default).
+        linear_.emplace(std::move(*load_linear(db_, settings_, nullptr, 0, sequence, &w)));
         linear_seen_[0] = w.seen_ham;
         linear_seen_[1] = w.seen_spam;
     }

@@ -271,8 +271,11 @@ model::Counts Database::load_counts(model::TermFrequency tf) {
 
 TrainingBatch::TrainingBatch(Database& db)
     : db_(db), replayable_(db.concurrent_writers()), tx_(db.begin_write()) {
-    deltas_.reserve(1 << 16);  // a batch of corpus mail touches tens of thousands of features
-    delta_slots_.assign(1 << 17, 0);
+    deltas_.reserve(1 << 16);  // a batch of corpus mail touches tens of thousands of features (untouched until used)
+    // The index starts small and doubles as features come (delta()): a
+    // correction of one message touches a few thousand, and zeroing 512 KiB
+    // for it cost 128 page faults.
+    delta_slots_.assign(1 << 12, 0);
 }
 
 template <class Op>
