@@ -33,7 +33,8 @@ bool decode_linear_page(std::string_view bytes, std::vector<float>& out);
 // slots until it is folded into the pages ----
 
 using SlotDelta = LinearWeights::SlotDelta;
-// The slots of `change.pages` whose delta is not zero, ascending.
+// The slots of a change whose delta is not zero, ascending: its slot deltas,
+// or those of its pages (a change with both is a std::logic_error).
 std::vector<SlotDelta> sparse_linear_change(const WriteTransaction::LinearChange& change);
 // Slots ascending, each once: varint gaps and binary32 little-endian deltas.
 std::string encode_slot_deltas(const std::vector<SlotDelta>& deltas);
@@ -47,8 +48,8 @@ bool decode_slot_deltas(std::string_view bytes, std::size_t slots, std::vector<S
 class PageFold {
 public:
     explicit PageFold(const std::vector<SlotDelta>& deltas);
-    // A dense change written after the deltas: linear_page_slots floats (kept by pointer).
-    void add(std::uint32_t page, const float* delta);
+    // A change written after the deltas: its pages (kept by pointer) or its slot deltas.
+    void add(const WriteTransaction::LinearChange& change);
     // The pages anything is added to, ascending.
     std::vector<std::uint32_t> pages() const;
     bool touches(std::uint32_t page) const { return sparse_.contains(page) || dense_.contains(page); }

@@ -78,6 +78,10 @@ bool decode_linear_page(std::string_view bytes, std::vector<float>& out) {
 // ---- slot deltas ----
 
 std::vector<SlotDelta> sparse_linear_change(const WriteTransaction::LinearChange& change) {
+    if (!change.slots.empty()) {
+        if (!change.pages.empty()) throw std::logic_error("a linear change both as pages and as slots");
+        return change.slots;
+    }
     std::vector<SlotDelta> out;
     for (const auto& [number, delta] : change.pages) {
         const auto base = static_cast<std::uint32_t>(std::size_t{number} * linear_page_slots);
@@ -126,7 +130,14 @@ PageFold::PageFold(const std::vector<SlotDelta>& deltas) {
     }
 }
 
-void PageFold::add(std::uint32_t page, const float* delta) { dense_[page] = delta; }
+void PageFold::add(const WriteTransaction::LinearChange& change) {
+    for (const auto& [number, delta] : change.pages) dense_[number] = delta;
+    // After the held deltas of their pages, as a dense page is added after them.
+    for (const auto& d : change.slots) {
+        sparse_[static_cast<std::uint32_t>(d.slot / linear_page_slots)].emplace_back(
+            static_cast<std::uint32_t>(d.slot % linear_page_slots), d.delta);
+    }
+}
 
 std::vector<std::uint32_t> PageFold::pages() const {
     std::vector<std::uint32_t> out;
@@ -302,6 +313,7 @@ void TrainingBatch::restart() {
     latest_ = 0;
     learned_here_.clear();
     linear_bits_ = 0;
+    linear_sparse_.clear();
     linear_delta_.clear();
     linear_dirty_.clear();
     linear_bias_ = linear_nb_weight_ = 0.0;
@@ -343,18 +355,28 @@ void TrainingBatch::add_linear(const LinearStep& step) {
 void TrainingBatch::start_linear(unsigned hash_bits) {
     if (linear_bits_ == 0) {
         linear_bits_ = hash_bits;
-        const std::size_t n = std::size_t{1} << linear_bits_;
-        linear_delta_.assign(n, 0.0f);
-        linear_dirty_.assign((n + linear_page_slots - 1) / linear_page_slots, false);
     } else if (hash_bits != linear_bits_) {
         tx_->fail("linear steps of different sizes in one batch");
     }
+}
+
+void TrainingBatch::dense_linear() {
+    if (!linear_delta_.empty()) return;
+    const std::size_t n = std::size_t{1} << linear_bits_;
+    linear_delta_.assign(n, 0.0f);
+    linear_dirty_.assign((n + linear_page_slots - 1) / linear_page_slots, false);
+    for (const auto& [slot, sum] : linear_sparse_) {
+        linear_delta_[slot] = sum;  // 0 + the same additions in the same order: the same float
+        linear_dirty_[slot / linear_page_slots] = true;
+    }
+    linear_sparse_.clear();
 }
 
 void TrainingBatch::add_linear_weights(unsigned hash_bits, std::vector<float> delta, double bias, double nb_weight) {
     assert(tx_ && "add_linear_weights after commit");
     auto op = [hash_bits, delta = std::move(delta), bias, nb_weight](TrainingBatch& b) {
         b.start_linear(hash_bits);
+        b.dense_linear();
         if (delta.size() != b.linear_delta_.size()) b.tx_->fail("linear weights of another size than the batch's");
         for (std::size_t j = 0; j < delta.size(); ++j) {
             if (delta[j] == 0.0f) continue;
@@ -414,10 +436,16 @@ std::optional<LinearSample> TrainingBatch::linear_sample(Class c, std::uint64_t 
 
 void TrainingBatch::add_linear_now(const LinearStep& step) {
     start_linear(step.hash_bits);
-    const std::size_t mask = linear_delta_.size() - 1;
-    for (const model::Slot j : step.slots) {
-        linear_delta_[j & mask] += step.step.feature;
-        linear_dirty_[(j & mask) / linear_page_slots] = true;
+    const std::size_t mask = (std::size_t{1} << linear_bits_) - 1;
+    // Few slots are summed by slot; past 1/32 of them a table of every slot costs less.
+    if (linear_delta_.empty() && linear_sparse_.size() + step.slots.size() > (mask + 1) / 32) dense_linear();
+    if (linear_delta_.empty()) {
+        for (const model::Slot j : step.slots) linear_sparse_[static_cast<std::uint32_t>(j & mask)] += step.step.feature;
+    } else {
+        for (const model::Slot j : step.slots) {
+            linear_delta_[j & mask] += step.step.feature;
+            linear_dirty_[(j & mask) / linear_page_slots] = true;
+        }
     }
     linear_bias_ += step.step.feature;
     linear_nb_weight_ += step.step.nb_weight;
@@ -683,6 +711,10 @@ void TrainingBatch::commit_now() {
         for (std::size_t p = 0; p < linear_dirty_.size(); ++p) {
             if (linear_dirty_[p]) lc.pages.emplace_back(static_cast<std::uint32_t>(p), linear_delta_.data() + p * linear_page_slots);
         }
+        for (const auto& [slot, sum] : linear_sparse_) {
+            if (sum != 0.0f) lc.slots.push_back({slot, sum});  // as sparse_linear_change leaves out a 0 of a page
+        }
+        std::sort(lc.slots.begin(), lc.slots.end(), [](const SlotDelta& a, const SlotDelta& b) { return a.slot < b.slot; });
         tx_->add_linear(lc);
     }
     if (!changed.empty() || messages_spam_ != 0 || messages_ham_ != 0 || linear_bits_ != 0) {

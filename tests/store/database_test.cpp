@@ -437,6 +437,40 @@ TEST_CASE("Slot deltas are folded into the pages once 2^hash_bits / 8 are held, 
     REQUIRE(table == expected);
 }
 
+TEST_CASE("A batch sums its linear steps by slot while they touch few slots and in a table of every slot beyond: "
+          "the same floats either way",
+          "[store]") {
+    FOR_EACH_BACKEND(store_);
+    const auto opened_writer = store_.open(), opened_reader = store_.open(Database::Mode::read_only);
+    store::Database &writer = *opened_writer, &reader = *opened_reader;
+    constexpr unsigned bits = 12;  // a batch sums 4,096 / 32 = 128 slots by slot, more in a table
+    std::vector<float> expected(std::size_t{1} << bits, 0.0f), table(expected.size(), 0.0f);
+    std::uint32_t seed = 777;
+    auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+    auto batch_of = [&](int steps, model::Slot slots_each) {
+        // A batch adds its steps from 0, in order, and then that sum to what is stored.
+        std::vector<float> sum(expected.size(), 0.0f);
+        store::TrainingBatch b(writer);
+        for (int i = 0; i < steps; ++i) {
+            store::TrainingBatch::LinearStep s;
+            s.hash_bits = bits;
+            // Slots met again within the batch, a slot twice in one step, and sums that round.
+            for (model::Slot k = 0; k < slots_each; ++k) s.slots.push_back((next() >> 8) % 200);
+            s.step = {static_cast<float>(static_cast<int>(next() % 2001) - 1000) / 300.0f, 0.0};
+            for (const auto slot : s.slots) sum[slot] += s.step.feature;
+            b.add_linear(s);
+        }
+        b.commit();
+        for (std::size_t j = 0; j < sum.size(); ++j) expected[j] += sum[j];
+        std::fill(table.begin(), table.end(), 0.0f);
+        read_linear(table, reader.linear_weights_since(0));
+        return table == expected;
+    };
+    REQUIRE(batch_of(3, 20));   // 60 slot additions: summed by slot
+    REQUIRE(batch_of(12, 40));  // 480: by slot at first, then in the table
+    REQUIRE(batch_of(1, 300));  // one step past the limit at once
+}
+
 TEST_CASE("Rehearsal samples are kept by class and position, and only while their message is learned as that class",
           "[store]") {
     FOR_EACH_BACKEND(store_);

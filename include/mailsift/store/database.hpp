@@ -522,7 +522,12 @@ public:
         unsigned hash_bits = 0;
         double bias = 0.0, nb_weight = 0.0;
         std::int64_t seen_spam = 0, seen_ham = 0;  // added to LinearWeights' counts
-        std::vector<std::pair<std::uint32_t, const float*>> pages;  // page number, linear_page_slots floats to add
+        // The weights' change, one way or the other (not both): dense pages
+        // (page number, linear_page_slots floats to add), or the slots it
+        // changes (ascending, each once, none 0): what a batch of a few
+        // messages sums, without a table of every slot.
+        std::vector<std::pair<std::uint32_t, const float*>> pages;
+        std::vector<LinearWeights::SlotDelta> slots;
     };
     virtual void add_linear(const LinearChange& change) = 0;
     // Messages the linear scorer learned without their counts (known beyond
@@ -643,6 +648,7 @@ private:
     void add_linear_now(const LinearStep& step);
     LearnResult learn_uncounted_now(const Digest& digest, Class c, const LinearStep& linear);
     void start_linear(unsigned hash_bits);
+    void dense_linear();  // the steps' sums from linear_sparse_ into linear_delta_, from now on
     UnlearnResult unlearn_now(const Digest& digest, Class c);
     void commit_now();
     // Runs `op`; after a RetryableError starts the transaction again, replays
@@ -670,8 +676,13 @@ private:
     std::int64_t latest_ = 0;                             // the batch's time: latest `now` given to learn()
     std::unordered_set<Digest, DigestHash> learned_here_;  // messages learned in this batch
     // The linear steps of the batch, summed: per slot, and the bias and u.
+    // Per slot in linear_sparse_ while they touch few slots (a correction:
+    // a few thousand of the 2^18), in the dense linear_delta_ beyond (a
+    // training batch, a refit). The same sums either way: each slot's steps
+    // are added from 0 in the order given.
     unsigned linear_bits_ = 0;  // 0: none yet
-    std::vector<float> linear_delta_;
+    std::unordered_map<std::uint32_t, float> linear_sparse_;
+    std::vector<float> linear_delta_;  // empty until dense_linear()
     std::vector<bool> linear_dirty_;  // by page
     double linear_bias_ = 0.0, linear_nb_weight_ = 0.0;
     std::int64_t linear_seen_spam_ = 0, linear_seen_ham_ = 0;

@@ -76,7 +76,7 @@ void PgDatabase::add_linear(const WriteTransaction::LinearChange& change) {
     }
     // The fold: the kept deltas, in the order written, then this change, into whole pages.
     PageFold sum(held_slot_deltas(0, change.hash_bits, "damaged linear weights: slot deltas"));
-    for (const auto& [number, delta] : change.pages) sum.add(number, delta);
+    sum.add(change);
     const auto touched = sum.pages();
     std::string numbers = "{";
     for (const std::uint32_t number : touched) numbers += (numbers.size() > 1 ? "," : "") + std::to_string(number);

@@ -120,7 +120,7 @@ void SqliteTransaction::add_linear(const LinearChange& change) {
     }
     // The fold: the kept deltas, in the order written, then this change, into whole pages.
     PageFold sum(db_.held_slot_deltas(0, change.hash_bits, "damaged linear weights: slot deltas"));
-    for (const auto& [number, delta] : change.pages) sum.add(number, delta);
+    sum.add(change);
     Statement read(db_.db_, "SELECT weights FROM linear_pages WHERE page = ?1", db_.path_);
     Statement write(db_.db_,
                     "INSERT INTO linear_pages (page, seq, weights) VALUES (?1,"
