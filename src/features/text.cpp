@@ -113,25 +113,8 @@ LetterCounts fold_append(std::string_view word, std::string& out) {
 }
 
 void fold_into(std::string_view word, std::string& out) {
-    // Fast path: pure ASCII folds in place, byte for byte.
-    out.resize(word.size());
-    std::size_t i = 0;
-    for (; i < word.size(); ++i) {
-        const auto b = static_cast<unsigned char>(word[i]);
-        if (b >= 0x80) break;
-        out[i] = static_cast<char>((b >= 'A' && b <= 'Z') ? b + 32 : b);
-    }
-    if (i == word.size()) return;
-    out.resize(i);
-    while (i < word.size()) {
-        const auto b = static_cast<unsigned char>(word[i]);
-        if (b < 0x80) {
-            out.push_back(static_cast<char>((b >= 'A' && b <= 'Z') ? b + 32 : b));
-            ++i;
-            continue;
-        }
-        mime::append_utf8(out, fold_case(next_code_point(word, i)));
-    }
+    out.clear();
+    fold_append(word, out);
 }
 
 }  // namespace mailsift::features
