@@ -8,13 +8,16 @@
 # same with the pipe programs calling `bogofilter -s` and `bogofilter -Sn`
 # instead. The database (and bogofilter's) holds one server's 20,000 messages,
 # copied fresh for every round; the messages are held-out SpamAssassin mail
-# without mailsiftd's signature, so each is learned as it is. Rounds alternate
-# mailsift and bogofilter; medians of the wall seconds of each MOVE command
-# (it returns when the last pipe program has). A benchmark: markdown on stdout.
+# without mailsiftd's signature, so each is learned as it is. mailsift runs
+# twice: alone on its database, and with mailsiftd running on it as the mail
+# user (the README's deployment: the daemon holds the database open, so a
+# correction does not close it last and checkpoint its log). Rounds alternate
+# the three; medians of the wall seconds of each MOVE command (it returns
+# when the last pipe program has). A benchmark: markdown on stdout.
 # Needs root (a mail user, Dovecot) and dovecot-imapd, dovecot-sieve,
 # bogofilter (scripts/deps.sh --test --bench).
 #
-# usage: bench/imapsieve_move.sh [--mailsift PATH] [--messages N] [--rounds R] [--summary FILE]
+# usage: bench/imapsieve_move.sh [--mailsift PATH] [--mailsiftd PATH] [--messages N] [--rounds R] [--summary FILE]
 #   --summary FILE  also append bench/run.sh's summary lines to FILE
 set -euo pipefail
 export LC_ALL=C
@@ -26,34 +29,40 @@ repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../tests/integration/dovecot_private.sh
 . "$repo_root/tests/integration/dovecot_private.sh"  # the private Dovecot of the integration test
 mailsift=$repo_root/build/src/cli/mailsift
+mailsiftd=$repo_root/build/src/daemon/mailsiftd
 messages=200
 rounds=3
 summary_file=
 while (($#)); do
     case $1 in
         --mailsift) mailsift=$2; shift 2 ;;
+        --mailsiftd) mailsiftd=$2; shift 2 ;;
         --messages) messages=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
         --summary) summary_file=$2; shift 2 ;;
-        -h|--help) sed -n '2,19s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h|--help) sed -n '2,23s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "imapsieve_move: unknown argument $1" >&2; exit 2 ;;
     esac
 done
 say() { printf '[imapsieve] %s\n' "$*" >&2; }
 die() { say "$*"; exit 2; }
 ((EUID == 0)) || die "needs root (a mail user and a private Dovecot)"
-for c in dovecot sievec bogofilter python3; do command -v "$c" >/dev/null || die "$c is not installed (scripts/deps.sh --test --bench)"; done
+for c in dovecot sievec bogofilter python3 setpriv; do command -v "$c" >/dev/null || die "$c is not installed (scripts/deps.sh --test --bench)"; done
 corpora=$repo_root/../shared/corpus
 for f in trec07p-first10k trec07p-next10k; do [[ -f $corpora/$f/index ]] || die "no index at $corpora/$f"; done
 [[ -d $corpora/spamassassin ]] || die "no SpamAssassin corpus at $corpora/spamassassin"
 mailsift=$(realpath "$mailsift")
+[[ -x $mailsiftd ]] || die "mailsiftd not found: $mailsiftd"
+mailsiftd=$(realpath "$mailsiftd")
 
 mail_user="mailsift-bench-vmail"
 created_user=
 work=$(mktemp -d -t mailsift-imapsieve.XXXXXX)
 dovecot_pid=
+daemon_pid=
 cleanup() {
     set +e
+    [[ -n $daemon_pid ]] && stop_pid "$daemon_pid" 10
     [[ -n $dovecot_pid ]] && stop_pid "$dovecot_pid" 10
     [[ -n $created_user ]] && userdel "$mail_user" >/dev/null 2>&1
     rm -rf "$work"
@@ -109,7 +118,7 @@ use() {
         i=$((i + 1))
         cp "$m" "$mail/alice/cur/$((1700000000 + i)).M$i.bench:2,S"
     done <"$work/messages"
-    if [[ $1 == mailsift ]]; then
+    if [[ $1 == mailsift* ]]; then
         cp "$work/model.db" "$state/mailsift.db"
         cp "$dove/learn-spam" "$dove/learn-ham" "$sieve/"
     else
@@ -119,6 +128,27 @@ use() {
     fi
     chmod 0755 "$sieve/learn-spam" "$sieve/learn-ham"
     chown -R "$uid:$gid" "$mail" "$state" "$work/bf" 2>/dev/null || chown -R "$uid:$gid" "$mail" "$state"
+    if [[ $1 == mailsift+mailsiftd ]]; then  # as the mail user, as the README's group setup lets it
+        local port log=$work/mailsiftd.log
+        port=$(free_port)
+        setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$mailsiftd" --foreground --config "$work/empty.conf" \
+            --db "$state/mailsift.db" --listen "inet:127.0.0.1:$port" 2>"$log" &
+        daemon_pid=$!
+        for _ in $(seq 600); do
+            grep -q 'loaded model' "$log" && port_open "$port" && return 0
+            kill -0 "$daemon_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        tail -n 5 "$log" >&2
+        die "mailsiftd did not load its model"
+    fi
+}
+# done_with FILTER: what use started for it, stopped.
+done_with() {
+    if [[ $1 == mailsift+mailsiftd && -n $daemon_pid ]]; then
+        stop_pid "$daemon_pid" 10
+        daemon_pid=
+    fi
 }
 # move FROM TO: every message of FROM into TO with one UID MOVE; prints its wall seconds and the count.
 move() {
@@ -140,13 +170,14 @@ EOF
 
 : >"$work/times"
 for ((r = 1; r <= rounds; r++)); do
-    for filter in mailsift bogofilter; do
+    for filter in mailsift mailsift+mailsiftd bogofilter; do
         use "$filter"
         read -r t_in c_in < <(move INBOX Junk)
         read -r t_out c_out < <(move Junk INBOX)
+        done_with "$filter"
         say "round $r, $filter: $c_in into Junk in $t_in s, $c_out back in $t_out s"
         echo "$filter $t_in $t_out $c_in $c_out" >>"$work/times"
-        if [[ $filter == mailsift ]]; then
+        if [[ $filter == mailsift* ]]; then
             # Each message learned as spam, then moved to ham: the model's ham plus N.
             ham=$(ham_of "$state/mailsift.db")
             [[ $ham == $((model_ham + c_in)) ]] || learned_note="NOT the moved messages as ham ($ham ham, expected $((model_ham + c_in)))"
@@ -156,6 +187,8 @@ done
 median() { sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ms_in=$(awk '$1 == "mailsift" { print $2 }' "$work/times" | median)
 ms_out=$(awk '$1 == "mailsift" { print $3 }' "$work/times" | median)
+md_in=$(awk '$1 == "mailsift+mailsiftd" { print $2 }' "$work/times" | median)
+md_out=$(awk '$1 == "mailsift+mailsiftd" { print $3 }' "$work/times" | median)
 bf_in=$(awk '$1 == "bogofilter" { print $2 }' "$work/times" | median)
 bf_out=$(awk '$1 == "bogofilter" { print $3 }' "$work/times" | median)
 errors=$(grep -cE ' (Error|Fatal|Panic): ' "$work/dovecot.log" 2>/dev/null || true)
@@ -163,15 +196,17 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 
 echo "## The move a user makes: $n messages through Dovecot's IMAPSieve recipe (medians of $rounds rounds)"
 echo
-echo "| move | mailsift correct: s (ms a message) | bogofilter: s (ms a message) | mailsift / bogofilter |"
-echo "|---|---|---|---|"
-echo "| inbox -> Junk (correct --spam; bogofilter -s) | $ms_in ($(awk -v t="$ms_in" -v n="$n" 'BEGIN { printf "%.1f", 1000 * t / n }')) | $bf_in ($(awk -v t="$bf_in" -v n="$n" 'BEGIN { printf "%.1f", 1000 * t / n }')) | $(ratio "$ms_in" "$bf_in") |"
-echo "| Junk -> inbox (correct --ham; bogofilter -Sn) | $ms_out ($(awk -v t="$ms_out" -v n="$n" 'BEGIN { printf "%.1f", 1000 * t / n }')) | $bf_out ($(awk -v t="$bf_out" -v n="$n" 'BEGIN { printf "%.1f", 1000 * t / n }')) | $(ratio "$ms_out" "$bf_out") |"
+each() { awk -v t="$1" -v n="$n" 'BEGIN { printf "%.1f", 1000 * t / n }'; }
+echo "| move | mailsift correct alone: s (ms a message) | with mailsiftd running | bogofilter: s (ms a message) | alone / bogofilter | with mailsiftd / bogofilter |"
+echo "|---|---|---|---|---|---|"
+echo "| inbox -> Junk (correct --spam; bogofilter -s) | $ms_in ($(each "$ms_in")) | $md_in ($(each "$md_in")) | $bf_in ($(each "$bf_in")) | $(ratio "$ms_in" "$bf_in") | $(ratio "$md_in" "$bf_in") |"
+echo "| Junk -> inbox (correct --ham; bogofilter -Sn) | $ms_out ($(each "$ms_out")) | $md_out ($(each "$md_out")) | $bf_out ($(each "$bf_out")) | $(ratio "$ms_out" "$bf_out") | $(ratio "$md_out" "$bf_out") |"
 echo
 echo "Dovecot $(dovecot --version | cut -d' ' -f1), bogofilter $(bogofilter -V 2>&1 | head -1 | awk '{ print $3 }'); Dovecot logged $errors errors; after each mailsift round the database held $learned_note."
 echo "Target (bench/targets.sh): at most ${target_imapsieve_ratio}x bogofilter's time."
 if [[ -n $summary_file ]]; then
-    for move in "into Junk:$ms_in:$bf_in" "back to the inbox:$ms_out:$bf_out"; do
+    for move in "into Junk:$ms_in:$bf_in" "back to the inbox:$ms_out:$bf_out" \
+        "into Junk, mailsiftd running:$md_in:$bf_in" "back, mailsiftd running:$md_out:$bf_out"; do
         IFS=: read -r what ms bf <<<"$move"
         printf 'imapsieve\t%s messages moved %s / bogofilter\t%s\t%s\t%s\n' "$n" "$what" "$(shown '<=' "$target_imapsieve_ratio" x)" \
             "$(ratio "$ms" "$bf")" "$(at_most "$(ratio "$ms" "$bf")" "$target_imapsieve_ratio")" >>"$summary_file"

@@ -11,7 +11,7 @@ sec_imapsieve() {
         summary imapsieve "messages moved / bogofilter" "$(shown '<=' "$target_imapsieve_ratio" x)" "skipped" -
         return 0
     fi
-    local args=(--mailsift "$mailsift" --summary "$tmp/summary")
+    local args=(--mailsift "$mailsift" --mailsiftd "$mailsiftd" --summary "$tmp/summary")
     ((quick)) && args+=(--messages 50 --rounds 1)
     "$repo_root/bench/imapsieve_move.sh" "${args[@]}" >"$tmp/imapsieve.out" 2>"$tmp/imapsieve.err" ||
         { cat "$tmp/imapsieve.out"; tail -n 5 "$tmp/imapsieve.err" >&2; return 1; }
