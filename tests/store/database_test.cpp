@@ -380,6 +380,16 @@ TEST_CASE("The linear scorer's steps add up in the store, once per learned messa
     REQUIRE(reader.statistics().messages.spam == 2);
 }
 
+namespace {
+// Linear steps drawn at random, the same in every run: a fixed LCG, and step
+// sizes whose sums round (thirds, tenths).
+struct RandomSteps {
+    std::uint32_t seed;
+    std::uint32_t next() { return seed = seed * 1664525u + 1013904223u; }
+    float step() { return static_cast<float>(static_cast<int>(next() % 2001) - 1000) / 300.0f; }
+};
+}  // namespace
+
 TEST_CASE("Slot deltas are folded into the pages once 2^hash_bits / 8 are held, and every reader, incremental or not, "
           "and the export see the same floats as adding each step in turn",
           "[store]") {
@@ -391,15 +401,14 @@ TEST_CASE("Slot deltas are folded into the pages once 2^hash_bits / 8 are held, 
     std::vector<float> expected(std::size_t{1} << bits, 0.0f);  // each step added in turn
     std::vector<float> incremental(expected.size(), 0.0f), table(expected.size(), 0.0f);
     std::uint64_t seen = 0;
-    std::uint32_t seed = 12345;
-    auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+    RandomSteps random{12345};
     bool folded = false, kept = false;
     for (int batch = 0; batch < 40; ++batch) {
         store::TrainingBatch::LinearStep s;
         s.hash_bits = bits;
         // 60 distinct slots, and a step whose sums round: thirds, tenths.
-        for (model::Slot k = 0; k < 60; ++k) s.slots.push_back((next() >> 8) % 64 + 64 * k);
-        s.step = {static_cast<float>(static_cast<int>(next() % 2001) - 1000) / 300.0f, 0.0};
+        for (model::Slot k = 0; k < 60; ++k) s.slots.push_back((random.next() >> 8) % 64 + 64 * k);
+        s.step = {random.step(), 0.0};
         if (batch == 25) {  // a whole-table step, as a refit writes: folded at once
             s.slots.clear();
             for (model::Slot k = 0; k < (1u << bits); k += 3) s.slots.push_back(k);
@@ -445,8 +454,7 @@ TEST_CASE("A batch sums its linear steps by slot while they touch few slots and 
     store::Database &writer = *opened_writer, &reader = *opened_reader;
     constexpr unsigned bits = 12;  // a batch sums 4,096 / 32 = 128 slots by slot, more in a table
     std::vector<float> expected(std::size_t{1} << bits, 0.0f), table(expected.size(), 0.0f);
-    std::uint32_t seed = 777;
-    auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+    RandomSteps random{777};
     auto batch_of = [&](int steps, model::Slot slots_each) {
         // A batch adds its steps from 0, in order, and then that sum to what is stored.
         std::vector<float> sum(expected.size(), 0.0f);
@@ -455,8 +463,8 @@ TEST_CASE("A batch sums its linear steps by slot while they touch few slots and 
             store::TrainingBatch::LinearStep s;
             s.hash_bits = bits;
             // Slots met again within the batch, a slot twice in one step, and sums that round.
-            for (model::Slot k = 0; k < slots_each; ++k) s.slots.push_back((next() >> 8) % 200);
-            s.step = {static_cast<float>(static_cast<int>(next() % 2001) - 1000) / 300.0f, 0.0};
+            for (model::Slot k = 0; k < slots_each; ++k) s.slots.push_back((random.next() >> 8) % 200);
+            s.step = {random.step(), 0.0};
             for (const auto slot : s.slots) sum[slot] += s.step.feature;
             b.add_linear(s);
         }
