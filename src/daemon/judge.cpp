@@ -91,6 +91,13 @@ std::string macro(const milter::Transaction& t, const char* name) {
     return it == t.macros.end() ? std::string() : it->second;
 }
 
+// The queue ID as a log line names the message: the MTA's macro "i" (any
+// bytes a milter client sends: log.hpp escapes them), cut short, or "-".
+std::string queue_id_for_log(const milter::Transaction& t) {
+    const auto it = t.macros.find("i");
+    return it == t.macros.end() || it->second.empty() ? std::string("-") : clip_field(it->second);
+}
+
 // `s` as valid UTF-8: what a stranger sent may be any bytes, and a store
 // keeping text (PostgreSQL's text columns) refuses what is not.
 std::string utf8_text(std::string s) {
@@ -158,7 +165,7 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
     if (t.watched_overflow) {
         answer = answer_unremovable_headers();
         recorder.count("rejected_forged_headers");
-        log_warning("message " + (t.macros.count("i") ? t.macros.at("i") : std::string("-")) + ": more than " +
+        log_warning("message " + queue_id_for_log(t) + ": more than " +
                     std::to_string(t.watched.size()) +
                     " distinct X-Mailsift-* header names, which cannot all be removed; rejected");
         if (d.record_history) {
@@ -227,8 +234,7 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
                                                                 Metrics::Action::tempfailed, Metrics::Action::skipped};
         metrics->message(metric_verdict, actions_by_policy[static_cast<std::size_t>(answer.action)], ms / 1000.0);
     }
-    const auto id = t.macros.find("i");
-    const std::string name = "message " + (id == t.macros.end() ? std::string("-") : id->second) + ": ";
+    const std::string name = "message " + queue_id_for_log(t) + ": ";
     // One line per message that hit a limit, before its verdict line.
     if (const std::string hit = limits_hit(t, mime_limits); !hit.empty()) {
         log_warning(name + "limits hit, " +

@@ -242,7 +242,7 @@ int main(int argc, char** argv) {
                                   // The audit trail: a line in the log (the journal), and the console's counters.
                                   .audit =
                                       [&metrics](const console::AuditEvent& e) {
-                                          daemon::log_info(console::audit_line(e));
+                                          daemon::log_audit(console::audit_line(e));
                                           metrics.console_event(e.event, e.outcome, e.role);
                                       },
                                   .answered = [&metrics](unsigned status) { metrics.console_answer(status); }});

@@ -1,15 +1,16 @@
 // mailsift::console audit trail: one line per sign-in (succeeded, failed,
 // refused by the limiter), sign-out, scan, learn, correction and account
-// change, in a fixed format that a regular expression can match (the
-// README's fail2ban filter matches failed sign-ins):
+// change, in a fixed format that a regular expression can match (the shipped
+// fail2ban filter, etc/fail2ban/filter.d/mailsiftd-console.conf, matches failed
+// sign-ins):
 //
 //   console audit: event=EVENT outcome=OUTCOME account=NAME role=ROLE client=ADDRESS [forwarded=ADDRESS] target=WHAT
 //
 // Every value is one word: a character outside A-Z a-z 0-9 . _ : @ / + - (a
 // name typed at the sign-in may hold anything, a newline included) becomes
 // '?', a value is cut at 64 characters, and an empty one is "-". The line is
-// mailsiftd's to write (its log, the journal); the console only says what
-// happened (Services::audit).
+// mailsiftd's to write (daemon::log_audit, the only writer whose lines begin
+// "console audit:"); the console only says what happened (Services::audit).
 #pragma once
 
 #include <string>
