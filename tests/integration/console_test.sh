@@ -169,13 +169,29 @@ FAILED=$((FAILED + $(grep -c '^not ok - ' "$WORK/check.out" || true)))
 mapfile -t -O "${#FAILURES[@]}" FAILURES < <(grep '^not ok - ' "$WORK/check.out" || true)
 grep -q '^# console_check.py finished' "$WORK/check.out" || not_ok "console_check.py ran to its end"
 
+# ---------------------------------------------------------------- forged lines
+# Nothing from the wire may write a line of its own into the log (issue 41): a
+# line break and a whole audit line of a failed sign-in from 203.0.113.77, in
+# every field a milter client or a console visitor can fill.
+FORGED=203.0.113.77
+if python3 "$HERE/log_forge.py" --milter "127.0.0.1:$MILTER_PORT" --console "127.0.0.1:$CONSOLE_PORT" \
+        --ca "$WORK/console.crt" >"$WORK/forge.out" 2>&1; then
+    ok "log_forge.py sent $(grep -c '^sent ' "$WORK/forge.out") forged messages over the milter protocol and signed in $(grep -c '^signed in ' "$WORK/forge.out") times with forged names"
+else
+    sed 's/^/#   /' "$WORK/forge.out"
+    not_ok "log_forge.py sent its forged messages and sign-ins"
+fi
+
 # ---------------------------------------------------------------- the audit trail
-# What the checks above did, as mailsiftd logged it; and the README's fail2ban
-# filter, run by fail2ban-regex over those very lines.
+# What the checks above did, as mailsiftd logged it; and the fail2ban filter
+# the package installs (etc/fail2ban/filter.d/), run by fail2ban-regex over
+# those very lines, as mailsiftd wrote them and as fail2ban reads them from the
+# journal ("HOST mailsiftd[PID]: " before the message, the "<6>" gone).
 LOG="$WORK/mailsiftd.log"
-README="$HERE/../../README.md"
+FILTER="$HERE/../../etc/fail2ban/filter.d/mailsiftd-console.conf"
+sed 's/^<[0-7]>/mailhost mailsiftd[4242]: /' "$LOG" >"$WORK/journal.log"
 count() { grep -c -- "$1" "$LOG" || true; }
-FAILED_SIGN_INS=$(count 'console audit: event=sign-in outcome=failed ')
+FAILED_SIGN_INS=$(count '^<6>console audit: event=sign-in outcome=failed ')
 if [ "$FAILED_SIGN_INS" -ge 2 ] && [ "$(count 'console audit: event=sign-in outcome=ok account=admin role=admin client=127.0.0.1 ')" -ge 1 ] &&
     [ "$(count 'console audit: event=sign-in outcome=limited ')" -ge 1 ] &&
     [ "$(count 'console audit: event=sign-out outcome=ok ')" -ge 1 ] &&
@@ -188,32 +204,52 @@ else
     grep 'console audit:' "$LOG" | sed 's/^/#   /' | tail -n 20
     not_ok "mailsiftd logged the audit lines of the console's checks"
 fi
-python3 "$HERE/readme_recipe.py" "$README" fail2ban-filter >"$WORK/fail2ban-filter.conf" ||
-    not_ok "the README has the fail2ban filter (recipe fail2ban-filter)"
-f2b_matched() {  # f2b_matched LOGFILE: the lines the README's filter matches
-    fail2ban-regex "$1" "$WORK/fail2ban-filter.conf" 2>&1 | awk '/^Lines: / { print $(NF - 3) }'
+# The forged payloads reached the log (else the checks below prove nothing),
+# each inside a line of the daemon's own, escaped.
+FORGED_LINES=$(grep -c -- "$FORGED" "$LOG" || true)
+STRAY=$(grep -cv '^<[346]>' "$LOG" || true)
+NOT_OURS=$(grep -c "^<6>console audit: .*client=$FORGED" "$LOG" || true)
+if [ "$FORGED_LINES" -ge 5 ] && [ "$STRAY" = 0 ] && [ "$NOT_OURS" = 0 ] &&
+    grep -q '^<6>message X\\n<6>console audit: event=sign-in outcome=failed account=admin role=- client=203.0.113.77 target=-' "$LOG" &&
+    grep -q 'u{2028}<6>console audit' "$LOG"; then
+    ok "the forged payloads are in $FORGED_LINES lines of mailsiftd's own, escaped (\\n, \\r, \\u{2028}...); every line begins with a priority, none is an audit line for $FORGED"
+else
+    grep -n -- "$FORGED" "$LOG" | head -n 12 | sed 's/^/#   /'
+    not_ok "the forged payloads stay inside escaped lines ($FORGED_LINES lines hold them, $STRAY lines without a priority, $NOT_OURS audit lines for $FORGED)"
+fi
+f2b_matched() {  # f2b_matched LOGFILE: the lines the shipped filter matches
+    fail2ban-regex "$1" "$FILTER" 2>&1 | awk '/^Lines: / { print $(NF - 3) }'
 }
-MATCHED=$(f2b_matched "$LOG")
-if [ -n "$MATCHED" ] && [ "$MATCHED" -eq "$FAILED_SIGN_INS" ]; then
-    ok "fail2ban-regex: the README's filter matches the $MATCHED failed sign-ins mailsiftd logged, and no other line of its log"
-else
-    fail2ban-regex "$LOG" "$WORK/fail2ban-filter.conf" 2>&1 | tail -n 20 | sed 's/^/#   /'
-    not_ok "fail2ban-regex: the README's filter matches the failed sign-ins ($MATCHED matched, $FAILED_SIGN_INS failed)"
-fi
-grep 'console audit: event=sign-in outcome=ok ' "$LOG" >"$WORK/sign-ins-ok.log" || true
+f2b_hosts() {  # f2b_hosts LOGFILE: the addresses it would ban
+    fail2ban-regex --print-all-matched "$1" "$FILTER" 2>/dev/null |
+        awk '/^\|- Matched line/ { on = 1; next } /^`-/ { on = 0 } on' | sed -n 's/.*client=\([^ ]*\) .*/\1/p' | sort -u | tr '\n' ' '
+}
+FAILED_HOSTS=$(sed -n 's/^<6>console audit: event=sign-in outcome=failed .*client=\([^ ]*\) .*/\1/p' "$LOG" | sort -u | tr '\n' ' ')
+for form in mailsiftd journal; do
+    file="$LOG"
+    [ "$form" = journal ] && file="$WORK/journal.log"
+    MATCHED=$(f2b_matched "$file")
+    if [ -n "$MATCHED" ] && [ "$MATCHED" -eq "$FAILED_SIGN_INS" ]; then
+        ok "fail2ban-regex, the shipped filter, lines as $form wrote them: it matches the $MATCHED failed sign-ins, and no other line"
+    else
+        fail2ban-regex "$file" "$FILTER" 2>&1 | tail -n 20 | sed 's/^/#   /'
+        not_ok "fail2ban-regex, the shipped filter, lines as $form wrote them: $MATCHED matched, $FAILED_SIGN_INS failed sign-ins"
+    fi
+    HOSTS=$(f2b_hosts "$file")
+    if [ -n "$HOSTS" ] && [ "$HOSTS" = "$FAILED_HOSTS" ] && [[ "$HOSTS" != *"$FORGED"* ]]; then
+        ok "fail2ban-regex ($form): the addresses it would ban are those of the failed sign-ins ($HOSTS), not $FORGED"
+    else
+        not_ok "fail2ban-regex ($form): the addresses it would ban ($HOSTS; failed sign-ins from $FAILED_HOSTS)"
+    fi
+done
+grep '^<6>console audit: event=sign-in outcome=ok ' "$LOG" >"$WORK/sign-ins-ok.log" || true
+grep -v '^<6>console audit: event=sign-in outcome=failed ' "$LOG" >"$WORK/not-failed.log" || true
 MATCHED_OK=$(f2b_matched "$WORK/sign-ins-ok.log")
-if [ -s "$WORK/sign-ins-ok.log" ] && [ "$MATCHED_OK" = 0 ]; then
-    ok "fail2ban-regex: the filter matches none of the $(wc -l <"$WORK/sign-ins-ok.log") successful sign-ins"
+MATCHED_OTHER=$(f2b_matched "$WORK/not-failed.log")
+if [ -s "$WORK/sign-ins-ok.log" ] && [ "$MATCHED_OK" = 0 ] && [ "$MATCHED_OTHER" = 0 ]; then
+    ok "fail2ban-regex: the filter matches none of the $(wc -l <"$WORK/sign-ins-ok.log") successful sign-ins, nor any of the $(wc -l <"$WORK/not-failed.log") other lines"
 else
-    not_ok "fail2ban-regex: the filter matches no successful sign-in ($MATCHED_OK matched)"
-fi
-# Its ban is on the address that failed: the hosts fail2ban found are the clients of the failed lines.
-HOSTS=$(fail2ban-regex --print-all-matched "$LOG" "$WORK/fail2ban-filter.conf" 2>/dev/null |
-    awk '/^\|- Matched line/ { on = 1; next } /^`-/ { on = 0 } on' | sed -n 's/.*client=\([^ ]*\) .*/\1/p' | sort -u | tr '\n' ' ')
-if [ -n "$HOSTS" ] && [ "$HOSTS" = "$(sed -n 's/.*event=sign-in outcome=failed .*client=\([^ ]*\) .*/\1/p' "$LOG" | sort -u | tr '\n' ' ')" ]; then
-    ok "fail2ban-regex: the addresses matched are those of the failed sign-ins ($HOSTS)"
-else
-    not_ok "fail2ban-regex: the addresses matched ($HOSTS)"
+    not_ok "fail2ban-regex: the filter matches no other line ($MATCHED_OK successful sign-ins, $MATCHED_OTHER others matched)"
 fi
 METRICS=$(python3 -c "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())" \
     "http://127.0.0.1:$METRICS_PORT/metrics" 2>/dev/null || true)

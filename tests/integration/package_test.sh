@@ -68,7 +68,7 @@ chmod 755 "$WORK"   # Postfix runs as postfix below it; mailsift reads the fixtu
 MESSAGES="$WORK/messages"
 cp -r "$MESSAGES_SRC" "$MESSAGES"
 chmod -R a+rX "$MESSAGES"
-need_commands --before-install preseed_postfix postfix python3 setpriv=util-linux man=man-db col=bsdextrautils
+need_commands --before-install preseed_postfix postfix python3 setpriv=util-linux man=man-db col=bsdextrautils fail2ban-client=fail2ban
 [ -d /run/systemd/system ] && SYSTEMD=1 || SYSTEMD=""
 
 # ---------------------------------------------------------------- 1. build and lint
@@ -136,6 +136,29 @@ else
 fi
 dpkg-query -W -f='${Conffiles}\n' mailsift | grep -q '^ /etc/mailsift/mailsift.conf ' &&
     ok "/etc/mailsift/mailsift.conf is a conffile" || not_ok "/etc/mailsift/mailsift.conf is a conffile"
+# fail2ban: the filter where fail2ban looks (a conffile, the very file the console
+# test runs fail2ban-regex with over a real mailsiftd's lines), the jail as an
+# example; the README's recipe (copy the jail into jail.d) passes fail2ban's own
+# configuration test, here in a private copy of /etc/fail2ban without Debian's
+# default sshd jail (no sshd log on a test machine).
+F2B_FILTER=/etc/fail2ban/filter.d/mailsiftd-console.conf
+F2B_JAIL=/usr/share/doc/mailsift/examples/fail2ban/jail.d/mailsiftd-console.local
+if dpkg-query -W -f='${Conffiles}\n' mailsift | grep -q "^ $F2B_FILTER " &&
+    cmp -s "$F2B_FILTER" "$REPO/etc/fail2ban/filter.d/mailsiftd-console.conf" && [ -f "$F2B_JAIL" ]; then
+    ok "the fail2ban filter is installed as $F2B_FILTER (a conffile) and the example jail as $F2B_JAIL"
+else
+    not_ok "the fail2ban filter ($F2B_FILTER, a conffile) and example jail ($F2B_JAIL) are installed"
+fi
+rm -rf "$WORK/fail2ban"
+cp -r /etc/fail2ban "$WORK/fail2ban"
+rm -f "$WORK/fail2ban/jail.d/defaults-debian.conf"
+cp "$F2B_JAIL" "$WORK/fail2ban/jail.d/" 2>/dev/null || true
+if out=$(fail2ban-client -c "$WORK/fail2ban" -t 2>&1) && grep -q "configuration test is successful" <<<"$out" &&
+    fail2ban-client -c "$WORK/fail2ban" -d 2>/dev/null | grep -q "'mailsiftd-console'"; then
+    ok "fail2ban-client -t: the example jail, copied as the README says, and the installed filter load"
+else
+    not_ok "fail2ban-client -t with the example jail ($(tail -n 3 <<<"$out" | tr '\n' '|'))"
+fi
 IFS=: read -r _ _ uid gid _ home shell <<<"$(getent passwd mailsift || true)"
 if [ -n "${uid:-}" ] && [ "$uid" -lt 1000 ] && [ "$home" = /var/lib/mailsift ] && [ "$shell" = /usr/sbin/nologin ] &&
     [ "$(getent group mailsift | cut -d: -f3)" = "$gid" ]; then
