@@ -25,9 +25,11 @@ set -euo pipefail
 README="$HERE/../../README.md"
 FILTER="$HERE/../../etc/fail2ban/filter.d/mailsiftd-console.conf"
 NGINXPID=""
-LOGS+=(nginx-error.log nginx-access.log)
+CAPTUREPID=""
+LOGS+=(nginx-error.log nginx-access.log capture.log)
 stop_nginx() { stop_pid "$NGINXPID"; }
-CLEANUP_STEPS+=(stop_nginx)
+stop_capture() { stop_pid "$CAPTUREPID"; }
+CLEANUP_STEPS+=(stop_nginx stop_capture)
 
 PROXY_CLIENT=127.0.0.3   # a browser in front of nginx
 DIRECT_CLIENT=127.0.0.4  # a client that reaches the console without nginx: not a trusted proxy
@@ -41,13 +43,19 @@ chmod 755 "$WORK"   # nginx's workers (nobody, under root) reach their temporary
 MILTER_PORT=$(free_port)
 CONSOLE_PORT=$(free_port)
 NGINX_PORT=$(free_port)
+CAPTURE_PORT=$(free_port)   # a second copy of the recipe passes to capture_headers.py there
+CAPTURE_NGINX_PORT=$(free_port)
 note "work directory $WORK; mailsiftd :$MILTER_PORT, console :$CONSOLE_PORT, nginx :$NGINX_PORT"
+note "what nginx sends upstream: nginx :$CAPTURE_NGINX_PORT to capture_headers.py :$CAPTURE_PORT"
 LOG="$WORK/mailsiftd.log"
 
-recipe() {  # recipe NAME: the README's recipe NAME, with this run's address, ports and paths
+# recipe NAME [LISTEN UPSTREAM]: the README's recipe NAME, with this run's address,
+# ports and paths (nginx on LISTEN, passing to UPSTREAM; by default nginx's and
+# the console's ports).
+recipe() {
     python3 "$HERE/readme_recipe.py" "$README" "$1" \
-        "listen 443 ssl;=listen 127.0.0.1:$NGINX_PORT ssl;" \
-        "127.0.0.1:8080=127.0.0.1:$CONSOLE_PORT" \
+        "listen 443 ssl;=listen 127.0.0.1:${2:-$NGINX_PORT} ssl;" \
+        "127.0.0.1:8080=127.0.0.1:${3:-$CONSOLE_PORT}" \
         "/etc/ssl/certs/console.example.net.pem=$WORK/proxy.crt" \
         "/etc/ssl/private/console.example.net.key=$WORK/proxy.key"
 }
@@ -89,7 +97,8 @@ else
     sed 's/^/#   /' "$WORK/openssl.log"
     bail "a self-signed certificate made with openssl"
 fi
-if ! recipe nginx-console >"$WORK/console.nginx" 2>"$WORK/recipe.err"; then
+if ! recipe nginx-console >"$WORK/console.nginx" 2>"$WORK/recipe.err" ||
+    ! recipe nginx-console "$CAPTURE_NGINX_PORT" "$CAPTURE_PORT" >"$WORK/capture.nginx" 2>>"$WORK/recipe.err"; then
     sed 's/^/#   /' "$WORK/recipe.err"
     bail "the README has the nginx recipe (nginx-console)"
 fi
@@ -100,7 +109,10 @@ for line in "listen 127.0.0.1:$NGINX_PORT ssl;" "proxy_pass http://127.0.0.1:$CO
 done
 # Around the recipe, which is a server block for sites-enabled/: what
 # /etc/nginx/nginx.conf would give it, everything under WORK. The access log
-# also shows the X-Forwarded-For a client sent to nginx.
+# also shows the X-Forwarded-For a client sent to nginx. A second copy of the
+# recipe, on a port of its own, passes to capture_headers.py instead of
+# mailsiftd: what nginx sends upstream, which mailsiftd's log cannot show
+# (it takes only the last address of X-Forwarded-For).
 mkdir -p "$WORK/nginx-temp"
 cat >"$WORK/nginx.conf" <<EOF
 daemon off;
@@ -117,6 +129,7 @@ http {
     uwsgi_temp_path $WORK/nginx-temp/uwsgi;
     scgi_temp_path $WORK/nginx-temp/scgi;
     include $WORK/console.nginx;
+    include $WORK/capture.nginx;
 }
 EOF
 if nginx -t -c "$WORK/nginx.conf" -p "$WORK" >"$WORK/nginx-t.log" 2>&1; then
@@ -128,6 +141,10 @@ fi
 nginx -c "$WORK/nginx.conf" -p "$WORK" >>"$WORK/nginx-error.log" 2>&1 &
 NGINXPID=$!
 nginx_ready() { kill -0 "$NGINXPID" 2>/dev/null && port_open "$NGINX_PORT"; }
+python3 "$HERE/capture_headers.py" "$CAPTURE_PORT" "$WORK/captured" >"$WORK/capture.log" 2>&1 &
+CAPTUREPID=$!
+capture_ready() { kill -0 "$CAPTUREPID" 2>/dev/null && port_open "$CAPTURE_PORT"; }
+wait_for 10 capture_ready || bail "capture_headers.py listens on 127.0.0.1:$CAPTURE_PORT"
 if wait_for 15 nginx_ready; then
     ok "a private nginx started (master pid $NGINXPID) on https://127.0.0.1:$NGINX_PORT/"
 else
@@ -241,6 +258,18 @@ if [ "$STATUS" = 401 ] &&
 else
     show_answer
     not_ok "a wrong password straight to the console from $DIRECT_CLIENT: an audit line with client=$DIRECT_CLIENT and no forwarded="
+fi
+
+# What nginx itself sends upstream for a client with a forged X-Forwarded-For:
+# the one address it saw, not the client's words with it ($proxy_add_x_forwarded_for).
+CAPTURED=$(curl -sS --max-time 10 --interface "$PROXY_CLIENT" --cacert "$WORK/proxy.crt" -o /dev/null -w '%{http_code}' \
+    -H "X-Forwarded-For: $FORGED" -H 'X-Forwarded-For: 198.51.100.1' "https://127.0.0.1:$CAPTURE_NGINX_PORT/api/login" 2>&1 || true)
+if [ "$CAPTURED" = 200 ] && [ "$(cat "$WORK/captured" 2>/dev/null)" = "$(printf 'Host: 127.0.0.1\nX-Forwarded-For: %s' "$PROXY_CLIENT")" ]; then
+    ok "what nginx sends upstream for a client with two forged X-Forwarded-For headers: one, X-Forwarded-For: $PROXY_CLIENT (and Host: 127.0.0.1)"
+else
+    note "status $CAPTURED; captured:"
+    sed 's/^/#   /' "$WORK/captured" 2>/dev/null || true
+    not_ok "nginx sends upstream only X-Forwarded-For: $PROXY_CLIENT"
 fi
 
 # ---------------------------------------------------------------- the log as a whole
