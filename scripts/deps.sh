@@ -5,7 +5,8 @@
 #                            (left unconfigured and stopped), miltertest, Dovecot
 #                            (dovecot-imapd, dovecot-sieve; not started), PostgreSQL's
 #                            server (the tests initdb and start a private one), Prometheus
-#                            (the fleet test runs a private one; not started), the man-page
+#                            (the fleet test runs a private one; not started), nginx-light
+#                            (the proxy test runs a private one; not started), the man-page
 #                            linters and systemd-analyze; and clang with its runtimes
 #                            for the libFuzzer harnesses. Installing them here, once,
 #                            keeps parallel tests from racing for the dpkg lock.
@@ -17,7 +18,7 @@
 set -euo pipefail
 packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev libzstd-dev libcli11-dev nlohmann-json3-dev libpq-dev libsodium-dev libssl-dev catch2 util-linux python3)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(postfix miltertest dovecot-imapd dovecot-sieve postgresql prometheus mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev chromium chromium-driver python3-selenium fail2ban openssl)
+  packages+=(postfix miltertest dovecot-imapd dovecot-sieve postgresql prometheus mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev chromium chromium-driver python3-selenium fail2ban openssl nginx-light curl)
 fi
 if [ "${1:-}" = "--package" ]; then
   packages+=(debhelper dpkg-dev lintian)
