@@ -183,5 +183,22 @@ print(f"signatures table  : {table:,} B, {per(table)} B per scan")
 print(f"its two indexes   : {indexes:,} B, {per(indexes)} B per scan")
 print(f"bytes per scan    : {per(table + indexes)} (table and indexes, on disk)")
 print(f"file growth       : {after - before:,} B, {per(after - before)} B per scan")
+# The console's history (issue 41: a line and its signature together <= 2 KB):
+# its table and each of its indexes apart, so that an index shows what it costs.
+c = sqlite3.connect(db)
+lines = c.execute("SELECT count(*) FROM history").fetchone()[0]
+objects = c.execute("SELECT name, sum(pgsize) FROM dbstat WHERE name IN "
+                    "(SELECT name FROM sqlite_schema WHERE tbl_name = 'history') GROUP BY name ORDER BY 2 DESC").fetchall()
+widths = c.execute("SELECT avg(length(explanation)), avg(length(subject) + length(sender) + length(recipients) + "
+                   "length(from_header) + length(to_header) + length(message_id) + length(queue_id) + "
+                   "length(client_address) + length(helo) + length(action) + length(reason)) FROM history").fetchone()
+c.close()
+hist = sum(v for _, v in objects)
+perl = lambda b: f"{b / lines:,.0f}" if lines else "-"
+print(f"history lines     : {lines:,}; explanation {widths[0] or 0:,.0f} B, text fields {widths[1] or 0:,.0f} B per line on average")
+for name, size in objects:
+    print(f"  {name:<22}: {size:,} B, {perl(size)} B per line")
+print(f"history per line  : {perl(hist)} B (table and indexes, on disk)")
+print(f"line + signature  : {per(table + indexes) if scans else '-'} + {perl(hist)} B")
 PY
 echo "run time $((SECONDS - start_seconds)) s"
