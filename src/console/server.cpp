@@ -129,9 +129,12 @@ public:
         server_.open.store(server_.slots->open(), std::memory_order_relaxed);
     }
 
-    // Closed at once for a newcomer: no TLS close_notify, and a turn it waits for is not taken.
+    // Closed at once for a newcomer: no TLS close_notify, and a turn it waits
+    // for is given back (else a flood of newcomers evicting one another would
+    // push everyone's turns ever later).
     void evict() override {
         evicted_ = true;
+        if (waiting_turn_) server_.pacer->give_back(Clock::now());
         timer_.cancel();
         beast::get_lowest_layer(stream_).close();
     }
@@ -208,7 +211,9 @@ private:
         const auto wait = server_.pacer->reserve(Clock::now());
         if (wait <= Clock::duration::zero()) return f();
         timer_.expires_after(wait);
-        timer_.async_wait([f = std::move(f)](beast::error_code ec) {
+        waiting_turn_ = true;
+        timer_.async_wait([self = this->shared_from_this(), f = std::move(f)](beast::error_code ec) {
+            self->waiting_turn_ = false;
             if (!ec) f();  // cancelled: evicted
         });
     }
@@ -237,6 +242,7 @@ private:
     Server::Impl& server_;
     Slots::Id id_;
     bool evicted_ = false;
+    bool waiting_turn_ = false;  // for after_turn's timer
     std::string client_;
     Stream stream_;
     asio::steady_timer timer_{server_.io};

@@ -11,7 +11,8 @@
 // When all max_connections are taken, a newcomer evicts (closes) a connection
 // that waits (for its handshake, a request, or its turn at the pace below)
 // and has never carried a signed-in request: one from the address holding the
-// most connections, the one waiting longest. A connection being answered, or
+// most connections, the one waiting longest (a turn it waited for is given
+// back to the pace). A connection being answered, or
 // that has been signed in, is never evicted; with nobody to evict, the
 // newcomer is closed. So however many idle sockets a few addresses (or one
 // /64) hold, a signed-in administrator keeps being served, and a sign-in from
