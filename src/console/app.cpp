@@ -288,6 +288,7 @@ std::optional<Session> App::session_of(const Request& request, Clock::time_point
 }
 
 Response App::handle(const Request& req, const std::string& client, Clock::time_point now) {
+    authenticated_ = false;
     Response r = route(req, client, now);
     if (options_.tls) r.set(http::field::strict_transport_security, "max-age=31536000");
     answered(static_cast<unsigned>(r.result_int()));
@@ -325,6 +326,7 @@ Response App::route(const Request& req, const std::string& client, Clock::time_p
         return error(req, http::status::service_unavailable, std::string("console accounts: ") + e.what());
     }
     const auto session = session_of(req, now);
+    authenticated_ = session.has_value();
     if (is_page(path)) {
         if (req.method() != http::verb::get) return error(req, http::status::method_not_allowed, "GET only");
         return page(req, session);
@@ -450,6 +452,7 @@ Response App::login(const Request& req, const std::string& client, Clock::time_p
     limiter_.succeeded(client, name);
     audit(req, client, audit_event("sign-in", "ok", name, to_string(*role)));
     const auto session = sessions_.create(name, *role, now);
+    authenticated_ = true;
     Response r =
         json_answer(req, http::status::ok, json{{"account", name}, {"role", to_string(*role)}, {"csrf", session.csrf}});
     const std::string secure = options_.tls ? "; Secure" : "";

@@ -1,5 +1,6 @@
 // Server: see server.hpp.
 #include "mailsift/console/server.hpp"
+#include "mailsift/console/slots.hpp"
 
 #include <pthread.h>
 #include <sys/resource.h>
@@ -84,11 +85,24 @@ void check_options(const ServerOptions& options) {
     tls_context(options, parse_endpoint("console_listen", options.listen));
 }
 
+namespace {
+
+// A connection as the acceptor sees it: one it may have to close for a newcomer.
+struct Evictable {
+    virtual ~Evictable() = default;
+    virtual void evict() = 0;
+};
+
+}  // namespace
+
 struct Server::Impl {
     ServerOptions options;
     std::unique_ptr<App> app;
-    std::atomic<std::size_t> open{0};
-    std::unordered_map<std::string, std::size_t> open_by_address;  // the io thread's only
+    std::atomic<std::size_t> open{0};  // slots->open(), for connections() on any thread
+    // The io thread's only; before io, so that the connections io's handlers
+    // still hold when it is destroyed find them.
+    std::optional<Slots> slots;
+    std::unordered_map<Slots::Id, std::weak_ptr<Evictable>> held;
     asio::io_context io{1};
     std::optional<ssl::context> tls;
     tcp::acceptor acceptor{io};
@@ -101,17 +115,28 @@ struct Server::Impl {
 namespace {
 
 // One client connection: requests in turn (keep-alive), each answered by the App.
+// Its slot (slots.hpp) is marked serving from its turn until its response
+// is written, and authenticated once the App says a request was.
 template <class Stream>
-class Connection : public std::enable_shared_from_this<Connection<Stream>> {
+class Connection : public Evictable, public std::enable_shared_from_this<Connection<Stream>> {
 public:
     template <class... Args>
-    Connection(Server::Impl& server, std::string client, Args&&... args)
-        : server_(server), client_(std::move(client)), stream_(std::forward<Args>(args)...) {}
-    ~Connection() {
-        server_.open.fetch_sub(1, std::memory_order_relaxed);
-        if (const auto it = server_.open_by_address.find(client_); it != server_.open_by_address.end() && --it->second == 0) {
-            server_.open_by_address.erase(it);
-        }
+    Connection(Server::Impl& server, Slots::Id id, std::string client, Args&&... args)
+        : server_(server), id_(id), client_(std::move(client)), stream_(std::forward<Args>(args)...) {}
+    ~Connection() override {
+        server_.slots->release(id_);
+        server_.held.erase(id_);
+        server_.open.store(server_.slots->open(), std::memory_order_relaxed);
+    }
+
+    // Closed at once for a newcomer: no TLS close_notify, and a turn it waits
+    // for is given back (else a flood of newcomers evicting one another would
+    // push everyone's turns ever later).
+    void evict() override {
+        evicted_ = true;
+        if (waiting_turn_) server_.pacer->give_back(Clock::now());
+        timer_.cancel();
+        beast::get_lowest_layer(stream_).close();
     }
 
     void start() {
@@ -120,6 +145,7 @@ public:
         } else {
             // A handshake costs a public-key operation: it waits its turn as a request does.
             after_turn([self = this->shared_from_this()] {
+                if (self->evicted_) return;
                 beast::get_lowest_layer(self->stream_).expires_after(self->server_.options.request_timeout);
                 self->stream_.async_handshake(ssl::stream_base::server, [self](beast::error_code ec) {
                     if (!ec) self->read();
@@ -164,13 +190,17 @@ private:
             response_.body() = body ? "request body too large\n" : "request header too large\n";
             response_.keep_alive(false);
             response_.prepare_payload();
+            server_.slots->serving(id_);
             write();
             return;
         }
         if (ec) return close();
         ++requests_;
         after_turn([self = this->shared_from_this()] {
+            if (self->evicted_) return;
+            self->server_.slots->serving(self->id_);
             self->response_ = self->server_.app->handle(self->parser_->get(), self->client_, Clock::now());
+            if (self->server_.app->authenticated()) self->server_.slots->authenticated(self->id_);
             self->write();
         });
     }
@@ -181,8 +211,10 @@ private:
         const auto wait = server_.pacer->reserve(Clock::now());
         if (wait <= Clock::duration::zero()) return f();
         timer_.expires_after(wait);
-        timer_.async_wait([f = std::move(f)](beast::error_code ec) {
-            if (!ec) f();
+        waiting_turn_ = true;
+        timer_.async_wait([self = this->shared_from_this(), f = std::move(f)](beast::error_code ec) {
+            self->waiting_turn_ = false;
+            if (!ec) f();  // cancelled: evicted
         });
     }
 
@@ -190,12 +222,14 @@ private:
         beast::get_lowest_layer(stream_).expires_after(server_.options.request_timeout);
         http::async_write(stream_, response_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
             if (ec) return;
+            self->server_.slots->waiting(self->id_);
             if (self->response_.keep_alive()) return self->read();
             self->close();
         });
     }
 
     void close() {
+        if (evicted_) return;
         beast::error_code ignored;
         if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
             stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
@@ -206,6 +240,9 @@ private:
     }
 
     Server::Impl& server_;
+    Slots::Id id_;
+    bool evicted_ = false;
+    bool waiting_turn_ = false;  // for after_turn's timer
     std::string client_;
     Stream stream_;
     asio::steady_timer timer_{server_.io};
@@ -223,22 +260,34 @@ void Server::Impl::accept() {
         if (!ec) {
             boost::system::error_code e;
             const auto peer = socket.remote_endpoint(e);
+            // Logs and the audit trail name the address itself; the bounds count by its key.
             std::string client = e ? std::string("?") : peer.address().to_string();
-            const auto from_there = open_by_address.find(client);
-            if (open.load(std::memory_order_relaxed) >= options.max_connections ||
-                (from_there != open_by_address.end() && from_there->second >= options.max_connections_per_address)) {
+            const auto admission = slots->admit(e ? client : address_key(peer.address()));
+            if (!admission) {
                 boost::system::error_code ignored;
-                socket.close(ignored);  // over a bound: closed, not queued
+                socket.close(ignored);  // over a bound, nobody to evict: closed, not queued
             } else {
-                open.fetch_add(1, std::memory_order_relaxed);
-                ++open_by_address[client];
-                if (tls) {
-                    std::make_shared<Connection<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(client),
-                                                                                       std::move(socket), *tls)
-                        ->start();
-                } else {
-                    std::make_shared<Connection<beast::tcp_stream>>(*this, std::move(client), std::move(socket))->start();
+                if (admission->evicted) {
+                    if (const auto it = held.find(*admission->evicted); it != held.end()) {
+                        const auto victim = it->second.lock();
+                        held.erase(it);  // first: its destructor may run as `victim` goes
+                        if (victim) victim->evict();
+                    }
                 }
+                std::shared_ptr<Evictable> connection;
+                if (tls) {
+                    auto c = std::make_shared<Connection<beast::ssl_stream<beast::tcp_stream>>>(
+                        *this, admission->id, std::move(client), std::move(socket), *tls);
+                    c->start();
+                    connection = std::move(c);
+                } else {
+                    auto c = std::make_shared<Connection<beast::tcp_stream>>(*this, admission->id, std::move(client),
+                                                                             std::move(socket));
+                    c->start();
+                    connection = std::move(c);
+                }
+                held.emplace(admission->id, connection);
+                open.store(slots->open(), std::memory_order_relaxed);
             }
         }
         accept();
@@ -252,6 +301,7 @@ Server::Server(ServerOptions options, std::unique_ptr<App> app) : impl_(std::mak
     const tcp::endpoint endpoint = parse_endpoint("console_listen", o.listen);
     impl_->tls = tls_context(o, endpoint);
     impl_->pacer.emplace(o.requests_per_second, o.request_burst);
+    impl_->slots.emplace(o.max_connections, o.max_connections_per_address);
     auto& a = impl_->acceptor;
     boost::system::error_code ec;
     a.open(endpoint.protocol(), ec);

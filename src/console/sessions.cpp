@@ -130,6 +130,11 @@ Clock::duration TokenBucket::reserve(Clock::time_point now) {
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(-tokens_ / rate_));
 }
 
+void TokenBucket::give_back(Clock::time_point now) {
+    refill(now);
+    tokens_ = std::min(burst_, tokens_ + 1.0);
+}
+
 bool SignInLimiter::may_check(Clock::time_point now, bool trusted_device) {
     return (trusted_device ? trusted_ : untrusted_).take(now);
 }

@@ -230,3 +230,18 @@ TEST_CASE("A token bucket paces: it serves a burst at once, then one turn per 1/
     CHECK(served >= 598);
     CHECK(served <= 602);
 }
+
+TEST_CASE("A turn given back shortens the next wait, and never fills the bucket past its burst", "[console]") {
+    const Clock::time_point t0{};
+    TokenBucket p(10.0, 1.0);
+    CHECK(p.reserve(t0) == Clock::duration::zero());
+    CHECK(p.reserve(t0) == 100ms);
+    CHECK(p.reserve(t0) == 200ms);
+    p.give_back(t0);  // the one at 200 ms went away
+    CHECK(p.reserve(t0) == 200ms);
+    // A quiet bucket stays at its burst: one at once, then the pace.
+    p.give_back(t0 + 10s);
+    p.give_back(t0 + 10s);
+    CHECK(p.reserve(t0 + 10s) == Clock::duration::zero());
+    CHECK(p.reserve(t0 + 10s) == 100ms);
+}

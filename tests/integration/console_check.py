@@ -22,6 +22,7 @@ import time
 import urllib.parse
 import urllib.request
 
+from console_connections import connection_checks
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException, TimeoutException
 from selenium.webdriver.chrome.service import Service
@@ -157,36 +158,8 @@ def raw_checks(args, con):
     check(answered == 150 and took >= 1.9, "150 requests at once are all answered, paced to 50 a second",
           f"{answered} answered in {took:.2f} s")
 
-    # Connections are bounded: 16 from one address, 64 in all; beyond, the next is closed at once.
-    def closed_at_once(source):
-        extra = socket.create_connection((con.host, con.port), timeout=10, source_address=(source, 0))
-        extra.settimeout(5)
-        try:
-            closed = extra.recv(1) == b""
-        except (ConnectionResetError, socket.timeout) as e:
-            closed = isinstance(e, ConnectionResetError)
-        extra.close()
-        return closed
-
-    held = []
-    try:
-        for _ in range(16):
-            held.append(socket.create_connection((con.host, con.port), timeout=10, source_address=("127.0.8.1", 0)))
-        time.sleep(0.5)
-        check(closed_at_once("127.0.8.1"), "the 17th idle connection from one address is closed at once")
-        status, _, _ = con.request("GET", "/api/session", None, {"Cookie": token}, source="127.0.8.2")
-        check(status == 200, "while another address is served", status)
-        for k in range(2, 5):  # 16 more from each of three other addresses: 64 in all
-            for _ in range(16):
-                held.append(socket.create_connection((con.host, con.port), timeout=10, source_address=(f"127.0.8.{k}", 0)))
-        time.sleep(0.5)
-        check(closed_at_once("127.0.8.5"), "the 65th connection at once is closed, whatever its address")
-    finally:
-        for s in held:
-            s.close()
-    time.sleep(0.5)
-    status, _, _ = con.request("GET", "/api/session", None, {"Cookie": token})
-    check(status == 200, "and the console serves again when they are gone", status)
+    # Connections are bounded, and idle ones that never signed in go first (console_connections.py).
+    connection_checks(check, con, token, args.admin)
 
     _, _, vtoken, vcsrf = con.login(*args.viewer)
     status, _, _ = con.request("POST", "/api/learn?class=spam", spam, {"Cookie": vtoken, "X-CSRF-Token": vcsrf})

@@ -92,6 +92,9 @@ public:
 
     // `client`: the peer's address (the sign-in limiter counts by it).
     Response handle(const Request& request, const std::string& client, Clock::time_point now);
+    // Whether the request handle() answered last carried a valid session or
+    // signed in: the server keeps such a connection when it is full (server.hpp).
+    bool authenticated() const { return authenticated_; }
 
     // The largest body accepted for a request to `target`, known from its
     // headers before the body is read: a message to scan or learn up to
@@ -133,6 +136,7 @@ private:
     std::optional<Accounts> accounts_;
     struct stat accounts_stat_ {};
     bool accounts_seen_ = false;
+    bool authenticated_ = false;
     std::string status_body_;  // the last /api/status answer, and when it was read
     Clock::time_point status_at_{};
 };

@@ -5,8 +5,19 @@
 // Boost.Beast); plain HTTP is refused on any address but loopback.
 //
 // Bounds: at most max_connections at once, max_connections_per_address of
-// them from one address (more are closed when accepted),
-// request headers up to 8 KiB, bodies up to App::max_body_bytes() for their
+// them from one address, IPv6 counted by its /64 and an IPv4-mapped address
+// as IPv4 (console/slots.hpp; logs and the audit trail still name the address
+// itself). One more from an address at its bound is closed when accepted.
+// When all max_connections are taken, a newcomer evicts (closes) a connection
+// that waits (for its handshake, a request, or its turn at the pace below)
+// and has never carried a signed-in request: one from the address holding the
+// most connections, the one waiting longest (a turn it waited for is given
+// back to the pace). A connection being answered, or
+// that has been signed in, is never evicted; with nobody to evict, the
+// newcomer is closed. So however many idle sockets a few addresses (or one
+// /64) hold, a signed-in administrator keeps being served, and a sign-in from
+// an address holding fewer is let in and never the one evicted.
+// Request headers up to 8 KiB, bodies up to App::max_body_bytes() for their
 // route (known from the headers), and each request (with its TLS handshake)
 // must arrive within request_timeout;
 // connections are kept alive between requests up to idle_timeout.
@@ -38,8 +49,7 @@ struct ServerOptions {
     std::filesystem::path tls_certificate;   // both or neither
     std::filesystem::path tls_key;
     std::size_t max_connections = 64;
-    // From any one address: its idle sockets cannot take every connection
-    // the console has (more are closed when accepted).
+    // From any one address (an IPv6 /64): more are closed when accepted.
     std::size_t max_connections_per_address = 16;
     std::chrono::seconds request_timeout{30};
     std::chrono::seconds idle_timeout{60};

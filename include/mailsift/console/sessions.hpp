@@ -85,6 +85,9 @@ public:
     // however many are waiting, so a flood waits longer rather than getting
     // more; what bounds the queue is the caller's (the server's connection limit).
     Clock::duration reserve(Clock::time_point now);
+    // A turn reserved and not to be used after all (its caller is gone before
+    // it came): the next caller's wait is one turn shorter.
+    void give_back(Clock::time_point now);
 
 private:
     void refill(Clock::time_point now);
