@@ -245,6 +245,14 @@ std::size_t App::max_body_bytes(http::verb method, std::string_view target) cons
     return small_body_bytes;
 }
 
+bool App::body_allowed(const Request& head, Clock::time_point now) {
+    const std::string_view path = path_of(sv(head.target()));
+    if (head.method() == http::verb::post && path.starts_with("/api/") && path != "/api/login") {
+        return session_of(head, now).has_value();
+    }
+    return true;
+}
+
 void App::refresh_accounts() {
     struct stat st {};
     const bool exists = ::stat(options_.accounts.c_str(), &st) == 0;

@@ -166,6 +166,12 @@ private:
             if (ec) return self->on_read(ec);
             const auto& head = self->parser_->get();
             const auto target = head.target();
+            // A body a stranger may not send is not read: the request is answered from
+            // its headers (401, sign in first) and the connection closed.
+            if (!self->server_.app->body_allowed(head, Clock::now())) {
+                self->body_unread_ = true;
+                return self->on_read({});
+            }
             const std::uint64_t limit =
                 self->server_.app->max_body_bytes(head.method(), std::string_view(target.data(), target.size()));
             // A declared length over the limit is refused before any of the body is read;
@@ -201,6 +207,7 @@ private:
             self->server_.slots->serving(self->id_);
             self->response_ = self->server_.app->handle(self->parser_->get(), self->client_, Clock::now());
             if (self->server_.app->authenticated()) self->server_.slots->authenticated(self->id_);
+            if (self->body_unread_) self->response_.keep_alive(false);  // what follows on the wire is that body
             self->write();
         });
     }
@@ -243,6 +250,7 @@ private:
     Slots::Id id_;
     bool evicted_ = false;
     bool waiting_turn_ = false;  // for after_turn's timer
+    bool body_unread_ = false;   // answered from the headers alone (App::body_allowed)
     std::string client_;
     Stream stream_;
     asio::steady_timer timer_{server_.io};

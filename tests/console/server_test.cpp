@@ -157,3 +157,43 @@ TEST_CASE("A request waiting for its turn can be evicted, and is then never answ
     CHECK_FALSE(closed(fresh));
     CHECK(c.server->connections() == 4);
 }
+
+TEST_CASE("A POST to the API without a session is answered from its headers, its body never read", "[console]") {
+    Console c;
+    // 4 MB declared, none of it sent: a stranger's upload is refused before it is read.
+    const std::string head = "POST /api/scan HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: message/rfc822\r\n"
+                             "Content-Length: 4000000\r\n\r\n";
+    tcp::socket stranger = c.connect("127.0.9.1");
+    const std::string answer = ask(stranger, head);
+    CHECK(answer.starts_with("HTTP/1.1 401"));
+    CHECK(answer.find("sign in first") != std::string::npos);
+    std::this_thread::sleep_for(200ms);
+    CHECK(closed(stranger));  // the body that would follow is not read as another request
+
+    // A forged session is no session.
+    tcp::socket forger = c.connect("127.0.9.2");
+    CHECK(ask(forger, "POST /api/correct HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: mailsift_session=00ff\r\n"
+                      "Content-Type: application/json\r\nContent-Length: 3000\r\n\r\n")
+              .starts_with("HTTP/1.1 401"));
+
+    // Signed in, the same headers wait for their body: nothing is answered before it comes.
+    tcp::socket admin = c.connect("127.0.9.3");
+    const std::string in =
+        ask(admin, request("POST", "/api/login", "", json{{"name", "root"}, {"password", password}}.dump()));
+    REQUIRE(in.starts_with("HTTP/1.1 200"));
+    const auto at = in.find("mailsift_session=");
+    REQUIRE(at != std::string::npos);
+    const std::string cookie = in.substr(at, in.find(';', at) - at);
+    boost::system::error_code ec;
+    asio::write(admin,
+                asio::buffer("POST /api/scan HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: " + cookie +
+                             "\r\nContent-Type: message/rfc822\r\nContent-Length: 4000\r\n\r\n"),
+                ec);
+    REQUIRE_FALSE(ec);
+    std::this_thread::sleep_for(300ms);
+    admin.non_blocking(true);
+    char byte;
+    admin.read_some(asio::buffer(&byte, 1), ec);
+    admin.non_blocking(false);
+    CHECK(ec == asio::error::would_block);  // waiting for the body, not answered, not closed
+}

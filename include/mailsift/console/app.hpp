@@ -100,6 +100,11 @@ public:
     // headers before the body is read: a message to scan or learn up to
     // limits.max_message_bytes, and some; small_body_bytes for anything else.
     std::size_t max_body_bytes(boost::beast::http::verb method, std::string_view target) const;
+    // Whether a request whose headers are in may send its body: a POST to the
+    // API (a sign-in aside) without a valid session may not, so that a stranger
+    // cannot make the console read megabytes to be told to sign in; the server
+    // then answers it from its headers (handle() gives 401) and closes.
+    bool body_allowed(const Request& head, Clock::time_point now);
     bool tls() const { return options_.tls; }
     // An answer the server gave without the App (413, 431): counted as the App's are.
     void answered(unsigned status) const {
