@@ -247,6 +247,9 @@ TEST_CASE("A history line carries the queue ID, client, HELO, Message-ID and To,
     CHECK(let_through.reason == "authenticated sender");
     CHECK(let_through.client_address == "192.0.2.25");  // the connection's, still
     CHECK(let_through.message_id == "<own@example.org>");
+    CHECK(scored.signature);
+    CHECK_FALSE(let_through.signature);  // not scored: no signature, a line id of its own
+    CHECK(let_through.id != scored.id);
     // Found by its queue ID, as an administrator holding a mail log line would.
     store::HistoryQuery q;
     q.queue_id = "4QxYz2EfGh";
@@ -275,7 +278,7 @@ TEST_CASE("Each scored message leaves a history line and no Subject when history
     }));
     REQUIRE(rows.size() == 1);
     const auto& e = rows[0];
-    CHECK(e.id == *id);
+    CHECK(e.signature == *id);
     CHECK(e.sender == "<sender@example.net>");
     CHECK(e.recipients == "<user@example.org>");
     CHECK(e.from == "Café <cafe@example.org>");
@@ -285,7 +288,7 @@ TEST_CASE("Each scored message leaves a history line and no Subject when history
     CHECK(e.size > 0);
     // Its score taken apart as it was scored (the console's explanation), adding up to the probability given.
     store::HistoryQuery q;
-    q.id = *id;
+    q.signature = *id;
     q.explanations = true;
     const auto kept = store::SqliteDatabase(d.dir / "model.db", store::Database::Mode::read_only).history(q);
     REQUIRE(kept.size() == 1);
