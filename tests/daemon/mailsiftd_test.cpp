@@ -258,6 +258,50 @@ TEST_CASE("A history line carries the queue ID, client, HELO, Message-ID and To,
     CHECK(found[0].id == let_through.id);
 }
 
+TEST_CASE("The same message delivered twice is two history lines, each found by its queue ID and recipient",
+          "[mailsiftd]") {
+    Daemon d("stats_interval = 1\n");
+    d.train();
+    d.start();
+    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+    Client c(d.socket);
+    c.negotiate();
+    // Identical bytes (as a relay passes them, with no Received field of the MTA's own), two transactions.
+    const std::string same = "From: <cafe@example.org>\nMessage-ID: <same@example.org>\nSubject: Twice\n\nthe same bytes\n";
+    const std::pair<std::string, std::string> deliveries[] = {{"4QxVic3", "<victim3@corp.example>"},
+                                                              {"4QxCeo1", "<ceo@corp.example>"}};
+    std::vector<std::string> signatures;
+    for (const auto& [queue_id, recipient] : deliveries) {
+        c.send(frame('D', "R" + z("i") + z(queue_id)));
+        signatures.push_back(header_value(c.message(same, recipient), "X-Mailsift-Signature"));
+    }
+    const auto signature = engine::parse_signature(signatures[0]);
+    REQUIRE(signature);
+    REQUIRE(signatures[1] == signatures[0]);  // one message, one signature
+    std::vector<store::HistoryEntry> rows;
+    REQUIRE(eventually([&] {
+        store::SqliteDatabase db(d.dir / "model.db", store::Database::Mode::read_only);
+        rows = db.history({});
+        return rows.size() == 2;
+    }));
+    CHECK(rows[0].id != rows[1].id);
+    store::SqliteDatabase db(d.dir / "model.db", store::Database::Mode::read_only);
+    for (const auto& [queue_id, recipient] : deliveries) {
+        INFO(queue_id);
+        store::HistoryQuery q;
+        q.queue_id = queue_id;
+        auto found = db.history(q);
+        REQUIRE(found.size() == 1);
+        CHECK(found[0].recipients == recipient);
+        CHECK(found[0].signature == *signature);
+        q = {};
+        q.recipient = recipient;
+        found = db.history(q);
+        REQUIRE(found.size() == 1);
+        CHECK(found[0].queue_id == queue_id);
+    }
+}
+
 TEST_CASE("Each scored message leaves a history line and no Subject when history_subjects is off", "[mailsiftd]") {
     const bool subjects = GENERATE(true, false);
     Daemon d(std::string("stats_interval = 1\n") + (subjects ? "" : "history_subjects = off\n"));
