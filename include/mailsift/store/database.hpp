@@ -155,8 +155,9 @@ private:
 // One line per delivery: the same content delivered twice is two lines, each
 // with its own id and its own envelope, sharing a signature.
 struct HistoryEntry {
-    // The line's own number, given when it is recorded (0 before): ascending in
-    // the order lines were recorded, so that it orders lines of one second.
+    // The line's own number, given by the store when it is recorded (record()
+    // ignores what is here): ascending in the order lines were recorded, so
+    // that it orders the lines of one second.
     std::int64_t id = 0;
     // The message's signature (its content digest, X-Mailsift-Signature): what
     // its corrections are keyed by. None for a message let through unscored.
