@@ -554,12 +554,9 @@ Response App::history(const Request& req) {
 }
 
 Response App::explanation(const Request& req) {
-    const auto id = engine::parse_signature(url_decoded(query(sv(req.target()), "signature")));
-    if (!id) return error(req, http::status::bad_request, "signature must be 32 hexadecimal digits");
-    store::HistoryQuery q;
-    q.id = *id;
-    q.limit = 1;
-    q.explanations = true;
+    auto asked = history_line_query([&](std::string_view name) { return url_decoded(query(sv(req.target()), name)); });
+    if (const auto* wrong = std::get_if<std::string>(&asked)) return error(req, http::status::bad_request, *wrong);
+    auto& q = std::get<store::HistoryQuery>(asked);
     try {
         const auto db = store::open(options_.database.string(), store::Database::Mode::read_only);
         const auto found = db->history(q);

@@ -29,19 +29,17 @@ bool hex64(std::string_view text, std::uint64_t& out) {
 }
 
 std::optional<store::HistoryQuery::After> parse_cursor(const std::string& text) {
-    // <scanned_at>_<the probability's 64 bits in hex>_<signature>: exact, whatever the order.
+    // <scanned_at>_<the probability's 64 bits in hex>_<line id>: exact, whatever the order.
     const auto a = text.find('_');
     const auto b = a == std::string::npos ? a : text.find('_', a + 1);
     if (b == std::string::npos) return std::nullopt;
     store::HistoryQuery::After out;
     std::uint64_t bits = 0;
-    if (!integer(text.substr(0, a), out.scanned_at) || !hex64(std::string_view(text).substr(a + 1, b - a - 1), bits)) {
+    if (!integer(text.substr(0, a), out.scanned_at) || !hex64(std::string_view(text).substr(a + 1, b - a - 1), bits) ||
+        !integer(text.substr(b + 1), out.id) || out.id <= 0) {
         return std::nullopt;
     }
     out.probability = std::bit_cast<double>(bits);
-    const auto id = engine::parse_signature(text.substr(b + 1));
-    if (!id) return std::nullopt;
-    out.id = *id;
     return out;
 }
 
@@ -122,17 +120,31 @@ std::variant<store::HistoryQuery, std::string> history_query(const Parameter& pa
         q.after = parse_cursor(v);
         if (!q.after) return std::string("cursor must be one an earlier answer gave (next.cursor)");
     } else if (const std::string after = param("after"); !after.empty()) {
-        // An earlier console's page after a line: before = its time, after = its signature (newest first).
-        std::int64_t before = 0;
-        const auto id = engine::parse_signature(after);
-        if (!id) return std::string("after must be a signature (32 hexadecimal digits)");
+        // An earlier console's page after a line: before = its time, after = its line id (newest first).
+        std::int64_t before = 0, id = 0;
+        if (!integer(after, id) || id <= 0) return std::string("after must be a line id (a history line's id)");
         if (!integer(param("before"), before)) return std::string("after needs before (the time of that line)");
         if (q.order != store::HistoryQuery::Order::newest) return std::string("after and before page the newest order only; use cursor");
-        q.after = store::HistoryQuery::After{before, 0.0, *id};
+        q.after = store::HistoryQuery::After{before, 0.0, id};
         q.before = INT64_MAX;
     } else if (const std::string v = param("before"); !v.empty() && !integer(v, q.before)) {
         return std::string("before must be a time in seconds since 1970 (UTC)");
     }
+    return q;
+}
+
+std::variant<store::HistoryQuery, std::string> history_line_query(const Parameter& param) {
+    store::HistoryQuery q;
+    if (const std::string id = param("id"); !id.empty()) {
+        std::int64_t n = 0;
+        if (!integer(id, n) || n <= 0) return std::string("id must be a history line's id");
+        q.id = n;
+    } else {
+        q.signature = engine::parse_signature(param("signature"));
+        if (!q.signature) return std::string("id (a line's) or signature (32 hexadecimal digits) is needed");
+    }
+    q.limit = 1;  // newest first: of a signature's lines, its latest delivery
+    q.explanations = true;
     return q;
 }
 
@@ -141,7 +153,8 @@ json history_json(const store::HistoryEntry& e) {
     if (e.corrected) {
         corrected = json{{"class", store::to_string(e.corrected->to)}, {"at", e.corrected->at}, {"by", e.corrected->by}};
     }
-    return json{{"signature", engine::signature_text(e.id)},
+    return json{{"id", e.id},  // the line's (a delivery's); one message delivered twice has two
+                {"signature", e.signature ? json(engine::signature_text(*e.signature)) : json(nullptr)},
                 {"scanned_at", e.scanned_at},
                 {"scored", e.scored},
                 {"verdict", e.scored ? json(model::to_string(e.verdict)) : json(nullptr)},
@@ -164,7 +177,7 @@ json history_json(const store::HistoryEntry& e) {
 std::string history_cursor(const store::HistoryEntry& e) {
     char bits[17];
     std::snprintf(bits, sizeof bits, "%016llx", static_cast<unsigned long long>(std::bit_cast<std::uint64_t>(e.probability)));
-    return std::to_string(e.scanned_at) + "_" + bits + "_" + engine::signature_text(e.id);
+    return std::to_string(e.scanned_at) + "_" + bits + "_" + std::to_string(e.id);
 }
 
 std::string history_export_name(std::int64_t now, std::string_view format) {
@@ -173,7 +186,7 @@ std::string history_export_name(std::int64_t now, std::string_view format) {
 
 std::string history_export(store::Database& db, store::HistoryQuery q, std::string_view format) {
     const bool csv = format == "csv";
-    std::string out = csv ? "time,scanned_at,signature,queue_id,message_id,verdict,probability,action,reason,sender,"
+    std::string out = csv ? "time,scanned_at,id,signature,queue_id,message_id,verdict,probability,action,reason,sender,"
                             "recipients,from,to,subject,client_address,helo,size,corrected_to,corrected_at,corrected_by\r\n"
                           : "[";
     std::size_t written = 0;
@@ -186,7 +199,8 @@ std::string history_export(store::Database& db, store::HistoryQuery q, std::stri
             if (csv) {
                 const std::string cells[] = {iso_time(e.scanned_at),
                                              std::to_string(e.scanned_at),
-                                             engine::signature_text(e.id),
+                                             std::to_string(e.id),
+                                             e.signature ? engine::signature_text(*e.signature) : "",
                                              e.queue_id,
                                              e.message_id,
                                              e.scored ? model::to_string(e.verdict) : "",

@@ -23,6 +23,12 @@ using Parameter = std::function<std::string(std::string_view name)>;
 // earlier consoles sent them). A string: what is wrong with the request.
 std::variant<store::HistoryQuery, std::string> history_query(const Parameter& param, bool paged);
 
+// One line with its explanation (/api/explanation): `id`, the line's, or
+// `signature`, the latest line of that message (as earlier consoles asked).
+std::variant<store::HistoryQuery, std::string> history_line_query(const Parameter& param);
+
+// A line as the API gives it: its `id` (the delivery's) and `signature` (the
+// message's, null for one let through unscored) among its fields.
 nlohmann::json history_json(const store::HistoryEntry& e);
 
 // Where the page after `e` starts in `order`: the `cursor` parameter's value.

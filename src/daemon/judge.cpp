@@ -7,7 +7,6 @@
 #include <chrono>
 #include <ctime>
 #include <optional>
-#include <random>
 
 #include "log.hpp"
 #include "mailsift/mime/message.hpp"
@@ -123,16 +122,6 @@ store::HistoryEntry history_line(const milter::Transaction& t, bool subjects, st
     return h;
 }
 
-store::Digest random_digest() {
-    thread_local std::mt19937_64 bits{std::random_device{}()};
-    store::Digest d{};
-    for (std::size_t i = 0; i < d.size(); i += 8) {
-        const std::uint64_t v = bits();
-        for (std::size_t k = 0; k < 8 && i + k < d.size(); ++k) d[i + k] = static_cast<std::uint8_t>(v >> (8 * k));
-    }
-    return d;
-}
-
 std::string authenticated_user(const milter::Transaction& t) {
     const auto it = t.macros.find("{auth_authen}");
     return it == t.macros.end() ? std::string() : it->second;
@@ -169,8 +158,7 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
                     std::to_string(t.watched.size()) +
                     " distinct X-Mailsift-* header names, which cannot all be removed; rejected");
         if (d.record_history) {
-            history = history_line(t, d.history_subjects, now);
-            history->id = random_digest();
+            history = history_line(t, d.history_subjects, now);  // no signature: not scored
             history->scored = false;
             history->reason = "more X-Mailsift-* header names than can be removed";
         }
@@ -179,9 +167,8 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
         ++totals.skipped;
         recorder.count("skipped");
         if (d.record_history) {
-            // Found in the history with the reason, under an id of its own: it has no signature.
+            // Found in the history with the reason, by its line's own id: it has no signature.
             history = history_line(t, d.history_subjects, now);
-            history->id = random_digest();
             history->scored = false;
             history->reason = why;
         }
@@ -197,7 +184,7 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
             if (d.record_signatures) recorder.scan(digest, now, c.score.verdict, c.features);
             if (d.record_history) {
                 history = history_line(t, d.history_subjects, now);
-                history->id = digest;
+                history->signature = digest;  // what corrections key; the line gets an id of its own
                 history->verdict = c.score.verdict;
                 history->probability = c.score.probability;
                 if (c.parts) history->explanation = engine::encode(*c.parts);

@@ -26,6 +26,7 @@ std::string history_where(const HistoryQuery& q, const HistoryDialect& d) {
     std::vector<std::string> all;
     auto contains = [&](const char* column, const std::string& text) { return d.contains(column, d.add(contains_pattern(text))); };
     if (q.id) all.push_back("id = " + d.add(*q.id));
+    if (q.signature) all.push_back("signature = " + d.add(*q.signature));
     if (q.verdict) all.push_back("verdict = " + d.add(std::int64_t{static_cast<int>(*q.verdict)}));
     if (!q.action.empty()) all.push_back("action = " + d.add(q.action));
     if (!q.text.empty()) {
@@ -61,8 +62,10 @@ std::string history_after(const HistoryQuery& q, const HistoryDialect& d) {
     const bool descending = q.order == HistoryQuery::Order::newest || q.order == HistoryQuery::Order::spammiest;
     const std::string value = time ? d.add(q.after->scanned_at) : d.add(q.after->probability);
     const std::string id = d.add(q.after->id);
+    // Only newest takes a tie's ids descending (it is oldest reversed).
+    const bool newest = q.order == HistoryQuery::Order::newest;
     return std::string("(") + column + (descending ? " < " : " > ") + value + " OR (" + column + " = " + value +
-           " AND id > " + id + "))";
+           " AND id " + (newest ? "<" : ">") + " " + id + "))";
 }
 
 std::string history_order(HistoryQuery::Order o, const std::string& table) {
@@ -72,7 +75,7 @@ std::string history_order(HistoryQuery::Order o, const std::string& table) {
         case HistoryQuery::Order::hammiest: return table + "probability, " + table + "id";
         case HistoryQuery::Order::newest: break;
     }
-    return table + "scanned_at DESC, " + table + "id";
+    return table + "scanned_at DESC, " + table + "id DESC";
 }
 
 }  // namespace mailsift::store

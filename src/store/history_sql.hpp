@@ -26,7 +26,8 @@ struct HistoryDialect {
 // probability orders leave out skipped lines), its `after` not.
 std::string history_where(const HistoryQuery& q, const HistoryDialect& d);
 
-// The lines after `q.after` in `q.order`: past its value, or at it with a greater id.
+// The lines after `q.after` in `q.order`: past its value, or at it and past its
+// id (below it in newest, above it in the others).
 std::string history_after(const HistoryQuery& q, const HistoryDialect& d);
 
 // ORDER BY of `o`, its columns prefixed by `table`.

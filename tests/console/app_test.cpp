@@ -607,12 +607,12 @@ TEST_CASE("Older reaches every line of a burst scanned within one second, and on
         store::Recording r;
         for (int n = 0; n < 250; ++n) {
             store::HistoryEntry e;
-            e.id = engine::message_digest("From: burst@example.org\nSubject: " + std::to_string(n) + "\n\nbody\n");
+            e.signature = engine::message_digest("From: burst@example.org\nSubject: " + std::to_string(n) + "\n\nbody\n");
             e.scanned_at = 1700000000;
             e.action = "accepted";
             e.subject = "burst " + std::to_string(n);
             r.history.push_back(e);
-            recorded.insert(engine::signature_text(e.id));
+            recorded.insert(engine::signature_text(*e.signature));
         }
         store::open(c.db.string(), store::Database::Mode::read_write)->record(r);
     }
@@ -634,16 +634,20 @@ TEST_CASE("Older reaches every line of a burst scanned within one second, and on
     }
     CHECK(pages == 3);
     CHECK(seen == recorded);
-    // The form an earlier console paged with (before = the line's time, after = its signature) still pages.
+    // The form an earlier console paged with (before = the line's time, after = its id) still pages: a
+    // second's lines newest first, the last recorded first.
     const auto first = json::parse(c.send(http::verb::get, "/api/history?q=burst", "", viewer.token).body());
+    CHECK(first["entries"][0]["subject"] == "burst 249");
+    CHECK(first["entries"][1]["subject"] == "burst 248");
     const auto& last = first["entries"].back();
     const auto legacy = c.send(http::verb::get,
-                               "/api/history?q=burst&before=1700000000&after=" + last["signature"].get<std::string>(), "",
-                               viewer.token);
+                               "/api/history?q=burst&before=1700000000&after=" + std::to_string(last["id"].get<std::int64_t>()),
+                               "", viewer.token);
     REQUIRE(legacy.result() == http::status::ok);
     const json second = json::parse(legacy.body());
     REQUIRE(second["entries"].size() == 100);
-    for (const auto& e : second["entries"]) CHECK(e["signature"].get<std::string>() > last["signature"].get<std::string>());
+    CHECK(second["entries"][0]["subject"] == "burst 149");
+    for (const auto& e : second["entries"]) CHECK(e["id"].get<std::int64_t>() < last["id"].get<std::int64_t>());
     CHECK(c.send(http::verb::get, "/api/history?cursor=1_2_3", "", viewer.token).result() == http::status::bad_request);
     // A whole second alone, as the console asked before, starts below that second.
     const auto by_time = c.send(http::verb::get, "/api/history?before=1700000000", "", viewer.token);
@@ -665,7 +669,7 @@ TEST_CASE("History lists what mailsiftd recorded, and a click corrects it as mai
         store::Recording r;
         r.scans.push_back({id, 1000, scored.score.verdict, scored.features});
         store::HistoryEntry e;
-        e.id = id;
+        e.signature = id;
         e.scanned_at = 1000;
         e.verdict = scored.score.verdict;
         e.probability = scored.score.probability;
@@ -678,7 +682,7 @@ TEST_CASE("History lists what mailsiftd recorded, and a click corrects it as mai
         e.explanation = engine::encode(*scored.parts);
         r.history.push_back(e);
         e.explanation.clear();  // a line written before explanations were kept
-        e.id = engine::message_digest("From: x@y\n\nother\n");
+        e.signature = engine::message_digest("From: x@y\n\nother\n");
         e.scanned_at = 900;
         e.verdict = model::Verdict::spam;
         e.subject = "Cheap pills";
@@ -695,6 +699,8 @@ TEST_CASE("History lists what mailsiftd recorded, and a click corrects it as mai
     auto rows = list("");
     REQUIRE(rows.size() == 2);
     CHECK(rows[0]["signature"] == engine::signature_text(id));
+    CHECK(rows[0]["id"].is_number_integer());
+    CHECK(rows[0]["id"] != rows[1]["id"]);
     CHECK(rows[0]["subject"] == "Notes & <b>minutes</b>");
     CHECK(rows[0]["scanned_at"] == 1000);
     CHECK(list("?verdict=spam").size() == 1);
@@ -712,6 +718,14 @@ TEST_CASE("History lists what mailsiftd recorded, and a click corrects it as mai
     };
     const auto r = explained(engine::signature_text(id));
     REQUIRE(r.result() == http::status::ok);
+    // By the line's own id, as the console asks now: the same line; an id no line has: 404; not an id: 400.
+    const auto by_id = c.send(http::verb::get, "/api/explanation?id=" + std::to_string(rows[0]["id"].get<std::int64_t>()),
+                              "", viewer.token);
+    REQUIRE(by_id.result() == http::status::ok);
+    CHECK(json::parse(by_id.body())["subject"] == "Notes & <b>minutes</b>");
+    CHECK(json::parse(by_id.body())["explanation"].is_object());
+    CHECK(c.send(http::verb::get, "/api/explanation?id=999999", "", viewer.token).result() == http::status::not_found);
+    CHECK(c.send(http::verb::get, "/api/explanation?id=1x", "", viewer.token).result() == http::status::bad_request);
     const json line = json::parse(r.body());
     CHECK(line["subject"] == "Notes & <b>minutes</b>");
     const json& x = line["explanation"];
@@ -787,7 +801,7 @@ TEST_CASE("History filters by each field, sorts by time or P(spam), counts the m
         store::Recording r;
         for (int n = 0; n < 12; ++n) {
             store::HistoryEntry e;
-            e.id = engine::message_digest("Subject: line " + std::to_string(n) + "\n\nbody\n");
+            e.signature = engine::message_digest("Subject: line " + std::to_string(n) + "\n\nbody\n");
             e.scanned_at = 2000 + n;
             e.verdict = n % 3 == 0 ? model::Verdict::spam : model::Verdict::ham;
             e.probability = n / 20.0;
@@ -803,7 +817,6 @@ TEST_CASE("History filters by each field, sorts by time or P(spam), counts the m
             r.history.push_back(e);
         }
         store::HistoryEntry skipped;
-        skipped.id = engine::message_digest("skipped");
         skipped.scanned_at = 2100;
         skipped.scored = false;
         skipped.action = "skipped";
@@ -842,6 +855,8 @@ TEST_CASE("History filters by each field, sorts by time or P(spam), counts the m
     CHECK(skipped["entries"][0]["scored"] == false);
     CHECK(skipped["entries"][0]["verdict"].is_null());
     CHECK(skipped["entries"][0]["reason"] == "authenticated sender");
+    CHECK(skipped["entries"][0]["signature"].is_null());  // let through unscored: no signature, an id of its own
+    CHECK(skipped["entries"][0]["id"].is_number_integer());
     const json one = ask("?queue_id=4Q2ABC")["entries"][0];
     CHECK(one["client_address"] == "192.0.2.2");
     CHECK(one["helo"] == "mx2.example.org");
@@ -884,7 +899,7 @@ TEST_CASE("History filters by each field, sorts by time or P(spam), counts the m
     CHECK(std::string(csv[http::field::content_type]).rfind("text/csv", 0) == 0);
     CHECK(std::string(csv[http::field::content_disposition]).find("attachment; filename=\"mailsift-history-") == 0);
     const std::string body = csv.body();
-    CHECK(body.rfind("time,scanned_at,signature,queue_id,message_id,verdict,probability,action,", 0) == 0);
+    CHECK(body.rfind("time,scanned_at,id,signature,queue_id,message_id,verdict,probability,action,", 0) == 0);
     CHECK(std::count(body.begin(), body.end(), '\n') == 1 + 6);
     CHECK(body.find(",4Q1ABC,") < body.find(",4Q3ABC,"));  // oldest first
     // A Subject a spreadsheet would run is text, and quotes are doubled.

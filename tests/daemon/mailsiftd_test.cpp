@@ -247,12 +247,59 @@ TEST_CASE("A history line carries the queue ID, client, HELO, Message-ID and To,
     CHECK(let_through.reason == "authenticated sender");
     CHECK(let_through.client_address == "192.0.2.25");  // the connection's, still
     CHECK(let_through.message_id == "<own@example.org>");
+    CHECK(scored.signature);
+    CHECK_FALSE(let_through.signature);  // not scored: no signature, a line id of its own
+    CHECK(let_through.id != scored.id);
     // Found by its queue ID, as an administrator holding a mail log line would.
     store::HistoryQuery q;
     q.queue_id = "4QxYz2EfGh";
     const auto found = store::SqliteDatabase(d.dir / "model.db", store::Database::Mode::read_only).history(q);
     REQUIRE(found.size() == 1);
     CHECK(found[0].id == let_through.id);
+}
+
+TEST_CASE("The same message delivered twice is two history lines, each found by its queue ID and recipient",
+          "[mailsiftd]") {
+    Daemon d("stats_interval = 1\n");
+    d.train();
+    d.start();
+    REQUIRE(eventually([&] { return d.log().find("loaded model") != std::string::npos; }));
+    Client c(d.socket);
+    c.negotiate();
+    // Identical bytes (as a relay passes them, with no Received field of the MTA's own), two transactions.
+    const std::string same = "From: <cafe@example.org>\nMessage-ID: <same@example.org>\nSubject: Twice\n\nthe same bytes\n";
+    const std::pair<std::string, std::string> deliveries[] = {{"4QxVic3", "<victim3@corp.example>"},
+                                                              {"4QxCeo1", "<ceo@corp.example>"}};
+    std::vector<std::string> signatures;
+    for (const auto& [queue_id, recipient] : deliveries) {
+        c.send(frame('D', "R" + z("i") + z(queue_id)));
+        signatures.push_back(header_value(c.message(same, recipient), "X-Mailsift-Signature"));
+    }
+    const auto signature = engine::parse_signature(signatures[0]);
+    REQUIRE(signature);
+    REQUIRE(signatures[1] == signatures[0]);  // one message, one signature
+    std::vector<store::HistoryEntry> rows;
+    REQUIRE(eventually([&] {
+        store::SqliteDatabase db(d.dir / "model.db", store::Database::Mode::read_only);
+        rows = db.history({});
+        return rows.size() == 2;
+    }));
+    CHECK(rows[0].id != rows[1].id);
+    store::SqliteDatabase db(d.dir / "model.db", store::Database::Mode::read_only);
+    for (const auto& [queue_id, recipient] : deliveries) {
+        INFO(queue_id);
+        store::HistoryQuery q;
+        q.queue_id = queue_id;
+        auto found = db.history(q);
+        REQUIRE(found.size() == 1);
+        CHECK(found[0].recipients == recipient);
+        CHECK(found[0].signature == *signature);
+        q = {};
+        q.recipient = recipient;
+        found = db.history(q);
+        REQUIRE(found.size() == 1);
+        CHECK(found[0].queue_id == queue_id);
+    }
 }
 
 TEST_CASE("Each scored message leaves a history line and no Subject when history_subjects is off", "[mailsiftd]") {
@@ -275,7 +322,7 @@ TEST_CASE("Each scored message leaves a history line and no Subject when history
     }));
     REQUIRE(rows.size() == 1);
     const auto& e = rows[0];
-    CHECK(e.id == *id);
+    CHECK(e.signature == *id);
     CHECK(e.sender == "<sender@example.net>");
     CHECK(e.recipients == "<user@example.org>");
     CHECK(e.from == "Café <cafe@example.org>");
@@ -285,7 +332,7 @@ TEST_CASE("Each scored message leaves a history line and no Subject when history
     CHECK(e.size > 0);
     // Its score taken apart as it was scored (the console's explanation), adding up to the probability given.
     store::HistoryQuery q;
-    q.id = *id;
+    q.signature = *id;
     q.explanations = true;
     const auto kept = store::SqliteDatabase(d.dir / "model.db", store::Database::Mode::read_only).history(q);
     REQUIRE(kept.size() == 1);

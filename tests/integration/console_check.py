@@ -30,6 +30,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
+sys.dont_write_bytecode = True  # the import below must leave no __pycache__ in the source tree
+from history_twice import twice_checks  # noqa: E402
+
 FAILED = 0
 
 
@@ -334,7 +337,7 @@ def browser_checks(args):
         d.find_element(By.CSS_SELECTOR, "a[data-page=history]").click()
         w.until(EC.visibility_of_element_located((By.ID, "history-rows")))
         def rows(d):
-            return d.find_elements(By.CSS_SELECTOR, "#history-rows tr[data-signature]")
+            return d.find_elements(By.CSS_SELECTOR, "#history-rows tr[data-id]")
         def all_there(d):
             if len(rows(d)) >= args.expect_messages:
                 return True
@@ -453,7 +456,7 @@ def browser_checks(args):
         sign_in_patiently(d, w, *args.viewer)
         w.until(EC.visibility_of_element_located((By.ID, "page-status")))
         d.find_element(By.CSS_SELECTOR, "a[data-page=history]").click()
-        w.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#history-rows tr[data-signature]")) > 0)
+        w.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#history-rows tr[data-id]")) > 0)
         buttons = d.find_elements(By.CSS_SELECTOR, "#history-rows button.correct")
         check(buttons and not any(b.is_displayed() for b in buttons), "browser: a viewer sees the history without correct buttons")
         vcsrf = d.execute_script("return state.csrf")
@@ -546,13 +549,13 @@ def burst_checks(d, w, args):
     """
 
     def api_burst():
-        """Every burst line through the API, page after page as `next` says: the pages' (signature, time) lists."""
+        """Every burst line through the API, page after page as `next` says: the pages' (line id, time) lists."""
         pages, query = [], "q=burst"
         while len(pages) < 10:
             page = d.execute_async_script(page_fetch, query)
             if page is None:
                 return []
-            pages.append([(e["signature"], e["scanned_at"]) for e in page["entries"]])
+            pages.append([(str(e["id"]), e["scanned_at"]) for e in page["entries"]])
             if page["next"] is None:
                 break
             query = "q=burst&cursor=" + urllib.parse.quote(page["next"]["cursor"])
@@ -564,15 +567,15 @@ def burst_checks(d, w, args):
         time.sleep(0.5)
         pages = api_burst()
     lines = [line for page in pages for line in page]
-    signatures = {s for s, _ in lines}
-    check(len(lines) == n and len(signatures) == n,
-          f"the API's pages reach all {n} lines of the burst, each once", f"{len(lines)} lines, {len(signatures)} distinct")
+    line_ids = {s for s, _ in lines}
+    check(len(lines) == n and len(line_ids) == n,
+          f"the API's pages reach all {n} lines of the burst, each once", f"{len(lines)} lines, {len(line_ids)} distinct")
     split = [i for i in range(1, len(pages)) if pages[i] and pages[i - 1] and pages[i][0][1] == pages[i - 1][-1][1]]
     check(split, "and a page ends inside a second whose lines go on on the next page (what a time alone loses)",
           [(p[0][1], p[-1][1]) for p in pages if p])
 
     def rows(d):
-        return d.find_elements(By.CSS_SELECTOR, "#history-rows tr[data-signature]")
+        return d.find_elements(By.CSS_SELECTOR, "#history-rows tr[data-id]")
 
     def fresh_listing(action):
         """Empties the table, does `action`, and waits for the listing it asked for."""
@@ -593,8 +596,8 @@ def burst_checks(d, w, args):
         w.until(lambda d: len(rows(d)) > shown or not d.find_element(By.ID, "history-more").is_displayed())
     widths = d.execute_script("return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
     check(widths[0] <= widths[1], "browser: the history fits the 1,280 px window (no horizontal scrolling)", widths)
-    in_browser = [r.get_attribute("data-signature") for r in rows(d)]
-    check(len(in_browser) == n and set(in_browser) == signatures,
+    in_browser = [r.get_attribute("data-id") for r in rows(d)]
+    check(len(in_browser) == n and set(in_browser) == line_ids,
           f"browser: Older reaches every one of the {n} lines, each once",
           f"{len(in_browser)} rows, {len(set(in_browser))} distinct after {clicks} clicks")
     shot(d, args, "07b-history-burst")
@@ -662,6 +665,7 @@ def history_checks(d, w, args):
           "tracer@example.com" in e.get("sender", "") and "trace-rcpt@example.net" in e.get("recipients", ""),
           "and its HELO, To, MAIL FROM and RCPT TO are the ones sent", {k: e.get(k) for k in ("helo", "to", "sender", "recipients")})
     signature = e.get("signature")
+    twice_checks(d, args, tag, check, page_json)
 
     # Every burst message's queue ID in the history is the one Postfix logged for its Message-ID.
     exported = page_get(d, "/api/history/export?format=json&q=burst")
@@ -750,7 +754,7 @@ def history_checks(d, w, args):
     scored = total - skipped_count
     for order, key in keys.items():
         lines, n, pages = listing(f"order={order}&limit=40")
-        ok = lines is not None and n == len(lines) == len({x["signature"] for x in lines}) and pages > 1
+        ok = lines is not None and n == len(lines) == len({x["id"] for x in lines}) and pages > 1
         if ok and order in ("spammiest", "hammiest"):
             ok = all(x["scored"] for x in lines) and len(lines) == scored
         elif ok:
@@ -761,7 +765,7 @@ def history_checks(d, w, args):
               + (" (no skipped line)" if order in ("spammiest", "hammiest") else ""),
               (n, lines and len(lines), pages, ordered))
     burst_lines, n_burst, pages = listing("q=burst&limit=37")
-    check(burst_lines is not None and n_burst == len(burst_lines) == len({x["signature"] for x in burst_lines}) == 250,
+    check(burst_lines is not None and n_burst == len(burst_lines) == len({x["id"] for x in burst_lines}) == 250,
           "a filter's count is the number of lines its pages reach (q=burst, 37 a page)", (n_burst, burst_lines and len(burst_lines), pages))
 
     # Export: every match of the filter, in its order, as an attachment.
@@ -805,7 +809,7 @@ def history_checks(d, w, args):
 
     # In Chromium: the form.
     def rows_of(d):
-        return d.find_elements(By.CSS_SELECTOR, "#history-rows tr[data-signature]")
+        return d.find_elements(By.CSS_SELECTOR, "#history-rows tr[data-id]")
 
     def show_filtered(fill):
         """Clears the form, fills it (fill(d)), presses Show and waits for that listing."""

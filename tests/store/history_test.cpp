@@ -25,7 +25,7 @@ namespace {
 // A history line with the fields every test sets.
 store::HistoryEntry line(std::uint8_t n, std::int64_t at, model::Verdict v, double probability, std::string action) {
     store::HistoryEntry e;
-    e.id = digest(n);
+    e.signature = digest(n);
     e.scanned_at = at;
     e.verdict = v;
     e.probability = probability;
@@ -34,10 +34,10 @@ store::HistoryEntry line(std::uint8_t n, std::int64_t at, model::Verdict v, doub
     return e;
 }
 
-// The first byte of each line's id (digest(n) gives n), in the order read.
+// The first byte of each line's signature (digest(n) gives n), in the order read.
 std::vector<int> numbers(const std::vector<store::HistoryEntry>& lines) {
     std::vector<int> out;
-    for (const auto& e : lines) out.push_back(e.id[0]);
+    for (const auto& e : lines) out.push_back(e.signature ? (*e.signature)[0] : -1);
     return out;
 }
 
@@ -199,8 +199,13 @@ TEST_CASE("Each history filter finds the lines it should and no others, and the 
     CHECK(found(q).empty());
 
     q = {};
-    q.id = digest(2);
+    q.signature = digest(2);
     CHECK(found(q) == V{2});
+    q = {};
+    q.id = all[1].id;  // a line by its own id
+    CHECK(found(q) == V{3});
+    q.id = all[0].id + 1;  // no line has it yet
+    CHECK(found(q).empty());
 
     q = {};
     q.verdict = model::Verdict::ham;  // filters go together
@@ -229,9 +234,11 @@ TEST_CASE("Every history order pages through lines of one second and of one prob
     auto add = [&](std::int64_t at, double probability, bool scored) {
         store::HistoryEntry e;
         const int n = static_cast<int>(lines.size());
-        e.id[0] = static_cast<std::uint8_t>((n * 37) % 251);  // ids in no particular order
-        e.id[1] = static_cast<std::uint8_t>(n & 0xff);
-        e.id[2] = static_cast<std::uint8_t>(n >> 8);
+        e.signature.emplace();
+        (*e.signature)[0] = static_cast<std::uint8_t>((n * 37) % 251);  // signatures in no particular order
+        (*e.signature)[1] = static_cast<std::uint8_t>(n & 0xff);
+        (*e.signature)[2] = static_cast<std::uint8_t>(n >> 8);
+        e.id = n;  // the order of arrival, for the expectation (the store numbers them itself)
         e.scanned_at = at;
         e.scored = scored;
         e.verdict = probability > 0.9 ? model::Verdict::spam : model::Verdict::ham;
@@ -257,8 +264,8 @@ TEST_CASE("Every history order pages through lines of one second and of one prob
         }
         std::sort(expected.begin(), expected.end(), [&](const auto& a, const auto& b) {
             switch (order) {
-                case Order::newest:
-                    return a.scanned_at != b.scanned_at ? a.scanned_at > b.scanned_at : a.id < b.id;
+                case Order::newest:  // oldest reversed: a second's lines last arrived first
+                    return a.scanned_at != b.scanned_at ? a.scanned_at > b.scanned_at : a.id > b.id;
                 case Order::oldest:
                     return a.scanned_at != b.scanned_at ? a.scanned_at < b.scanned_at : a.id < b.id;
                 case Order::spammiest:
@@ -286,7 +293,7 @@ TEST_CASE("Every history order pages through lines of one second and of one prob
         REQUIRE(read.size() == expected.size());
         for (std::size_t i = 0; i < read.size(); ++i) {
             INFO("line " << i);
-            REQUIRE(read[i].id == expected[i].id);
+            REQUIRE(read[i].signature == expected[i].signature);
             REQUIRE(read[i].probability == expected[i].probability);  // exactly, as written
         }
         CHECK(db->history_count(q) == expected.size());  // `after` aside
@@ -346,7 +353,7 @@ TEST_CASE("A history line shows its latest correction, and the error rates count
     };
     auto latest = [&](std::uint8_t n) {
         store::HistoryQuery q;
-        q.id = digest(n);
+        q.signature = digest(n);
         const auto one = db->history(q);
         REQUIRE(one.size() == 1);
         return one[0].corrected;
@@ -431,6 +438,7 @@ TEST_CASE("A store from before the history's new columns keeps its lines, correc
     s.open();  // the current schema, its three tables then made what the release before wrote
     const bool sqlite = s.kind() == "sqlite";
     const std::string blob = sqlite ? "x'01000000000000000000000000000000'" : "'\\x01000000000000000000000000000000'";
+    const std::string other = sqlite ? "x'02000000000000000000000000000000'" : "'\\x02000000000000000000000000000000'";
     const std::vector<std::string> older = {
         "DROP TABLE history",
         "DROP TABLE corrections",
@@ -455,6 +463,9 @@ TEST_CASE("A store from before the history's new columns keeps its lines, correc
                  " CHECK (corrected_to IN (0, 1)), requested_at bigint NOT NULL)",
         "INSERT INTO history VALUES (" + blob +
             ", 1000, 2, 0.75, 'tagged', '<a@example.org>', '<b@example.net>', 'A <a@example.org>', 'Offer', 1234, '')",
+        // Scanned before it but its id after: numbered by time, not by id.
+        "INSERT INTO history VALUES (" + other +
+            ", 990, 0, 0.25, 'accepted', '<c@example.org>', '<d@example.net>', 'C <c@example.org>', 'Hello', 99, '')",
         "INSERT INTO corrections VALUES (1100, 2, 0)",
         "INSERT INTO corrections VALUES (1200, 0, 1)",
         "INSERT INTO corrections VALUES (1300, 2, 0)",
@@ -465,10 +476,23 @@ TEST_CASE("A store from before the history's new columns keeps its lines, correc
 
     auto db = s.open();
     CHECK(s.value(sqlite ? "PRAGMA user_version" : "SELECT version FROM mailsift_schema") ==
-          (sqlite ? store::schema_version : 8));
+          (sqlite ? store::schema_version : 9));
+    auto both = db->history({});
+    REQUIRE(both.size() == 2);
+    // Each keeps its digest as its signature, and lines are numbered in the order they were scanned.
+    CHECK(both[1].signature == digest(2));
+    CHECK(both[1].id == 1);
+    CHECK(both[1].subject == "Hello");
+    CHECK(both[0].id == 2);
+    {
+        store::HistoryQuery only;
+        only.signature = digest(2);
+        REQUIRE(db->history(only).size() == 1);
+        s.exec("DELETE FROM history WHERE scanned_at = 990");
+    }
     const auto all = db->history({});
     REQUIRE(all.size() == 1);
-    CHECK(all[0].id == digest(1));
+    CHECK(all[0].signature == digest(1));
     CHECK(all[0].scored);
     CHECK(all[0].verdict == model::Verdict::spam);
     CHECK(all[0].probability == 0.75);
@@ -498,7 +522,16 @@ TEST_CASE("A store from before the history's new columns keeps its lines, correc
 
     store::Recording r;
     r.scans.push_back({digest(1), 1000, model::Verdict::spam, "w:offer\t1\n"});
+    r.history.push_back(line(1, 1000, model::Verdict::spam, 0.75, "tagged"));  // delivered again, in the same second
     db->record(r);
+    both = db->history({});
+    REQUIRE(both.size() == 2);
+    CHECK(both[0].id == 3);  // numbered after the lines migrated (and the one deleted): last in its second
+    CHECK(both[0].signature == digest(1));
+    CHECK(both[1].id == 2);
+    REQUIRE(both[0].corrected);  // the message's correction shows on each of its lines
+    CHECK(both[0].corrected->at == 1400);
+    CHECK(db->corrections_since(0).false_positives == 3);  // still once
     store::TrainingBatch b(*db);
     const auto ready = b.take_ready_corrections(10);
     REQUIRE(ready.size() == 1);

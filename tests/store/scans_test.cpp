@@ -300,7 +300,7 @@ TEST_CASE("The console's history is written with the scans and is searched and p
     auto db = s.open();
     auto entry = [](std::uint8_t n, std::int64_t at, model::Verdict v, std::string subject) {
         store::HistoryEntry e;
-        e.id = digest(n);
+        e.signature = digest(n);
         e.scanned_at = at;
         e.verdict = v;
         e.probability = v == model::Verdict::spam ? 0.998 : 0.0125;
@@ -320,8 +320,8 @@ TEST_CASE("The console's history is written with the scans and is searched and p
 
     auto all = db->history({});
     REQUIRE(all.size() == 3);
-    CHECK(all[0].id == digest(3));  // newest first
-    CHECK(all[2].id == digest(1));
+    CHECK(all[0].signature == digest(3));  // newest first
+    CHECK(all[2].signature == digest(1));
     const auto& spam = all[1];
     CHECK(spam.scanned_at == 2000);
     CHECK(spam.verdict == model::Verdict::spam);
@@ -339,12 +339,12 @@ TEST_CASE("The console's history is written with the scans and is searched and p
     q = {};
     q.text = "bounce-3";  // sender
     REQUIRE(db->history(q).size() == 1);
-    CHECK(db->history(q)[0].id == digest(3));
+    CHECK(db->history(q)[0].signature == digest(3));
     q.text = "BOB@example";  // recipients, ASCII case ignored
     CHECK(db->history(q).size() == 3);
     q.text = "100%";  // LIKE's wildcards are searched as themselves
     REQUIRE(db->history(q).size() == 1);
-    CHECK(db->history(q)[0].id == digest(2));
+    CHECK(db->history(q)[0].signature == digest(2));
     q.text = "50_50";
     CHECK(db->history(q).size() == 1);
     q.text = "Minutes_of";  // as a wildcard, '_' would match the blank
@@ -354,23 +354,27 @@ TEST_CASE("The console's history is written with the scans and is searched and p
     CHECK(db->history(q).size() == 2);
     q.before = 2000;  // the next page
     REQUIRE(db->history(q).size() == 1);
-    CHECK(db->history(q)[0].id == digest(1));
+    CHECK(db->history(q)[0].signature == digest(1));
 
-    // The same signature again (the same message scanned twice): one entry, the newest.
+    // The same signature again (the same message delivered again): a line of its own, the first kept.
     store::Recording again;
     again.history.push_back(entry(1, 4000, model::Verdict::spam, "Minutes of the meeting"));
     db->record(again);
     all = db->history({});
-    REQUIRE(all.size() == 3);
-    CHECK(all[0].id == digest(1));
+    REQUIRE(all.size() == 4);
+    CHECK(all[0].signature == digest(1));
     CHECK(all[0].verdict == model::Verdict::spam);
+    CHECK(all[3].signature == digest(1));
+    CHECK(all[3].verdict == model::Verdict::ham);
+    CHECK(all[0].id != all[3].id);
 
     CHECK(db->prune_scans(2500) == 0);  // no scans, but the history before goes with them
     all = db->history({});
     REQUIRE(all.size() == 2);
-    CHECK(all[1].id == digest(3));
+    CHECK(all[1].signature == digest(3));
     db->prune(3500, 0);
     REQUIRE(db->history({}).size() == 1);
+    CHECK(db->history({})[0].scanned_at == 4000);
 }
 
 TEST_CASE("History pages go on from the last line read, time then id, and never skip the lines of one second",
@@ -382,12 +386,12 @@ TEST_CASE("History pages go on from the last line read, time then id, and never 
     std::set<store::Digest> expected;
     for (int n = 0; n < 252; ++n) {
         store::HistoryEntry e;
-        e.id = digest(static_cast<std::uint8_t>(n % 256));
-        e.id[1] = static_cast<std::uint8_t>((n * 37) % 251);  // ids in no particular order
+        e.signature = digest(static_cast<std::uint8_t>(n % 256));
+        (*e.signature)[1] = static_cast<std::uint8_t>((n * 37) % 251);  // signatures in no particular order
         e.scanned_at = n == 0 ? 999 : n == 251 ? 1001 : 1000;
         e.action = "accepted";
         r.history.push_back(e);
-        expected.insert(e.id);
+        expected.insert(*e.signature);
     }
     db->record(r);
     std::set<store::Digest> seen;
@@ -401,7 +405,7 @@ TEST_CASE("History pages go on from the last line read, time then id, and never 
         ++pages;
         REQUIRE(pages <= 3);
         for (const auto& e : page) {
-            REQUIRE(seen.insert(e.id).second);  // never the same line twice
+            REQUIRE(seen.insert(*e.signature).second);  // never the same line twice
             order.push_back(e);
         }
         q.after = store::HistoryQuery::After{page.back().scanned_at, page.back().probability, page.back().id};
@@ -413,9 +417,15 @@ TEST_CASE("History pages go on from the last line read, time then id, and never 
     CHECK(order.back().scanned_at == 999);
     for (std::size_t i = 1; i < order.size(); ++i) {
         const bool in_order = order[i - 1].scanned_at > order[i].scanned_at ||
-                              (order[i - 1].scanned_at == order[i].scanned_at && order[i - 1].id < order[i].id);
+                              (order[i - 1].scanned_at == order[i].scanned_at && order[i - 1].id > order[i].id);
         REQUIRE(in_order);
     }
+    // And the lines of that second as they arrived (recorded n = 1 ... 250), last first.
+    std::vector<int> arrival;
+    for (const auto& e : order) arrival.push_back((*e.signature)[0]);
+    std::vector<int> recorded(252);
+    for (int n = 0; n < 252; ++n) recorded[static_cast<std::size_t>(n)] = 251 - n;
+    CHECK(arrival == recorded);
     // A page by time alone (before = a whole second) still starts below that second.
     q = {};
     q.before = 1000;
@@ -430,7 +440,7 @@ TEST_CASE("A history line keeps its explanation, read only when asked for, and l
         store::Recording r;
         for (std::uint8_t n = 1; n <= 2; ++n) {
             store::HistoryEntry e;
-            e.id = digest(n);
+            e.signature = digest(n);
             e.scanned_at = 1000 + n;
             e.action = "accepted";
             e.explanation = n == 1 ? kept : "";
@@ -439,16 +449,16 @@ TEST_CASE("A history line keeps its explanation, read only when asked for, and l
         db->record(r);
         CHECK(db->history({})[1].explanation.empty());  // a page of the list does not carry them
         store::HistoryQuery q;
-        q.id = digest(1);
+        q.signature = digest(1);
         q.explanations = true;
         const auto one = db->history(q);
         REQUIRE(one.size() == 1);
-        CHECK(one[0].id == digest(1));
+        CHECK(one[0].signature == digest(1));
         CHECK(one[0].explanation == kept);
-        q.id = digest(2);
+        q.signature = digest(2);
         REQUIRE(db->history(q).size() == 1);
         CHECK(db->history(q)[0].explanation.empty());
-        q.id = digest(3);
+        q.signature = digest(3);
         CHECK(db->history(q).empty());
     }
     // A store written before explanations were kept (SQLite schema 8, PostgreSQL 3) is brought up to date.
@@ -456,14 +466,14 @@ TEST_CASE("A history line keeps its explanation, read only when asked for, and l
     s.exec(s.kind() == "sqlite" ? "PRAGMA user_version = 8" : "UPDATE mailsift_schema SET version = 3");
     auto db = s.open();
     store::HistoryQuery q;
-    q.id = digest(1);
+    q.signature = digest(1);
     q.explanations = true;
     const auto migrated = db->history(q);
     REQUIRE(migrated.size() == 1);
     CHECK(migrated[0].scanned_at == 1001);
     CHECK(migrated[0].explanation.empty());
     CHECK(s.value(s.kind() == "sqlite" ? "PRAGMA user_version" : "SELECT version FROM mailsift_schema") ==
-          (s.kind() == "sqlite" ? store::schema_version : 8));
+          (s.kind() == "sqlite" ? store::schema_version : 9));
 }
 
 TEST_CASE("The settings a model is trained with are recorded by the first commit that changes it, and never rewritten",

@@ -44,7 +44,7 @@
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 13;
+inline constexpr int schema_version = 14;
 
 class Error : public std::runtime_error {
 public:
@@ -152,9 +152,17 @@ private:
 
 // One line of the console's history: what mailsiftd did with a message, kept
 // as long as its scan (signature_days) and pruned with it.
+// One line per delivery: the same content delivered twice is two lines, each
+// with its own id and its own envelope, sharing a signature.
 struct HistoryEntry {
-    Digest id{};  // the message's signature; a skipped message's line: a random id of its own
-    std::int64_t scanned_at = 0;
+    // The line's own number, given by the store when it is recorded (record()
+    // ignores what is here): ascending in the order lines were recorded, so
+    // that it orders the lines of one second.
+    std::int64_t id = 0;
+    // The message's signature (its content digest, X-Mailsift-Signature): what
+    // its corrections are keyed by. None for a message let through unscored.
+    std::optional<Digest> signature;
+    std::int64_t scanned_at = 0;  // seconds since the epoch
     // False for a message mailsiftd let through unscored (action "skipped",
     // `reason` says why): it has no verdict or probability.
     bool scored = true;
@@ -198,21 +206,28 @@ struct HistoryQuery {
     std::string message_id;  // the Message-ID, with or without its angle brackets; "": any
     std::int64_t since = INT64_MIN;  // only those scanned at or after this
     std::int64_t before = INT64_MAX;  // only those scanned before this
-    // newest: scanned_at descending; oldest: ascending; spammiest: probability
-    // descending; hammiest: ascending. Ties go by id ascending. The probability
-    // orders leave out skipped lines (they have none).
+    // newest: scanned_at descending, a second's lines last recorded first (id
+    // descending); oldest: scanned_at ascending, then id ascending, so that
+    // each is the other reversed and lines keep their arrival order within a
+    // second. spammiest: probability descending; hammiest: ascending; ties in
+    // either in arrival order (id ascending). The probability orders leave out
+    // skipped lines (they have none).
     enum class Order { newest, oldest, spammiest, hammiest } order = Order::newest;
     // The page after a line: the lines that come after it in `order` (ties
-    // past its id), so that lines of one second or one probability are never
-    // skipped. The line's scanned_at, probability and id.
+    // past its id, which is unique), so that lines of one second or one
+    // probability are never skipped nor repeated. The line's scanned_at,
+    // probability and id.
     struct After {
         std::int64_t scanned_at = 0;
         double probability = 0.0;
-        Digest id{};
+        std::int64_t id = 0;
     };
     std::optional<After> after;
     std::size_t limit = 100;
-    std::optional<Digest> id;         // only this message
+    std::optional<std::int64_t> id;   // only this line
+    // Only the lines of this message (every delivery of it). Not indexed: a
+    // scan of the lines, in `order`, for a lookup of one or a few.
+    std::optional<Digest> signature;
     bool explanations = false;        // with HistoryEntry::explanation (a few hundred bytes each)
 };
 

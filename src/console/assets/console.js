@@ -268,7 +268,9 @@ function pair(first, second, cls) {
 
 function historyRow(e) {
   const r = el('tr');
-  r.dataset.signature = e.signature;
+  // A line is a delivery (its id); its message is its signature (none when not scored).
+  r.dataset.id = e.id;
+  if (e.signature) r.dataset.signature = e.signature;
   r.dataset.queueId = e.queue_id || '';
   r.dataset.scannedAt = e.scanned_at;
   r.append(el('td', when(e.scanned_at), 'time'));
@@ -295,7 +297,7 @@ function historyRow(e) {
   const why = el('button', e.scored ? 'explain' : 'details', 'why');
   why.type = 'button';
   why.title = e.scored ? 'How this score adds up, and the message’s details' : 'The message’s details';
-  why.addEventListener('click', () => explainLine(e.signature, r));
+  why.addEventListener('click', () => explainLine(e.id, r));
   const whyCell = el('td', null, 'why'); whyCell.append(why); r.append(whyCell);
   const act = el('td', null, 'admin nowrap');
   if (e.scored) {  // a skipped message has no scan to learn from
@@ -312,14 +314,16 @@ function historyRow(e) {
   return r;
 }
 
-// One history line's details and explanation, as mailsiftd kept them when it scored the message.
+// One history line's details and explanation, as mailsiftd kept them when it
+// scored the message: asked for by the line's id (one delivery of it), corrected
+// by its signature (the message, whichever delivery).
 const explainState = { signature: null, row: null };
 
-async function explainLine(signature, row) {
+async function explainLine(id, row) {
   text('history-error', ''); text('correct-result', '');
   let x;
-  try { x = await api('/api/explanation?signature=' + encodeURIComponent(signature)); } catch (e) { text('history-error', e.message); return; }
-  explainState.signature = signature; explainState.row = row;
+  try { x = await api('/api/explanation?id=' + encodeURIComponent(id)); } catch (e) { text('history-error', e.message); return; }
+  explainState.signature = x.signature; explainState.row = row;
   const scored = x.scored !== false;
   text('explain-why', scored ? 'Why' : 'Not scored,');
   text('explain-verdict', scored ? x.verdict : 'skipped');
@@ -340,7 +344,7 @@ async function explainLine(signature, row) {
   text('explain-from', x.from || null);
   text('explain-to', x.to || null);
   text('explain-size', x.size === undefined ? null : Number(x.size).toLocaleString() + ' bytes');
-  text('explain-signature', x.signature);
+  text('explain-signature', x.signature || null);
   const p = x.explanation;
   text('explain-note', !scored ? 'mailsiftd let this message through without scoring it: ' + (x.reason || 'no reason given') + '.'
     : p ? 'As the model scored it then (it may have learned since).'
@@ -360,11 +364,14 @@ async function correct(signature, cls, row) {
     const r = await api('/api/correct', { method: 'POST', headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ signature, class: cls }) });
     text('correct-result', `${r.signature}: corrected to ${r.class}: ${r.result}`);
-    // What a reload shows (the server keeps it): this account's correction, now.
+    // What a reload shows (the server keeps it): this account's correction, now,
+    // on every delivery of the message shown (corrections are the message's).
     const c = { class: r.class || cls, at: Math.floor(Date.now() / 1000), by: 'console:' + state.account };
-    if (row) {
-      row.classList.add('corrected');
-      const cell = row.querySelector('td.correction');
+    const lines = [...$('history-rows').querySelectorAll('tr')].filter((t) => t.dataset.signature === signature);
+    if (row && !lines.includes(row)) lines.push(row);
+    for (const line of lines) {
+      line.classList.add('corrected');
+      const cell = line.querySelector('td.correction');
       if (cell) cell.textContent = correctionText(c);
     }
     if (explainState.signature === signature && !$('explain-panel').hidden) text('explain-corrected', correctionText(c));

@@ -150,18 +150,12 @@ void PgDatabase::record(const Recording& r) {
         }
         for (const Contact* c : contacts) add_contact(c->address, c->source, c->added_at);
         for (const auto& e : r.history) {
-            conn_.exec("INSERT INTO history (id, scanned_at, verdict, probability, action, reason, sender,"
+            // A new line each time, numbered by the identity: never one replaced.
+            conn_.exec("INSERT INTO history (signature, scanned_at, verdict, probability, action, reason, sender,"
                        " recipients, from_header, to_header, subject, message_id, queue_id, client_address, helo,"
                        " size, explanation)"
-                       " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
-                       " ON CONFLICT (id) DO UPDATE SET scanned_at = excluded.scanned_at, verdict = excluded.verdict,"
-                       " probability = excluded.probability, action = excluded.action, reason = excluded.reason,"
-                       " sender = excluded.sender, recipients = excluded.recipients,"
-                       " from_header = excluded.from_header, to_header = excluded.to_header,"
-                       " subject = excluded.subject, message_id = excluded.message_id, queue_id = excluded.queue_id,"
-                       " client_address = excluded.client_address, helo = excluded.helo, size = excluded.size,"
-                       " explanation = excluded.explanation",
-                       {Param::digest(e.id), Param(e.scanned_at),
+                       " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+                       {e.signature ? Param::digest(*e.signature) : Param(), Param(e.scanned_at),
                         Param(e.scored ? static_cast<int>(e.verdict) : unscored_verdict),
                         Param::text(pg::double_text(e.scored ? e.probability : 0.0)), Param::text(e.action),
                         Param::text(e.reason), Param::text(e.sender), Param::text(e.recipients), Param::text(e.from),
@@ -199,42 +193,46 @@ std::vector<HistoryEntry> PgDatabase::history(const HistoryQuery& query) {
     // The page first, then the latest correction of each of its lines (corrections
     // are keyed by signature; the highest id is the latest).
     std::string sql =
-        "SELECT h.id, h.scanned_at, h.verdict, h.probability::text, h.action, h.reason, h.sender, h.recipients,"
-        " h.from_header, h.to_header, h.subject, h.message_id, h.queue_id, h.client_address, h.helo, h.size,"
-        " h.explanation, c.corrected_to, c.at, c.by_whom FROM (SELECT id, scanned_at, verdict, probability, action,"
+        "SELECT h.id, h.signature, h.scanned_at, h.verdict, h.probability::text, h.action, h.reason, h.sender,"
+        " h.recipients, h.from_header, h.to_header, h.subject, h.message_id, h.queue_id, h.client_address, h.helo,"
+        " h.size, h.explanation, c.corrected_to, c.at, c.by_whom FROM (SELECT id, signature, scanned_at, verdict,"
+        " probability, action,"
         " reason, sender, recipients, from_header, to_header, subject, message_id, queue_id, client_address, helo,"
         " size, ";
     sql += query.explanations ? "explanation" : "'' AS explanation";
     sql += " FROM history" + where + " ORDER BY " + history_order(query.order, "") + " LIMIT " + limit +
-           ") h LEFT JOIN LATERAL (SELECT corrected_to, at, by_whom FROM corrections WHERE signature = h.id"
+           ") h LEFT JOIN LATERAL (SELECT corrected_to, at, by_whom FROM corrections WHERE signature = h.signature"
            " ORDER BY id DESC LIMIT 1) c ON true ORDER BY " + history_order(query.order, "h.");
     auto r = conn_.exec(sql, params);
     std::vector<HistoryEntry> out;
     for (int i = 0; i < r.rows(); ++i) {
         HistoryEntry e;
-        const auto id = r.bytes(i, 0);
-        if (id.size() == e.id.size()) std::memcpy(e.id.data(), id.data(), e.id.size());
-        e.scanned_at = r.integer(i, 1);
-        const auto verdict = r.integer(i, 2);
+        e.id = r.integer(i, 0);
+        if (const auto signature = r.bytes(i, 1); !r.null(i, 1) && signature.size() == Digest{}.size()) {
+            e.signature.emplace();
+            std::memcpy(e.signature->data(), signature.data(), signature.size());
+        }
+        e.scanned_at = r.integer(i, 2);
+        const auto verdict = r.integer(i, 3);
         e.scored = verdict != unscored_verdict;
         if (e.scored) e.verdict = static_cast<model::Verdict>(verdict);
-        e.probability = pg::text_double(r.bytes(i, 3));
-        e.action = r.bytes(i, 4);
-        e.reason = r.bytes(i, 5);
-        e.sender = r.bytes(i, 6);
-        e.recipients = r.bytes(i, 7);
-        e.from = r.bytes(i, 8);
-        e.to = r.bytes(i, 9);
-        e.subject = r.bytes(i, 10);
-        e.message_id = r.bytes(i, 11);
-        e.queue_id = r.bytes(i, 12);
-        e.client_address = r.bytes(i, 13);
-        e.helo = r.bytes(i, 14);
-        e.size = static_cast<std::uint64_t>(r.integer(i, 15));
-        e.explanation = r.bytes(i, 16);
-        if (!r.null(i, 17)) {
-            e.corrected = HistoryEntry::Corrected{r.integer(i, 17) == 1 ? Class::spam : Class::ham, r.integer(i, 18),
-                                                  std::string(r.bytes(i, 19))};
+        e.probability = pg::text_double(r.bytes(i, 4));
+        e.action = r.bytes(i, 5);
+        e.reason = r.bytes(i, 6);
+        e.sender = r.bytes(i, 7);
+        e.recipients = r.bytes(i, 8);
+        e.from = r.bytes(i, 9);
+        e.to = r.bytes(i, 10);
+        e.subject = r.bytes(i, 11);
+        e.message_id = r.bytes(i, 12);
+        e.queue_id = r.bytes(i, 13);
+        e.client_address = r.bytes(i, 14);
+        e.helo = r.bytes(i, 15);
+        e.size = static_cast<std::uint64_t>(r.integer(i, 16));
+        e.explanation = r.bytes(i, 17);
+        if (!r.null(i, 18)) {
+            e.corrected = HistoryEntry::Corrected{r.integer(i, 18) == 1 ? Class::spam : Class::ham, r.integer(i, 19),
+                                                  std::string(r.bytes(i, 20))};
         }
         out.push_back(std::move(e));
     }

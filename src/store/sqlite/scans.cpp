@@ -192,14 +192,16 @@ void SqliteDatabase::record(const Recording& r) {
         for (const auto& c : r.contacts) add_contact(c.address, c.source, c.added_at);
         if (!r.history.empty()) {
             Statement h(db_,
-                        "INSERT OR REPLACE INTO history (id, scanned_at, verdict, probability, action, reason, sender,"
+                        // A new line each time, numbered by SQLite (the rowid): never one replaced.
+                        "INSERT INTO history (signature, scanned_at, verdict, probability, action, reason, sender,"
                         " recipients, from_header, to_header, subject, message_id, queue_id, client_address, helo,"
                         " size, explanation)"
                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
                         path_);
             for (const auto& e : r.history) {
                 sqlite3_reset(h.get());
-                bind_digest(h.get(), 1, e.id);
+                sqlite3_clear_bindings(h.get());
+                if (e.signature) bind_digest(h.get(), 1, *e.signature);
                 sqlite3_bind_int64(h.get(), 2, e.scanned_at);
                 sqlite3_bind_int(h.get(), 3, e.scored ? static_cast<int>(e.verdict) : unscored_verdict);
                 sqlite3_bind_double(h.get(), 4, e.scored ? e.probability : 0.0);
@@ -251,13 +253,14 @@ std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
     if (query.after) where += (where.empty() ? " WHERE " : " AND ") + history_after(query, d);
     // The page first, then the latest correction of each of its lines (corrections
     // are keyed by signature; the highest rowid is the latest).
-    std::string sql = "SELECT h.*, c.corrected_to, c.at, c.by_whom FROM (SELECT id, scanned_at, verdict, probability,"
+    std::string sql = "SELECT h.*, c.corrected_to, c.at, c.by_whom FROM (SELECT id, signature, scanned_at, verdict,"
+                      " probability,"
                       " action, reason, sender, recipients, from_header, to_header, subject, message_id, queue_id,"
                       " client_address, helo, size, ";
     sql += query.explanations ? "explanation" : "''";
     sql += " FROM history" + where + " ORDER BY " + history_order(query.order, "") + " LIMIT " +
            b.add(static_cast<std::int64_t>(std::min<std::size_t>(query.limit, INT64_MAX))) +
-           ") h LEFT JOIN corrections c ON c.rowid = (SELECT max(rowid) FROM corrections WHERE signature = h.id)"
+           ") h LEFT JOIN corrections c ON c.rowid = (SELECT max(rowid) FROM corrections WHERE signature = h.signature)"
            " ORDER BY " + history_order(query.order, "h.");
     Statement q(db_, sql.c_str(), path_);
     b.bind(q.get());
@@ -269,30 +272,32 @@ std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
     int rc = SQLITE_ROW;
     while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
         HistoryEntry e;
-        if (sqlite3_column_bytes(q.get(), 0) == static_cast<int>(e.id.size())) {
-            std::memcpy(e.id.data(), sqlite3_column_blob(q.get(), 0), e.id.size());
+        e.id = sqlite3_column_int64(q.get(), 0);
+        if (Digest d{}; sqlite3_column_bytes(q.get(), 1) == static_cast<int>(d.size())) {
+            std::memcpy(d.data(), sqlite3_column_blob(q.get(), 1), d.size());
+            e.signature = d;
         }
-        e.scanned_at = sqlite3_column_int64(q.get(), 1);
-        const int verdict = sqlite3_column_int(q.get(), 2);
+        e.scanned_at = sqlite3_column_int64(q.get(), 2);
+        const int verdict = sqlite3_column_int(q.get(), 3);
         e.scored = verdict != unscored_verdict;
         if (e.scored) e.verdict = static_cast<model::Verdict>(verdict);
-        e.probability = sqlite3_column_double(q.get(), 3);
-        e.action = text(4);
-        e.reason = text(5);
-        e.sender = text(6);
-        e.recipients = text(7);
-        e.from = text(8);
-        e.to = text(9);
-        e.subject = text(10);
-        e.message_id = text(11);
-        e.queue_id = text(12);
-        e.client_address = text(13);
-        e.helo = text(14);
-        e.size = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 15));
-        e.explanation = text(16);
-        if (sqlite3_column_type(q.get(), 17) != SQLITE_NULL) {
-            e.corrected = HistoryEntry::Corrected{sqlite3_column_int(q.get(), 17) == 1 ? Class::spam : Class::ham,
-                                                  sqlite3_column_int64(q.get(), 18), text(19)};
+        e.probability = sqlite3_column_double(q.get(), 4);
+        e.action = text(5);
+        e.reason = text(6);
+        e.sender = text(7);
+        e.recipients = text(8);
+        e.from = text(9);
+        e.to = text(10);
+        e.subject = text(11);
+        e.message_id = text(12);
+        e.queue_id = text(13);
+        e.client_address = text(14);
+        e.helo = text(15);
+        e.size = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 16));
+        e.explanation = text(17);
+        if (sqlite3_column_type(q.get(), 18) != SQLITE_NULL) {
+            e.corrected = HistoryEntry::Corrected{sqlite3_column_int(q.get(), 18) == 1 ? Class::spam : Class::ham,
+                                                  sqlite3_column_int64(q.get(), 19), text(20)};
         }
         out.push_back(std::move(e));
     }

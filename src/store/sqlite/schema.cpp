@@ -57,6 +57,62 @@ void add_columns_13(sqlite3* db, const std::filesystem::path& path) {
     }
 }
 
+// Migration 13 -> 14: the history one line per delivery. A line was keyed by
+// its message's signature, so a second delivery of the same content replaced
+// the first; now each line has its own number (the rowid: 8 bytes at most,
+// against the 16 of a random blob, and ascending in the order lines are
+// recorded, which orders the lines of one second) and keeps the signature as
+// a column (NULL for a line let through unscored, whose id was random). The
+// lines kept are numbered in the order they were scanned. Skipped when the
+// table already has the form (a user_version set back).
+void history_lines_14(sqlite3* db, const std::filesystem::path& path) {
+    {
+        Statement has(db, "SELECT count(*) FROM pragma_table_info('history') WHERE name = 'signature'", path);
+        if (sqlite3_step(has.get()) != SQLITE_ROW) {
+            throw Error(path, std::string("cannot read the columns of history: ") + sqlite3_errmsg(db));
+        }
+        if (sqlite3_column_int(has.get(), 0) != 0) return;
+    }
+    static constexpr const char* sql = R"sql(
+    CREATE TABLE history_lines (
+        id INTEGER PRIMARY KEY,                -- the line's number, ascending as lines are recorded
+        signature BLOB,                        -- 16 bytes: the message's; NULL: let through unscored
+        scanned_at INTEGER NOT NULL,
+        verdict INTEGER NOT NULL,
+        probability REAL NOT NULL,
+        action TEXT NOT NULL,
+        reason TEXT NOT NULL DEFAULT '',
+        sender TEXT NOT NULL,
+        recipients TEXT NOT NULL,
+        from_header TEXT NOT NULL,
+        to_header TEXT NOT NULL DEFAULT '',
+        subject TEXT NOT NULL,
+        message_id TEXT NOT NULL DEFAULT '',
+        queue_id TEXT NOT NULL DEFAULT '',
+        client_address TEXT NOT NULL DEFAULT '',
+        helo TEXT NOT NULL DEFAULT '',
+        size INTEGER NOT NULL,
+        explanation TEXT NOT NULL DEFAULT ''
+    );
+    INSERT INTO history_lines (id, signature, scanned_at, verdict, probability, action, reason, sender, recipients,
+                               from_header, to_header, subject, message_id, queue_id, client_address, helo, size,
+                               explanation)
+        SELECT row_number() OVER (ORDER BY scanned_at, id), CASE WHEN verdict = -1 THEN NULL ELSE id END,
+               scanned_at, verdict, probability, action, reason, sender, recipients, from_header, to_header, subject,
+               message_id, queue_id, client_address, helo, size, explanation
+        FROM history;
+    DROP TABLE history;
+    ALTER TABLE history_lines RENAME TO history;
+    CREATE INDEX history_scanned_at ON history (scanned_at);
+    CREATE INDEX history_queue_id ON history (queue_id);
+    CREATE INDEX history_message_id ON history (message_id);
+    CREATE INDEX history_probability ON history (probability);
+    )sql";
+    if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
+        throw Error(path, std::string("cannot give the history one line per delivery: ") + sqlite3_errmsg(db));
+    }
+}
+
 constexpr Migration migrations[] = {
     // 0 -> 1
     {R"sql(
@@ -269,6 +325,8 @@ constexpr Migration migrations[] = {
     CREATE INDEX IF NOT EXISTS history_probability ON history (probability);
     CREATE INDEX IF NOT EXISTS corrections_signature ON corrections (signature);
     )sql"},
+    // 13 -> 14: one history line per delivery, numbered as recorded (history_lines_14).
+    {"", history_lines_14},
 };
 static_assert(std::size(migrations) == schema_version);
 
