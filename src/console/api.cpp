@@ -1,0 +1,201 @@
+// The App's API over the model and the history: scan, learn, the history and
+// its export, a line's explanation, a correction, the error rates and the
+// configuration (app.hpp). Sessions, sign-in and routing are app.cpp's.
+#include <ctime>
+
+#include "explain_json.hpp"
+#include "history.hpp"
+#include "mailsift/console/app.hpp"
+#include "mailsift/engine/explain.hpp"
+#include "mailsift/mime/message.hpp"
+#include "mailsift/store/database.hpp"
+#include "web.hpp"
+
+namespace mailsift::console {
+
+namespace http = boost::beast::http;
+using nlohmann::json;
+
+namespace {
+
+// The audit trail's word for it.
+const char* result_word(store::LearnResult r) {
+    switch (r) {
+        case store::LearnResult::learned: return "learned";
+        case store::LearnResult::already_learned: return "already-learned";
+        case store::LearnResult::moved: return "moved";
+    }
+    return "learned";
+}
+
+const char* learn_result(store::LearnResult r) {
+    switch (r) {
+        case store::LearnResult::learned: return "learned";
+        case store::LearnResult::already_learned: return "already learned";
+        case store::LearnResult::moved: return "moved from the other class";
+    }
+    return "learned";
+}
+
+}  // namespace
+
+Response App::scan(const Request& req, const Actor& actor) {
+    const std::string_view raw = engine::without_from_line(req.body());
+    const auto problem = engine::check_message(raw, raw.size(), options_.settings.limits);
+    if (engine::refused(problem)) return error(req, http::status::unprocessable_entity, engine::describe(problem));
+    const auto filter = services_.filter ? services_.filter() : nullptr;
+    if (!filter) return error(req, http::status::service_unavailable, "no model loaded yet: train one first");
+    json j = explanation_json(engine::explain(*filter, raw));
+    // What the message says it is, decoded, for the page to show as text.
+    for (const auto& h : mime::parse_header(raw, options_.settings.limits)) {
+        if (!j.contains("from") && boost::beast::iequals(h.name, "From")) j["from"] = h.value;
+        if (!j.contains("subject") && boost::beast::iequals(h.name, "Subject")) j["subject"] = h.value;
+    }
+    j["signature"] = engine::signature_text(engine::message_identity(raw));
+    j["size"] = raw.size();
+    audit(req, actor.client,
+          audit_event("scan", j.value("verdict", std::string()), actor.account, actor.role, {}, j["signature"].get<std::string>()));
+    return json_answer(req, http::status::ok, j);
+}
+
+Response App::learn(const Request& req, const Actor& actor) {
+    const auto cls = query(sv(req.target()), "class");
+    if (cls != "spam" && cls != "ham") return error(req, http::status::bad_request, "class must be spam or ham");
+    const std::string_view raw = engine::without_from_line(req.body());
+    const auto problem = engine::check_message(raw, raw.size(), options_.settings.limits);
+    if (engine::refused(problem)) return error(req, http::status::unprocessable_entity, engine::describe(problem));
+    try {
+        const auto db = store::open(options_.database.string(), store::Database::Mode::read_write);
+        engine::Trainer trainer(*db, options_.settings, engine::Trainer::Reads::rows);  // one message: its rows
+        const auto now = static_cast<std::int64_t>(std::time(nullptr));
+        // As `mailsift learn` one message: thick-threshold training applies.
+        const auto outcome = trainer.learn(raw, raw.size(), cls == "spam" ? store::Class::spam : store::Class::ham, now);
+        trainer.commit();
+        json j;
+        j["class"] = std::string(cls);
+        j["signature"] = engine::signature_text(engine::message_identity(raw));
+        j["result"] = outcome.confident ? "already known beyond the training margin: not learned"
+                                        : learn_result(outcome.result);
+        audit(req, actor.client,
+              audit_event("learn", outcome.confident ? "not-learned" : result_word(outcome.result), actor.account, actor.role, {},
+                          std::string(cls) + ":" + j["signature"].get<std::string>()));
+        return json_answer(req, http::status::ok, j);
+    } catch (const std::exception& e) {
+        return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
+    }
+}
+
+Response App::history(const Request& req) {
+    const std::string_view target = sv(req.target());
+    const bool exporting = path_of(target) == "/api/history/export";
+    const std::string format = url_decoded(query(target, "format"));
+    if (exporting && format != "csv" && format != "json") return error(req, http::status::bad_request, "format must be csv or json");
+    auto asked = history_query([&](std::string_view name) { return url_decoded(query(target, name)); }, !exporting);
+    if (const auto* wrong = std::get_if<std::string>(&asked)) return error(req, http::status::bad_request, *wrong);
+    auto& q = std::get<store::HistoryQuery>(asked);
+    try {
+        const auto db = store::open(options_.database.string(), store::Database::Mode::read_only);
+        if (exporting) {
+            Response r = answer(req, http::status::ok, format == "csv" ? "text/csv; charset=utf-8" : "application/json; charset=utf-8",
+                                history_export(*db, q, format));
+            const std::string name = history_export_name(static_cast<std::int64_t>(std::time(nullptr)), format);
+            r.set(http::field::content_disposition, "attachment; filename=\"" + name + "\"");
+            return r;
+        }
+        json rows = json::array();
+        const auto entries = db->history(q);
+        for (const auto& e : entries) rows.push_back(history_json(e));
+        json out{{"entries", rows}, {"count", db->history_count(q)}, {"subjects_kept", options_.settings.daemon.history_subjects},
+                 {"kept", options_.settings.daemon.record_history}};
+        // A full page may have more after it: where to ask from (null: this was the last).
+        out["next"] = entries.size() == q.limit && q.limit > 0 ? json{{"cursor", history_cursor(entries.back())}} : json(nullptr);
+        return json_answer(req, http::status::ok, out);
+    } catch (const std::exception& e) {
+        return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
+    }
+}
+
+Response App::explanation(const Request& req) {
+    auto asked = history_line_query([&](std::string_view name) { return url_decoded(query(sv(req.target()), name)); });
+    if (const auto* wrong = std::get_if<std::string>(&asked)) return error(req, http::status::bad_request, *wrong);
+    auto& q = std::get<store::HistoryQuery>(asked);
+    try {
+        const auto db = store::open(options_.database.string(), store::Database::Mode::read_only);
+        const auto found = db->history(q);
+        if (found.empty()) return error(req, http::status::not_found, "no such message in the history (pruned?)");
+        json j = history_json(found.front());
+        const auto parts = engine::decode_score_parts(found.front().explanation);
+        // A line written before explanations were kept, or by a later mailsift, has none.
+        j["explanation"] = parts ? recorded_json(*parts) : json(nullptr);
+        return json_answer(req, http::status::ok, j);
+    } catch (const std::exception& e) {
+        return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
+    }
+}
+
+Response App::correct(const Request& req, const Actor& actor) {
+    const json body = json::parse(req.body(), nullptr, false);
+    if (!body.is_object() || !body.contains("signature") || !body.contains("class") || !body["signature"].is_string() ||
+        !body["class"].is_string() || (body["class"] != "spam" && body["class"] != "ham")) {
+        return error(req, http::status::bad_request, "expected {\"signature\": ..., \"class\": \"spam\" or \"ham\"}");
+    }
+    const auto id = engine::parse_signature(body["signature"].get<std::string>());
+    if (!id) return error(req, http::status::bad_request, "not a signature (32 hexadecimal digits)");
+    const store::Class to = body["class"] == "spam" ? store::Class::spam : store::Class::ham;
+    try {
+        const auto db = store::open(options_.database.string(), store::Database::Mode::read_write);
+        engine::Trainer trainer(*db, options_.settings, engine::Trainer::Reads::rows);  // one message: its rows
+        trainer.set_corrector("console:" + actor.account);  // the history shows who corrected
+        // Exactly as `mailsift correct --signature`: once; the other way moves it.
+        const auto r = trainer.correct_or_defer_signature(*id, to, static_cast<std::int64_t>(std::time(nullptr)));
+        trainer.commit();
+        std::string result;
+        if (r.deferred) result = "no scan recorded yet: kept, and trained when mailsiftd writes it";
+        else if (r.confirmed) result = "mailsiftd already said so with confidence: not trained (train_on_error)";
+        else result = learn_result(r.result);
+        audit(req, actor.client,
+              audit_event("correct", r.deferred ? "deferred" : r.confirmed ? "not-learned" : result_word(r.result),
+                          actor.account, actor.role, {}, std::string(store::to_string(to)) + ":" + engine::signature_text(*id)));
+        return json_answer(req, http::status::ok,
+                           json{{"signature", engine::signature_text(*id)}, {"class", store::to_string(to)}, {"result", result}});
+    } catch (const std::exception& e) {
+        return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
+    }
+}
+
+json App::corrections() const {
+    // Mistakes revealed by corrections, as `mailsift stats` counts them.
+    try {
+        const auto db = store::open(options_.database.string(), store::Database::Mode::read_only);
+        const auto now = static_cast<std::int64_t>(std::time(nullptr));
+        auto period = [&](std::int64_t since) {
+            const auto c = db->corrections_since(since);
+            return json{{"false_positives", c.false_positives}, {"false_negatives", c.false_negatives},
+                        {"unsure_to_spam", c.unsure_to_spam}, {"unsure_to_ham", c.unsure_to_ham}};
+        };
+        return json{{"day", period(now - 86400)}, {"week", period(now - 7 * 86400)}};
+    } catch (const std::exception& e) {
+        return json{{"error", e.what()}};
+    }
+}
+
+json App::configuration() const {
+    json given = json::array();
+    for (const auto& [key, value] : options_.settings.given) {
+        // A PostgreSQL location may hold a password.
+        const std::string shown = key == "database" ? store::display_location(value) : value;
+        given.push_back({{"key", key}, {"value", shown}});
+    }
+    json defaults = json::array();
+    for (const auto& name : engine::setting_names()) {
+        bool set = false;
+        for (const auto& g : options_.settings.given) set = set || g.first == name;
+        if (!set) defaults.push_back({{"key", name}, {"value", engine::setting_value(options_.settings, name)}});
+    }
+    return json{{"file", options_.config.empty() ? std::string("(none: built-in defaults)") : options_.config.string()},
+                {"database", store::display_location(options_.database.string())},
+                {"given", given},
+                {"defaults", defaults}};
+}
+
+}  // namespace mailsift::console
