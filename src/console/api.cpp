@@ -2,6 +2,8 @@
 // its export, a line's explanation, a correction, the error rates and the
 // configuration (app.hpp). Sessions, sign-in and routing are app.cpp's.
 #include <ctime>
+#include <initializer_list>
+#include <vector>
 
 #include "explain_json.hpp"
 #include "history.hpp"
@@ -85,30 +87,57 @@ Response App::learn(const Request& req, const Actor& actor) {
     }
 }
 
-Response App::history(const Request& req) {
+Response App::history(const Request& req, const Actor& actor) {
     const std::string_view target = sv(req.target());
     const bool exporting = path_of(target) == "/api/history/export";
+    const auto mark = target.find('?');
+    const std::string_view raw = mark == std::string_view::npos ? std::string_view() : target.substr(mark + 1);
+    std::vector<std::string_view> takes(history_filter_parameters.begin(), history_filter_parameters.end());
+    if (exporting) {
+        takes.push_back("format");
+    } else {
+        takes.insert(takes.end(), {"limit", "cursor", "after", "before"});
+    }
+    if (const std::string wrong = history_parameters_problem(raw, takes); !wrong.empty()) {
+        return error(req, http::status::bad_request, wrong);
+    }
     const std::string format = url_decoded(query(target, "format"));
     if (exporting && format != "csv" && format != "json") return error(req, http::status::bad_request, "format must be csv or json");
     auto asked = history_query([&](std::string_view name) { return url_decoded(query(target, name)); }, !exporting);
     if (const auto* wrong = std::get_if<std::string>(&asked)) return error(req, http::status::bad_request, *wrong);
     auto& q = std::get<store::HistoryQuery>(asked);
+    // Who read how many lines of whose mail, and with which filter: the audit
+    // trail's, for a page as for an export (the filter as the request gave it).
+    auto audited = [&](const char* event, std::size_t lines) {
+        audit(req, actor.client,
+              audit_event(event, "ok", actor.account, actor.role, {},
+                          (exporting ? format + ":" : std::string()) + std::to_string(lines) + ":" + std::string(raw)));
+    };
     try {
         const auto db = store::open(options_.database.string(), store::Database::Mode::read_only);
         if (exporting) {
+            std::size_t written = 0;
             Response r = answer(req, http::status::ok, format == "csv" ? "text/csv; charset=utf-8" : "application/json; charset=utf-8",
-                                history_export(*db, q, format));
+                                history_export(*db, q, format, written));
             const std::string name = history_export_name(static_cast<std::int64_t>(std::time(nullptr)), format);
             r.set(http::field::content_disposition, "attachment; filename=\"" + name + "\"");
+            audited("export", written);
             return r;
         }
+        // One line more than the page, to know whether there is a next page.
+        const std::size_t page = q.limit;
+        q.limit = page + 1;
+        auto entries = db->history(q);
+        const bool more = entries.size() > page;
+        if (more) entries.resize(page);
+        q.limit = page;
         json rows = json::array();
-        const auto entries = db->history(q);
         for (const auto& e : entries) rows.push_back(history_json(e));
         json out{{"entries", rows}, {"count", db->history_count(q)}, {"subjects_kept", options_.settings.daemon.history_subjects},
                  {"kept", options_.settings.daemon.record_history}};
-        // A full page may have more after it: where to ask from (null: this was the last).
-        out["next"] = entries.size() == q.limit && q.limit > 0 ? json{{"cursor", history_cursor(entries.back())}} : json(nullptr);
+        // Where to ask from for the lines after this page (null: there are none).
+        out["next"] = more && !entries.empty() ? json{{"cursor", history_cursor(entries.back())}} : json(nullptr);
+        audited("history", entries.size());
         return json_answer(req, http::status::ok, out);
     } catch (const std::exception& e) {
         return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());

@@ -170,10 +170,10 @@ Response App::route(const Request& req, const std::string& client, Clock::time_p
         return answer(req, http::status::ok, "application/json; charset=utf-8", status_body_);
     }
     if (path == "/api/config" && !post) return json_answer(req, http::status::ok, configuration());
-    if ((path == "/api/history" || path == "/api/history/export") && !post) return history(req);
+    const Actor actor{session->account, to_string(session->role), client};
+    if ((path == "/api/history" || path == "/api/history/export") && !post) return history(req, actor);
     if (path == "/api/explanation" && !post) return explanation(req);
     // A scan changes nothing: a viewer may scan too. Learning and correcting need an admin.
-    const Actor actor{session->account, to_string(session->role), client};
     if (path == "/api/scan") return post ? scan(req, actor) : error(req, http::status::method_not_allowed, "POST only");
     const bool admin_action = path == "/api/learn" || path == "/api/correct";
     if (admin_action) {

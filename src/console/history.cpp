@@ -1,12 +1,15 @@
 // The console's history API: see history.hpp.
 #include "history.hpp"
 
+#include <algorithm>
 #include <bit>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <ctime>
 
 #include "mailsift/engine/filter.hpp"
+#include "web.hpp"
 
 namespace mailsift::console {
 
@@ -81,6 +84,34 @@ std::string number(double v) {
 
 }  // namespace
 
+std::string history_parameters_problem(std::string_view query, std::span<const std::string_view> takes) {
+    std::vector<std::string> seen;
+    while (!query.empty()) {
+        const auto amp = query.find('&');
+        const std::string_view pair = query.substr(0, amp);
+        query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
+        if (pair.empty()) continue;
+        const auto eq = pair.find('=');
+        const std::string name = url_decoded(pair.substr(0, eq));
+        const std::string value = eq == std::string_view::npos ? std::string() : url_decoded(pair.substr(eq + 1));
+        // The name is shown back only when it is a plain word.
+        const bool plain = !name.empty() && name.size() <= 32 &&
+                           std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+        if (std::find(takes.begin(), takes.end(), name) == takes.end()) {
+            std::string known;
+            for (const auto t : takes) known += (known.empty() ? "" : ", ") + std::string(t);
+            return (plain ? "unknown parameter '" + name + "'" : std::string("an unknown parameter")) +
+                   " (this request takes " + known + ")";
+        }
+        if (std::find(seen.begin(), seen.end(), name) != seen.end()) return name + " is given twice";
+        seen.push_back(name);
+        if (std::any_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+            return name + " holds a control character (a NUL, a line break, ...)";
+        }
+    }
+    return {};
+}
+
 std::variant<store::HistoryQuery, std::string> history_query(const Parameter& param, bool paged) {
     store::HistoryQuery q;
     const std::string verdict = param("verdict");
@@ -94,7 +125,8 @@ std::variant<store::HistoryQuery, std::string> history_query(const Parameter& pa
         return std::string("action must be accepted, tagged, quarantined, rejected, tempfailed or skipped");
     }
     for (auto [name, field] : {std::pair{"q", &q.text}, {"sender", &q.sender}, {"recipient", &q.recipient},
-                               {"subject", &q.subject}, {"queue_id", &q.queue_id}, {"message_id", &q.message_id}}) {
+                               {"subject", &q.subject}, {"client", &q.client}, {"queue_id", &q.queue_id},
+                               {"message_id", &q.message_id}}) {
         *field = param(name);
         if (field->size() > max_filter_bytes) return std::string(name) + " is longer than 256 bytes";
     }
@@ -113,8 +145,10 @@ std::variant<store::HistoryQuery, std::string> history_query(const Parameter& pa
     q.limit = 100;
     if (const std::string v = param("limit"); !v.empty()) {
         std::int64_t n = 0;
-        if (!integer(v, n) || n < 0) return std::string("limit must be a number");
-        q.limit = static_cast<std::size_t>(std::min<std::int64_t>(n, 1000));
+        if (!integer(v, n) || n < 0 || n > static_cast<std::int64_t>(history_page_lines)) {
+            return "limit must be a number from 0 to " + std::to_string(history_page_lines);
+        }
+        q.limit = static_cast<std::size_t>(n);
     }
     if (const std::string v = param("cursor"); !v.empty()) {
         q.after = parse_cursor(v);
@@ -184,12 +218,12 @@ std::string history_export_name(std::int64_t now, std::string_view format) {
     return utc_time(now, "mailsift-history-%Y%m%d-%H%M%S.") + std::string(format);
 }
 
-std::string history_export(store::Database& db, store::HistoryQuery q, std::string_view format) {
+std::string history_export(store::Database& db, store::HistoryQuery q, std::string_view format, std::size_t& written) {
     const bool csv = format == "csv";
-    std::string out = csv ? "time,scanned_at,id,signature,queue_id,message_id,verdict,probability,action,reason,sender,"
+    std::string out = csv ? "time_utc,scanned_at,id,signature,queue_id,message_id,verdict,probability,action,reason,sender,"
                             "recipients,from,to,subject,client_address,helo,size,corrected_to,corrected_at,corrected_by\r\n"
                           : "[";
-    std::size_t written = 0;
+    written = 0;
     q.limit = 1000;
     q.explanations = false;
     for (;;) {

@@ -32,7 +32,8 @@ std::string history_where(const HistoryQuery& q, const HistoryDialect& d) {
     if (!q.text.empty()) {
         const std::string p = d.add(contains_pattern(q.text));
         std::string any;
-        for (const char* column : {"sender", "recipients", "from_header", "to_header", "subject", "queue_id", "message_id"}) {
+        for (const char* column : {"sender", "recipients", "from_header", "to_header", "subject", "queue_id", "message_id",
+                                   "client_address", "helo"}) {
             any += (any.empty() ? "(" : " OR ") + d.contains(column, p);
         }
         all.push_back(any + ")");
@@ -43,6 +44,10 @@ std::string history_where(const HistoryQuery& q, const HistoryDialect& d) {
         all.push_back("(" + d.contains("recipients", p) + " OR " + d.contains("to_header", p) + ")");
     }
     if (!q.subject.empty()) all.push_back(contains("subject", q.subject));
+    if (!q.client.empty()) {
+        const std::string p = d.add(contains_pattern(q.client));
+        all.push_back("(" + d.contains("client_address", p) + " OR " + d.contains("helo", p) + ")");
+    }
     if (!q.queue_id.empty()) all.push_back("queue_id = " + d.add(q.queue_id));
     if (!q.message_id.empty()) {
         const std::string bare = without_angle_brackets(q.message_id);

@@ -142,7 +142,16 @@ TEST_CASE("Each history filter finds the lines it should and no others, and the 
     CHECK(found(q) == V{3});
     q.text = "example.net";  // recipients of A and B, To: of C
     CHECK(found(q) == V{3, 2, 1});
-    q.text = "192.0.2.1";  // the client's address is not searched
+    q.text = "192.0.2.1";  // the client's address (issue 41: shown, so searchable)
+    CHECK(found(q) == V{1});
+    q.text = "MX.example";  // its HELO
+    CHECK(found(q) == V{1});
+    q = {};
+    q.client = "192.0.2.1";  // the client filter: address or HELO
+    CHECK(found(q) == V{1});
+    q.client = "mx.EXAMPLE.org";
+    CHECK(found(q) == V{1});
+    q.client = "example.net";
     CHECK(found(q).empty());
 
     q = {};

@@ -123,7 +123,7 @@ private:
     };
     Response scan(const Request& request, const Actor& actor);
     Response learn(const Request& request, const Actor& actor);
-    Response history(const Request& request);
+    Response history(const Request& request, const Actor& actor);
     Response explanation(const Request& request);
     Response correct(const Request& request, const Actor& actor);
     nlohmann::json configuration() const;

@@ -198,10 +198,13 @@ struct HistoryEntry {
 struct HistoryQuery {
     std::optional<model::Verdict> verdict;  // only this verdict (skipped lines have none)
     std::string action;                     // only this action ("skipped" included)
-    std::string text;  // only those whose sender, recipients, From, To, Subject, queue ID or Message-ID hold it
+    // only those whose sender, recipients, From, To, Subject, queue ID,
+    // Message-ID, client address or HELO hold it
+    std::string text;
     std::string sender;      // MAIL FROM
     std::string recipient;   // RCPT TO or the To: header field
     std::string subject;
+    std::string client;      // the SMTP client's address or its HELO name holds it
     std::string queue_id;    // the whole queue ID, as given (case kept); "": any
     std::string message_id;  // the Message-ID, with or without its angle brackets; "": any
     std::int64_t since = INT64_MIN;  // only those scanned at or after this

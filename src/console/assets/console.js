@@ -33,7 +33,7 @@ function show(page) {
   if (state.timer) { clearInterval(state.timer); state.timer = null; }
   if (page === 'status') { loadStatus(); state.timer = setInterval(loadStatus, 10000); }
   if (page === 'config') loadConfig();
-  if (page === 'history') loadHistory(false);
+  if (page === 'history') { fillHistoryForm(new URLSearchParams(location.search)); loadHistory(false); }
 }
 
 function route() {
@@ -41,7 +41,12 @@ function route() {
   show(pages.includes(page) && page !== 'login' ? page : 'status');
 }
 
-function go(page) { history.pushState({}, '', '/' + page); route(); }
+// The history keeps its filter in its URL: back to it from another page, the last one.
+function go(page) {
+  const filter = page === 'history' ? historyState.filter.toString() : '';
+  history.pushState({}, '', '/' + page + (filter ? '?' + filter : ''));
+  route();
+}
 
 function signedIn(s) {
   state.account = s.account; state.role = s.role; state.csrf = s.csrf;
@@ -196,6 +201,7 @@ function historyFilter() {
   set('sender', $('history-sender').value.trim());
   set('recipient', $('history-recipient').value.trim());
   set('subject', $('history-subject').value.trim());
+  set('client', $('history-client').value.trim());
   const id = $('history-id').value.trim();
   if (id) params.set(id.includes('@') || id.startsWith('<') ? 'message_id' : 'queue_id', id);
   const since = unixSeconds($('history-since').value), until = unixSeconds($('history-until').value);
@@ -204,6 +210,29 @@ function historyFilter() {
   const order = $('history-order').value;
   if (order && order !== 'newest') params.set('order', order);
   return params;
+}
+
+// A time as a datetime-local value in this browser's time zone ("" for none).
+function localInput(unix) {
+  if (unix === null || unix === '' || !Number.isFinite(Number(unix))) return '';
+  const d = new Date(Number(unix) * 1000), two = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}T${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
+// The form as a filter says (the URL's): a view can be bookmarked and handed on.
+function fillHistoryForm(params) {
+  const pick = (id, value, allowed) => { $(id).value = allowed.includes(value) ? value : allowed[0]; };
+  pick('history-verdict', params.get('verdict') || '', ['', 'spam', 'unsure', 'ham']);
+  pick('history-action', params.get('action') || '', ['', 'accepted', 'tagged', 'quarantined', 'rejected', 'tempfailed', 'skipped']);
+  pick('history-order', params.get('order') || 'newest', ['newest', 'oldest', 'spammiest', 'hammiest']);
+  $('history-search').value = params.get('q') || '';
+  $('history-sender').value = params.get('sender') || '';
+  $('history-recipient').value = params.get('recipient') || '';
+  $('history-subject').value = params.get('subject') || '';
+  $('history-client').value = params.get('client') || '';
+  $('history-id').value = params.get('message_id') || params.get('queue_id') || '';
+  $('history-since').value = localInput(params.get('since'));
+  $('history-until').value = localInput(params.get('until'));
 }
 
 function exportLinks(filter) {
@@ -218,7 +247,11 @@ function exportLinks(filter) {
 // after the last one shown, of the filter applied then.
 async function loadHistory(more) {
   text('history-error', '');
-  if (!more) { historyState.filter = historyFilter(); historyState.next = null; exportLinks(historyState.filter); }
+  if (!more) {
+    historyState.filter = historyFilter(); historyState.next = null; exportLinks(historyState.filter);
+    const url = '/history' + (historyState.filter.toString() ? '?' + historyState.filter.toString() : '');
+    if (location.pathname + location.search !== url) history.replaceState({}, '', url);
+  }
   const params = new URLSearchParams(historyState.filter);
   if (more) {
     if (!historyState.next) return;
@@ -241,11 +274,20 @@ async function loadHistory(more) {
   const n = h.count;
   text('history-count', n === 1 ? '1 message matches' : `${Number(n).toLocaleString()} messages match`);
   $('history-count').dataset.count = n;
+  text('history-zone', `Times in ${timeZone()}; the CSV's in UTC.`);
   text('history-note', h.kept ? (h.subjects_kept ? '' : 'Subject lines are not kept on this server (history_subjects = off).')
     : 'mailsiftd keeps no history on this server (history = off).');
   if (!more && !h.entries.length) {
     const r = el('tr'); const td = el('td', 'no messages'); td.colSpan = 11; r.append(td); rows.append(r);
   }
+}
+
+// This browser's time zone, which the page's times are in ("Europe/Berlin", or "UTC+01:00").
+function timeZone() {
+  const name = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (name) return name;
+  const m = -new Date().getTimezoneOffset(), two = (n) => String(Math.floor(Math.abs(n))).padStart(2, '0');
+  return `UTC${m < 0 ? '-' : '+'}${two(m / 60)}:${two(m % 60)}`;
 }
 
 function when(unix) { return unix ? new Date(unix * 1000).toLocaleString() : '–'; }
