@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "assets.hpp"
+#include "mailsift/console/slots.hpp"
 #include "mailsift/store/database.hpp"
 #include "web.hpp"
 
@@ -99,18 +100,33 @@ Response App::handle(const Request& req, const std::string& client, Clock::time_
     return r;
 }
 
+std::string App::forwarded_for(const Request& req, const std::string& client) const {
+    // A proxy's word for where a request came from is taken only from a proxy the configuration names.
+    if (std::find(options_.trusted_proxies.begin(), options_.trusted_proxies.end(), client) == options_.trusted_proxies.end()) {
+        return {};
+    }
+    const std::string_view forwarded = sv(req["X-Forwarded-For"]);
+    const auto comma = forwarded.rfind(',');
+    std::string_view last = comma == std::string_view::npos ? forwarded : forwarded.substr(comma + 1);
+    while (!last.empty() && last.front() == ' ') last.remove_prefix(1);
+    while (!last.empty() && last.back() == ' ') last.remove_suffix(1);
+    return std::string(last);  // the address the proxy itself saw
+}
+
+std::string App::sign_in_key(const Request& req, const std::string& client) const {
+    // Behind a trusted proxy every browser comes from the proxy: counted by
+    // that, five wrong passwords from anyone would make everyone wait.
+    const std::string forwarded = forwarded_for(req, client);
+    boost::system::error_code ec;
+    const auto address = boost::asio::ip::make_address(forwarded.empty() ? client : forwarded, ec);
+    if (ec) return client;  // not an address (a test's name, a proxy's garbage): as it is
+    return address_key(address);  // IPv6 by its /64, as the connections are counted
+}
+
 void App::audit(const Request& req, const std::string& client, AuditEvent event) const {
     if (!services_.audit) return;
     event.client = client;
-    // A proxy's word for where a request came from is taken only from a proxy the configuration names.
-    if (std::find(options_.trusted_proxies.begin(), options_.trusted_proxies.end(), client) != options_.trusted_proxies.end()) {
-        const std::string_view forwarded = sv(req["X-Forwarded-For"]);
-        const auto comma = forwarded.rfind(',');
-        std::string_view last = comma == std::string_view::npos ? forwarded : forwarded.substr(comma + 1);
-        while (!last.empty() && last.front() == ' ') last.remove_prefix(1);
-        while (!last.empty() && last.back() == ' ') last.remove_suffix(1);
-        event.forwarded = std::string(last);  // the address the proxy itself saw
-    }
+    event.forwarded = forwarded_for(req, client);
     services_.audit(event);
 }
 
@@ -222,7 +238,8 @@ Response App::login(const Request& req, const std::string& client, Clock::time_p
     // failure count; every other sign-in is counted by its address.
     const std::string_view device = cookie(sv(req[http::field::cookie]), device_cookie_name);
     const bool trusted = devices_.trusted(device, name, now);
-    if (const auto wait = trusted ? std::chrono::seconds(0) : limiter_.wait(client, now); wait.count() > 0) {
+    const std::string counted_as = sign_in_key(req, client);
+    if (const auto wait = trusted ? std::chrono::seconds(0) : limiter_.wait(counted_as, now); wait.count() > 0) {
         refused("limited", name);
         Response r = error(req, http::status::too_many_requests,
                            "too many failed sign-ins from this address: try again in " + std::to_string(wait.count()) + " s");
@@ -249,11 +266,11 @@ Response App::login(const Request& req, const std::string& client, Clock::time_p
                           ? accounts_->authenticate(name, password)
                           : std::nullopt;
     if (!role) {
-        trusted ? devices_.failed(device) : limiter_.failed(client, name, now);
+        trusted ? devices_.failed(device) : limiter_.failed(counted_as, name, now);
         refused("failed", name);
         return error(req, http::status::unauthorized, "wrong name or password");
     }
-    limiter_.succeeded(client, name);
+    limiter_.succeeded(counted_as, name);
     audit(req, client, audit_event("sign-in", "ok", name, to_string(*role)));
     const auto session = sessions_.create(name, *role, now);
     authenticated_ = true;

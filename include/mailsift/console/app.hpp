@@ -115,6 +115,11 @@ private:
     Response route(const Request& request, const std::string& client, Clock::time_point now);
     // Hands an event to Services::audit, with the client (and what a trusted proxy forwarded for).
     void audit(const Request& request, const std::string& client, AuditEvent event) const;
+    // The last address of X-Forwarded-For when `client` is a trusted proxy, else "".
+    std::string forwarded_for(const Request& request, const std::string& client) const;
+    // What the sign-in limiter counts a request under: the address a trusted
+    // proxy forwarded for, else the peer's; an IPv6 address by its /64.
+    std::string sign_in_key(const Request& request, const std::string& client) const;
     Response page(const Request& request, const std::optional<Session>& session);
     Response login(const Request& request, const std::string& client, Clock::time_point now);
     // Who asks: the session's account and role, and the peer.
