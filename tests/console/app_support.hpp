@@ -113,6 +113,14 @@ struct Console {
         return s;
     }
 
+    // GET /api/history + `query` as `token`, which must answer 200: its JSON.
+    json history_page(const std::string& query, const std::string& token) {
+        const auto r = send(http::verb::get, "/api/history" + query, "", token);
+        INFO(query << ": " << r.body());
+        REQUIRE(r.result() == http::status::ok);
+        return json::parse(r.body());
+    }
+
     store::Statistics stats() {
         const auto d = store::open(db.string(), store::Database::Mode::read_only);
         return d->statistics();

@@ -726,12 +726,7 @@ TEST_CASE("History filters by each field, sorts by time or P(spam), counts the m
         store::open(c.db.string(), store::Database::Mode::read_write)->record(r);
     }
     const auto viewer = c.sign_in("watcher", viewer_password);
-    auto ask = [&](const std::string& query) {
-        const auto r = c.send(http::verb::get, "/api/history" + query, "", viewer.token);
-        INFO(query << ": " << r.body());
-        REQUIRE(r.result() == http::status::ok);
-        return json::parse(r.body());
-    };
+    auto ask = [&](const std::string& query) { return c.history_page(query, viewer.token); };
     auto subjects = [&](const std::string& query) {
         std::vector<std::string> out;
         const json page = ask(query);  // kept: a range over a temporary's member would dangle

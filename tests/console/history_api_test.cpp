@@ -63,12 +63,7 @@ TEST_CASE("The history finds a line by its client address and HELO, and says 'ne
     Console c;
     record_lines(c);
     const auto viewer = c.sign_in("watcher", viewer_password);
-    auto ask = [&](const std::string& query) {
-        const auto r = c.send(http::verb::get, "/api/history" + query, "", viewer.token);
-        INFO(query << ": " << r.body());
-        REQUIRE(r.result() == http::status::ok);
-        return json::parse(r.body());
-    };
+    auto ask = [&](const std::string& query) { return c.history_page(query, viewer.token); };
     for (const std::string query : {"?q=192.0.2.105", "?client=192.0.2.105", "?q=mx5.sender", "?client=MX5.SENDER"}) {
         const json page = ask(query);
         INFO(query);

@@ -86,6 +86,15 @@ std::string ask(tcp::socket& s, const std::string& req) {
     }
 }
 
+// Signs in as root on `s` (kept alive): its session cookie, "mailsift_session=...".
+std::string signed_in(tcp::socket& s) {
+    const std::string in = ask(s, request("POST", "/api/login", "", json{{"name", "root"}, {"password", password}}.dump()));
+    REQUIRE(in.starts_with("HTTP/1.1 200"));
+    const auto at = in.find("mailsift_session=");
+    REQUIRE(at != std::string::npos);
+    return in.substr(at, in.find(';', at) - at);
+}
+
 // Whether the server has closed `s` (it sends nothing unasked).
 bool closed(tcp::socket& s) {
     s.non_blocking(true);
@@ -102,12 +111,7 @@ TEST_CASE("A full console lets a newcomer in by evicting an idle connection that
     Console c;
     // Signed in: a keep-alive connection that carried a session.
     tcp::socket admin = c.connect("127.0.9.1");
-    const std::string in =
-        ask(admin, request("POST", "/api/login", "", json{{"name", "root"}, {"password", password}}.dump()));
-    REQUIRE(in.starts_with("HTTP/1.1 200"));
-    const auto at = in.find("mailsift_session=");
-    REQUIRE(at != std::string::npos);
-    const std::string cookie = in.substr(at, in.find(';', at) - at);
+    const std::string cookie = signed_in(admin);
     REQUIRE(ask(admin, request("GET", "/api/session", cookie)).starts_with("HTTP/1.1 200"));
 
     std::vector<tcp::socket> idle;
@@ -178,12 +182,7 @@ TEST_CASE("A POST to the API without a session is answered from its headers, its
 
     // Signed in, the same headers wait for their body: nothing is answered before it comes.
     tcp::socket admin = c.connect("127.0.9.3");
-    const std::string in =
-        ask(admin, request("POST", "/api/login", "", json{{"name", "root"}, {"password", password}}.dump()));
-    REQUIRE(in.starts_with("HTTP/1.1 200"));
-    const auto at = in.find("mailsift_session=");
-    REQUIRE(at != std::string::npos);
-    const std::string cookie = in.substr(at, in.find(';', at) - at);
+    const std::string cookie = signed_in(admin);
     boost::system::error_code ec;
     asio::write(admin,
                 asio::buffer("POST /api/scan HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: " + cookie +
