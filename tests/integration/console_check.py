@@ -32,6 +32,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 sys.dont_write_bytecode = True  # the import below must leave no __pycache__ in the source tree
 from history_twice import twice_checks  # noqa: E402
+from history_glance import glance_checks  # noqa: E402
 
 FAILED = 0
 
@@ -422,6 +423,7 @@ def browser_checks(args):
             history_checks(d, w, args)
         except Exception as e:  # a check that cannot even run is a failure; the others go on
             check(False, "the history's filter checks ran", repr(e))
+        glance_checks(d, w, args, check, page_json, shot)  # issue 41, item 8: at 1,280x800
 
         d.find_element(By.CSS_SELECTOR, "a[data-page=config]").click()
         w.until(lambda d: text_of(d, "config-database") != "")

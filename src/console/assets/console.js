@@ -290,22 +290,34 @@ function timeZone() {
   return `UTC${m < 0 ? '-' : '+'}${two(m / 60)}:${two(m % 60)}`;
 }
 
-function when(unix) { return unix ? new Date(unix * 1000).toLocaleString() : '–'; }
+// "2026-11-27 23:41:05" in this browser's time zone (the page says which): one
+// width for every time, and short enough for a history row.
+function when(unix) {
+  if (!unix) return '–';
+  const d = new Date(unix * 1000), p = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
 
 function probabilityText(p) { return p === null || p === undefined ? '–' : p.toFixed(4); }
 
-// "→ spam by console:admin, 5/3/2024, 10:31:22" (or "" when never corrected).
+// "→ spam by console:admin, 2024-05-03 10:31:22" (or "" when never corrected).
 function correctionText(c) {
   if (!c) return '';
   return `→ ${c.class}${c.by ? ' by ' + c.by : ''}, ${when(c.at)}`;
 }
 
-// Two lines in one cell: the envelope's value, then the header's (muted).
-function pair(first, second, cls) {
-  const td = el('td', null, cls);
-  td.append(el('div', first || '–'));
-  if (second) td.append(el('div', second, 'meta'));
+// One line a cell, cut to its column with an ellipsis: the whole value on
+// hover (its title) and in the line's details.
+function cell(content, cls, title) {
+  const td = el('td', content || '–', cls);
+  td.title = title === undefined ? (content || '') : title;
   return td;
+}
+
+// The envelope's value in the cell; it and the header's (From or To) on hover.
+function pair(envelope, envelopeName, header, headerName, cls) {
+  const title = [envelope ? `${envelopeName}: ${envelope}` : '', header ? `${headerName}: ${header}` : ''].filter(Boolean).join('\n');
+  return cell(envelope || header, cls, title);
 }
 
 function historyRow(e) {
@@ -315,25 +327,25 @@ function historyRow(e) {
   if (e.signature) r.dataset.signature = e.signature;
   r.dataset.queueId = e.queue_id || '';
   r.dataset.scannedAt = e.scanned_at;
-  r.append(el('td', when(e.scanned_at), 'time'));
+  r.append(cell(when(e.scanned_at), 'time', `${when(e.scanned_at)} (${timeZone()})`));
   const v = el('td', null, 'verdict-cell');
   if (e.scored) {
     v.append(el('span', e.verdict, 'verdict ' + e.verdict), ' ', el('span', probabilityText(e.probability), 'probability'));
-  } else {
+    v.title = `${e.verdict}, P(spam) ${probabilityText(e.probability)}`;
+  } else {  // the reason on the same line, cut if long: whole on hover and in the details
     v.append(el('span', 'skipped', 'verdict skipped'));
-    if (e.reason) v.append(el('div', e.reason, 'reason small'));
+    if (e.reason) v.append(' ', el('span', e.reason, 'reason'));
+    v.title = e.reason ? 'skipped: ' + e.reason : 'skipped';
   }
   r.append(v);
-  r.append(el('td', e.action, 'action'));
-  r.append(el('td', e.queue_id || '–', 'queue-id mono'));
-  const from = pair(e.sender, e.from && e.from !== e.sender ? e.from : '', 'sender small');
-  r.append(from);
-  r.append(pair(e.recipients, e.to && e.to !== e.recipients ? e.to : '', 'recipients small'));
-  r.append(el('td', e.subject, 'subject'));
-  const client = el('td', e.client_address || '–', 'client small');
-  if (e.helo) client.title = 'HELO ' + e.helo;
-  r.append(client);
-  const corr = el('td', correctionText(e.corrected), 'correction small');
+  r.append(cell(e.action, 'action'));
+  r.append(cell(e.queue_id, 'queue-id mono'));
+  r.append(pair(e.sender, 'MAIL FROM', e.from, 'From', 'sender'));
+  r.append(pair(e.recipients, 'RCPT TO', e.to, 'To', 'recipients'));
+  r.append(cell(e.subject, 'subject'));
+  r.append(cell(e.client_address, 'client', e.helo ? 'HELO ' + e.helo : ''));
+  const corr = el('td', correctionText(e.corrected), 'correction');  // empty when never corrected
+  corr.title = corr.textContent;
   r.append(corr);
   r.classList.toggle('corrected', !!e.corrected);
   const why = el('button', e.scored ? 'explain' : 'details', 'why');
@@ -341,7 +353,7 @@ function historyRow(e) {
   why.title = e.scored ? 'How this score adds up, and the message’s details' : 'The message’s details';
   why.addEventListener('click', () => explainLine(e.id, r));
   const whyCell = el('td', null, 'why'); whyCell.append(why); r.append(whyCell);
-  const act = el('td', null, 'admin nowrap');
+  const act = el('td', null, 'admin correct-cell');
   if (e.scored) {  // a skipped message has no scan to learn from
     for (const cls of ['spam', 'ham']) {
       const b = el('button', cls, 'correct');
@@ -414,7 +426,7 @@ async function correct(signature, cls, row) {
     for (const line of lines) {
       line.classList.add('corrected');
       const cell = line.querySelector('td.correction');
-      if (cell) cell.textContent = correctionText(c);
+      if (cell) { cell.textContent = correctionText(c); cell.title = cell.textContent; }
     }
     if (explainState.signature === signature && !$('explain-panel').hidden) text('explain-corrected', correctionText(c));
   } catch (e) { text('history-error', e.message); }
