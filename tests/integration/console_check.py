@@ -822,7 +822,13 @@ def history_checks(d, w, args):
         d.execute_script("document.getElementById('history-rows').replaceChildren();"
                          "document.getElementById('history-count').textContent = ''")
         d.find_element(By.ID, "history-go").click()
-        w.until(lambda d: d.find_element(By.ID, "history-count").text != "" or text_of(d, "history-error") != "")
+        # The listing of this Show: an answer to the Clear above may still come in
+        # first (it is the latest asked until Show is pressed), so wait for the
+        # listing whose filter is the one Show put in the URL.
+        w.until(lambda d: text_of(d, "history-error") != "" or (
+            d.find_element(By.ID, "history-count").text != "" and d.execute_script(
+                "return document.getElementById('history-rows').dataset.filter === "
+                "new URLSearchParams(location.search).toString()")))
         return rows_of(d)
 
     def typed(id_, value):

@@ -274,6 +274,9 @@ async function loadHistory(more) {
   const n = h.count;
   text('history-count', n === 1 ? '1 message matches' : `${Number(n).toLocaleString()} messages match`);
   $('history-count').dataset.count = n;
+  // Which filter the listing shows (an answer to an earlier Show or Clear can
+  // come in before the next is asked): what a test waits for, with the count.
+  rows.dataset.filter = historyState.filter.toString();
   text('history-zone', `Times in ${timeZone()}; the CSV's in UTC.`);
   text('history-note', h.kept ? (h.subjects_kept ? '' : 'Subject lines are not kept on this server (history_subjects = off).')
     : 'mailsiftd keeps no history on this server (history = off).');
