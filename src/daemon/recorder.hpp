@@ -51,6 +51,12 @@ public:
         // beyond: the oldest dropped (history_dropped).
         std::size_t max_queued_history = 60000;
         std::chrono::seconds keep_scans{14 * 86400};
+        // Expiry deletes at most this many scans and as many history lines per
+        // write, each batch its own short transaction, and comes back at the
+        // next interval while more are old: a backlog (a million lines after
+        // signature_days is lowered) never holds the write lock, or this
+        // thread, for long. 5,000 lines take about 0.1 s on SQLite (bench/history_scale).
+        std::size_t prune_batch = 5000;
         engine::Settings settings;  // how a deferred correction is trained (train_on_error, batch size)
         Metrics* metrics = nullptr;  // told of each write attempt and what waits
     };
@@ -89,7 +95,9 @@ private:
     bool stopping_ = false;
     std::uint64_t failures_ = 0;  // failed attempts since the last write that succeeded
     std::chrono::steady_clock::time_point outage_began_{};  // the first of those
-    std::chrono::steady_clock::time_point last_prune_{};
+    std::chrono::steady_clock::time_point last_prune_{};  // when the last expiry pass ended
+    bool pruning_ = false;                                // a pass has more to delete
+    store::ScanPrune pruned_;                             // what this pass deleted so far
     std::thread thread_;
 };
 
