@@ -55,9 +55,10 @@ public:
         // write, each batch its own short transaction, and comes back at the
         // next interval while more are old: a backlog (a million lines after
         // signature_days is lowered) never holds the write lock, or this
-        // thread, for long. 5,000 lines took 0.34 s on SQLite with a million
-        // (bench/history_scale.sh); 2,000 a write is still 400 a second at the
-        // default interval, far beyond any site's mail.
+        // thread, for long. 2,000 lines took 0.19 s on SQLite with a million
+        // and its six indexes (bench/history_scale.sh; 5,000: 0.34 s with four);
+        // 2,000 a write is still 400 a second at the default interval, far
+        // beyond any site's mail.
         std::size_t prune_batch = 2000;
         engine::Settings settings;  // how a deferred correction is trained (train_on_error, batch size)
         Metrics* metrics = nullptr;  // told of each write attempt and what waits

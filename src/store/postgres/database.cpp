@@ -272,13 +272,12 @@ const char* const migrations[] = {
     ALTER TABLE history ALTER COLUMN explanation DROP DEFAULT,
         ALTER COLUMN explanation TYPE bytea USING convert_to(explanation, 'UTF8'),
         ALTER COLUMN explanation SET DEFAULT ''::bytea;
-    -- The indexes of SQLite's schema 15 (probability without the skipped
-    -- lines, verdict with probability), and the two looked up only by equality
+    -- The indexes of SQLite's schema 15 (verdict and action with
+    -- probability), and the two looked up only by equality
     -- (a whole queue ID, a whole Message-ID) as hash indexes: a 4-byte hash a
     -- line instead of the value, the B-tree's 60-110 bytes a line here.
-    DROP INDEX IF EXISTS history_probability;
-    CREATE INDEX history_probability ON history (probability) WHERE verdict <> -1;
     CREATE INDEX IF NOT EXISTS history_verdict ON history (verdict, probability);
+    CREATE INDEX IF NOT EXISTS history_action ON history (action, probability);
     DROP INDEX IF EXISTS history_queue_id;
     CREATE INDEX history_queue_id ON history USING hash (queue_id);
     DROP INDEX IF EXISTS history_message_id;

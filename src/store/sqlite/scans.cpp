@@ -47,7 +47,8 @@ private:
 // The SQL of a history query with `b`'s parameters, and LIKE (ASCII case ignored).
 HistoryDialect dialect(Binds& b) {
     return {[&b](HistoryDialect::Value v) { return b.add(std::move(v)); },
-            [](const char* column, const std::string& p) { return std::string(column) + " LIKE " + p + " ESCAPE '\\'"; }};
+            [](const char* column, const std::string& p) { return std::string(column) + " LIKE " + p + " ESCAPE '\\'"; },
+            "+"};
 }
 
 }  // namespace
@@ -332,7 +333,7 @@ std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
 
 std::uint64_t SqliteDatabase::history_count(const HistoryQuery& query) {
     Binds b;
-    const std::string sql = "SELECT count(*) FROM history" + history_where(query, dialect(b));
+    const std::string sql = "SELECT count(*) FROM history" + history_where(query, dialect(b), true);
     Statement q(db_, sql.c_str(), path_);
     b.bind(q.get());
     if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot count the history: ") + error_text());
