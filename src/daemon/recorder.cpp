@@ -102,7 +102,8 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
     }
     counters_.clear();
     const auto now = std::chrono::steady_clock::now();
-    const bool prune = now - last_prune_ > std::chrono::hours(1);
+    // Expiry: a pass an hour, one batch a write until it is done.
+    const bool prune = pruning_ || now - last_prune_ > std::chrono::hours(1);
     if (batch.packed.empty() && batch.contacts.empty() && batch.counter_increments.empty() && batch.history.empty() &&
         !prune) {
         return;
@@ -110,6 +111,7 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
     lock.unlock();
     std::string problem;
     bool pruned_ok = false;
+    store::ScanPrune pruned;
     try {
         // Never create the database: a missing one means "no model", not "empty model"
         // (and one deleted while it is being opened stays deleted).
@@ -122,8 +124,7 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
             // Committed above already: a pruning failure must not put the batch back.
             try {
                 const std::int64_t cutoff = static_cast<std::int64_t>(std::time(nullptr)) - options_.keep_scans.count();
-                const std::size_t pruned = db.prune_scans(cutoff);
-                if (pruned > 0) log_info("pruned " + std::to_string(pruned) + " signatures older than the keep time");
+                pruned = db.prune_scans(cutoff, options_.prune_batch);
                 pruned_ok = true;
             } catch (const std::exception& e) {
                 log_warning(std::string("could not prune old signatures (trying again later): ") + e.what());
@@ -142,7 +143,19 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
         problem = e.what();
     }
     lock.lock();
-    if (pruned_ok) last_prune_ = now;
+    if (pruned_ok) {
+        pruned_.scans += pruned.scans;
+        pruned_.lines += pruned.lines;
+        pruning_ = pruned.more;
+        if (!pruning_) {
+            last_prune_ = now;
+            if (pruned_.scans + pruned_.lines > 0) {
+                log_info("pruned " + std::to_string(pruned_.scans) + " signatures and " +
+                         std::to_string(pruned_.lines) + " history lines older than the keep time");
+            }
+            pruned_ = {};
+        }
+    }
     const auto outage_began = outage_began_;
     if (!problem.empty()) {
         // Nothing is lost: counters go back (and are written with the next batch that

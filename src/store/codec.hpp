@@ -189,6 +189,12 @@ ScanRows scan_rows(const Recording& r,
                    const std::function<bool(const ScanDictionary&)>& held,
                    const std::function<void(const std::string&)>& fail);
 
+// A history line's explanation as kept on disk (explanation_codec.cpp): the
+// text compressed ("" stays ""), and back; unpack takes the old text form too,
+// and reads a damaged one as "".
+std::string pack_explanation(std::string_view text);
+std::string unpack_explanation(std::string_view stored);
+
 // A LIKE / ILIKE pattern (with ESCAPE '\\') for values that contain `text`.
 inline std::string contains_pattern(std::string_view text) {
     std::string p = "%";

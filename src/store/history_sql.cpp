@@ -22,13 +22,14 @@ bool by_probability(HistoryQuery::Order o) {
 
 }  // namespace
 
-std::string history_where(const HistoryQuery& q, const HistoryDialect& d) {
+std::string history_where(const HistoryQuery& q, const HistoryDialect& d, bool counting) {
     std::vector<std::string> all;
+    const std::string plain = counting || by_probability(q.order) ? "" : d.unindexed;
     auto contains = [&](const char* column, const std::string& text) { return d.contains(column, d.add(contains_pattern(text))); };
     if (q.id) all.push_back("id = " + d.add(*q.id));
     if (q.signature) all.push_back("signature = " + d.add(*q.signature));
-    if (q.verdict) all.push_back("verdict = " + d.add(std::int64_t{static_cast<int>(*q.verdict)}));
-    if (!q.action.empty()) all.push_back("action = " + d.add(q.action));
+    if (q.verdict) all.push_back(plain + "verdict = " + d.add(std::int64_t{static_cast<int>(*q.verdict)}));
+    if (!q.action.empty()) all.push_back(plain + "action = " + d.add(q.action));
     if (!q.text.empty()) {
         const std::string p = d.add(contains_pattern(q.text));
         std::string any;

@@ -241,18 +241,34 @@ ScanRows scan_rows(const Recording& r,
     // The recording's own time (its newest scan) decides when a dictionary is due.
     std::int64_t last_scan = 0;
     for (const auto& scan : r.scans) last_scan = std::max(last_scan, scan.scanned_at);
-    const ScanDictionary* d = r.scans.empty() ? nullptr : dictionary_for(r, last_scan);
+    // Scans packed without a dictionary (a database's first scans, packed before
+    // the recorder's first write could train one: the whole first batch when
+    // mail comes fast) are written like unpacked ones: they count towards the
+    // first dictionary, are among its samples, and are stored with it, at less
+    // than half the bytes (issue 41: 986 B a scan on the SpamAssassin corpus
+    // without one). When no dictionary comes of it, their blobs stay as packed.
+    Recording with_bare;
+    std::vector<std::optional<std::string>> bare(r.packed.size());  // grouped, per packed scan without one
+    for (std::size_t j = 0; j < r.packed.size(); ++j) {
+        const PackedScan& p = r.packed[j];
+        if (p.dictionary) continue;
+        if (with_bare.scans.empty()) with_bare.scans = r.scans;
+        bare[j] = decompress_scan(p.blob, nullptr);
+        if (!bare[j]) fail("cannot record signature: a scan waiting to be written is damaged");
+        with_bare.scans.push_back({p.id, p.scanned_at, p.verdict, ungroup_scan_lines(*bare[j])});
+        last_scan = std::max(last_scan, p.scanned_at);
+    }
+    const Recording& asked = with_bare.scans.empty() ? r : with_bare;
+    const ScanDictionary* d = asked.scans.empty() ? nullptr : dictionary_for(asked, last_scan);
     // Every blob made here first, then the rows that point into them (no reallocation after).
     out.owned.reserve(r.scans.size() + r.packed.size());
     std::vector<std::int64_t> dictionaries;  // per row
     std::vector<std::ptrdiff_t> owned_at;     // per row: index into owned, or -1 for the packed blob itself
-    {
-        ScanEncoder encoder(d);
-        for (const auto& scan : r.scans) {
-            owned_at.push_back(static_cast<std::ptrdiff_t>(out.owned.size()));
-            out.owned.push_back(encoder.encode(scan.features));
-            dictionaries.push_back(d ? d->id() : 0);
-        }
+    ScanEncoder encoder(d);
+    for (const auto& scan : r.scans) {
+        owned_at.push_back(static_cast<std::ptrdiff_t>(out.owned.size()));
+        out.owned.push_back(encoder.encode(scan.features));
+        dictionaries.push_back(d ? d->id() : 0);
     }
     if (d) used(d->id(), last_scan);
     // Each dictionary the packed scans name is checked once; the scans of one
@@ -261,8 +277,15 @@ ScanRows scan_rows(const Recording& r,
     std::map<const ScanDictionary*, bool> holds;
     const ScanDictionary* newest = nullptr;
     bool newest_known = false;
-    for (const PackedScan& p : r.packed) {
+    for (std::size_t j = 0; j < r.packed.size(); ++j) {
+        const PackedScan& p = r.packed[j];
         const ScanDictionary* pd = p.dictionary.get();
+        if (!pd && d) {  // packed without one: stored with this write's
+            owned_at.push_back(static_cast<std::ptrdiff_t>(out.owned.size()));
+            out.owned.push_back(encoder.encode_grouped(*bare[j]));
+            dictionaries.push_back(d->id());
+            continue;
+        }
         auto [it, first] = pd ? holds.try_emplace(pd, false) : std::pair{holds.end(), false};
         if (first) it->second = held(*pd);
         if (!pd || it->second) {

@@ -1,5 +1,6 @@
 // The recorder on its own, against a real store: scans queued faster than it
-// writes are all written, and an outage keeps them up to the byte cap.
+// writes are all written, and an outage keeps them up to the byte cap; a
+// backlog of expired lines goes a bounded batch per write.
 // No timing thresholds: what is checked is what was written and dropped.
 #include "recorder.hpp"
 
@@ -121,4 +122,36 @@ TEST_CASE("While the database is missing, scans wait up to the byte cap, those b
     CHECK(written > 0);
     CHECK(written + dropped == queued);
     CHECK(counter(*db, "record_failures") >= 1);
+}
+
+TEST_CASE("A backlog of expired lines goes a batch a write until none is old, the recent ones kept", "[recorder]") {
+    FOR_EACH_BACKEND(store_);
+    const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
+    {
+        auto db = store_.open();
+        store::Recording r;
+        for (int i = 0; i < 28; ++i) {
+            store::HistoryEntry e;
+            e.signature = digest(i);
+            e.scanned_at = i < 25 ? now - 30 * 86400 + i : now - 60 + i;  // 25 past keep_scans, 3 recent
+            e.action = "accepted";
+            e.queue_id = "Q" + std::to_string(i);
+            r.history.push_back(e);
+        }
+        db->record(r);
+    }
+    auto o = options(store_.location());
+    o.keep_scans = std::chrono::seconds(14 * 86400);
+    o.prune_batch = 10;
+    daemon::Recorder recorder(o);
+    // Each write deletes one batch: the write lock is never held for the whole backlog.
+    recorder.flush();
+    CHECK(store_.value("SELECT count(*) FROM history") == 18);
+    recorder.flush();
+    CHECK(store_.value("SELECT count(*) FROM history") == 8);
+    recorder.flush();
+    CHECK(store_.value("SELECT count(*) FROM history") == 3);
+    CHECK(store_.value("SELECT count(*) FROM history WHERE scanned_at < " + std::to_string(now - 86400)) == 0);
+    recorder.flush();  // done: the next pass is an hour away
+    CHECK(store_.value("SELECT count(*) FROM history") == 3);
 }

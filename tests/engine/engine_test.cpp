@@ -637,9 +637,9 @@ TEST_CASE("A correction by signature alone, before its scan, is kept and trained
     }
     SECTION("a correction whose scan never comes is pruned with the signatures") {
         REQUIRE(correct_signature(store::Class::spam).deferred);
-        REQUIRE(db.prune_scans(999) == 0);  // requested at 1000: kept
+        REQUIRE(db.prune_scans(999, 1000).scans == 0);  // requested at 1000: kept
         REQUIRE(db.has_deferred_corrections());
-        db.prune_scans(1001);
+        db.prune_scans(1001, 1000);
         REQUIRE_FALSE(db.has_deferred_corrections());
         REQUIRE(scan_arrives() == 0);
         REQUIRE(db.load_counts(model::TermFrequency::raw).messages == model::ClassCounts{0, 0});

@@ -368,7 +368,7 @@ TEST_CASE("The console's history is written with the scans and is searched and p
     CHECK(all[3].verdict == model::Verdict::ham);
     CHECK(all[0].id != all[3].id);
 
-    CHECK(db->prune_scans(2500) == 0);  // no scans, but the history before goes with them
+    CHECK(db->prune_scans(2500, 1000).scans == 0);  // no scans, but the history before goes with them
     all = db->history({});
     REQUIRE(all.size() == 2);
     CHECK(all[1].signature == digest(3));
@@ -473,7 +473,7 @@ TEST_CASE("A history line keeps its explanation, read only when asked for, and l
     CHECK(migrated[0].scanned_at == 1001);
     CHECK(migrated[0].explanation.empty());
     CHECK(s.value(s.kind() == "sqlite" ? "PRAGMA user_version" : "SELECT version FROM mailsift_schema") ==
-          (s.kind() == "sqlite" ? store::schema_version : 9));
+          (s.kind() == "sqlite" ? store::schema_version : 10));
 }
 
 TEST_CASE("The settings a model is trained with are recorded by the first commit that changes it, and never rewritten",

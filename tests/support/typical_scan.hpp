@@ -10,7 +10,7 @@ namespace mailsift::testing {
 // Features of the kinds the extractor writes, about 200 of them as in an average
 // message: words drawn from a vocabulary of 3,000 syllable words, most of them
 // rare, as in mail; headers and hosts that vary by sender.
-std::string typical_scan(int seed) {
+inline std::string typical_scan(int seed) {
     static const char* const syllables[] = {"ka", "lo", "mi", "ne", "ru", "sta", "ber", "don", "fi", "gal",
                                             "ho", "jen", "tor", "vex", "quo", "pri", "zel", "am", "ost", "ul"};
     std::uint32_t x = 2654435761u * static_cast<std::uint32_t>(seed + 1);

@@ -44,7 +44,7 @@
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 14;
+inline constexpr int schema_version = 15;
 
 class Error : public std::runtime_error {
 public:
@@ -284,6 +284,13 @@ struct Statistics {
     std::uint64_t file_bytes = 0;
 };
 
+// What one call of Database::prune_scans removed, and whether more is older
+// than its cut-off (the caller comes back for it: recorder.cpp).
+struct ScanPrune {
+    std::size_t scans = 0, lines = 0;  // signatures and history lines
+    bool more = false;
+};
+
 // What Database::prune removed.
 struct PruneResult {
     std::uint64_t signatures = 0;
@@ -425,9 +432,10 @@ public:
     // after learning a new one from the scans recorded when one is due
     // (read_write; read_only gives the newest as it is).
     virtual ScanPacker scan_packer(std::int64_t now) = 0;
-    // Deletes scans recorded before `before` (and corrections deferred before
-    // then whose scan never came); returns how many scans.
-    virtual std::size_t prune_scans(std::int64_t before) = 0;
+    // Deletes scans and history lines recorded before `before`, the oldest
+    // first, at most `batch` of each, in one short transaction (and the
+    // corrections deferred before then whose scan never came).
+    virtual ScanPrune prune_scans(std::int64_t before, std::size_t batch) = 0;
     // This connection serves a command of a few messages (a classify, learn or
     // correct of a handful, one process each): it touches a few hundred pages,
     // so the page cache sized for a training batch is memory it would only fill

@@ -54,7 +54,7 @@ public:
     std::uint64_t history_count(const HistoryQuery& q) override;
     void record(const Recording& r) override;
     ScanPacker scan_packer(std::int64_t now) override;
-    std::size_t prune_scans(std::int64_t before) override;
+    ScanPrune prune_scans(std::int64_t before, std::size_t batch) override;
     bool has_deferred_corrections() override;
     CorrectionCounts corrections_since(std::int64_t since) override;
     std::vector<std::pair<std::string, std::int64_t>> counters() override;

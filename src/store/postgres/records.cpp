@@ -29,7 +29,8 @@ HistoryDialect dialect(std::vector<Param>& p) {
                 p.push_back(std::move(param));
                 return "$" + std::to_string(p.size());
             },
-            [](const char* column, const std::string& placeholder) { return std::string(column) + " ILIKE " + placeholder; }};
+            [](const char* column, const std::string& placeholder) { return std::string(column) + " ILIKE " + placeholder; },
+            ""};  // PostgreSQL plans by statistics: no index needs keeping out
 }
 
 }  // namespace
@@ -129,6 +130,10 @@ void PgDatabase::record(const Recording& r) {
             return q.rows() > 0 && dictionary.same_bytes(q.bytes(0, 0));
         },
         [this](const std::string& what) { conn_.fail(what); });
+    // Compressed before the transaction, as the scans are.
+    std::vector<std::string> explanations;
+    explanations.reserve(r.history.size());
+    for (const auto& e : r.history) explanations.push_back(pack_explanation(e.explanation));
     // Contacts and counters in one order on every daemon: two recorders never wait on each other in a cycle.
     std::vector<const Contact*> contacts;
     for (const auto& c : r.contacts) contacts.push_back(&c);
@@ -149,7 +154,8 @@ void PgDatabase::record(const Recording& r) {
                        {Param(id), Param(when)});
         }
         for (const Contact* c : contacts) add_contact(c->address, c->source, c->added_at);
-        for (const auto& e : r.history) {
+        for (std::size_t n = 0; n < r.history.size(); ++n) {
+            const HistoryEntry& e = r.history[n];
             // A new line each time, numbered by the identity: never one replaced.
             conn_.exec("INSERT INTO history (signature, scanned_at, verdict, probability, action, reason, sender,"
                        " recipients, from_header, to_header, subject, message_id, queue_id, client_address, helo,"
@@ -160,7 +166,7 @@ void PgDatabase::record(const Recording& r) {
                         Param::text(pg::double_text(e.scored ? e.probability : 0.0)), Param::text(e.action),
                         Param::text(e.reason), Param::text(e.sender), Param::text(e.recipients), Param::text(e.from),
                         Param::text(e.to), Param::text(e.subject), Param::text(e.message_id), Param::text(e.queue_id),
-                        Param::text(e.client_address), Param::text(e.helo), Param(e.size), Param::text(e.explanation)});
+                        Param::text(e.client_address), Param::text(e.helo), Param(e.size), Param::bytes(explanations[n])});
         }
         for (const auto& [name, n] : counters) {
             conn_.exec("INSERT INTO counters (name, value) VALUES ($1, $2)"
@@ -170,14 +176,24 @@ void PgDatabase::record(const Recording& r) {
     });
 }
 
-std::size_t PgDatabase::prune_scans(std::int64_t before) {
-    return transaction([&] {
-        const auto removed = conn_.exec("DELETE FROM signatures WHERE scanned_at < $1", {Param(before)}).affected();
+ScanPrune PgDatabase::prune_scans(std::int64_t before, std::size_t batch) {
+    // A batch at a time, by the scanned_at indexes, as on SQLite: the rows
+    // locked and the transaction's length are one batch's.
+    const Param limit(static_cast<std::int64_t>(std::min<std::size_t>(batch, INT64_MAX)));
+    ScanPrune r = transaction([&] {
+        ScanPrune p;
+        p.scans = static_cast<std::size_t>(
+            conn_.exec("DELETE FROM signatures WHERE id IN (SELECT id FROM signatures WHERE scanned_at < $1"
+                       " ORDER BY scanned_at LIMIT $2)", {Param(before), limit}).affected());
+        p.lines = static_cast<std::size_t>(
+            conn_.exec("DELETE FROM history WHERE id IN (SELECT id FROM history WHERE scanned_at < $1"
+                       " ORDER BY scanned_at LIMIT $2)", {Param(before), limit}).affected());
         drop_unused_dictionaries();
         prune_deferred_corrections(before);
-        prune_history(before);
-        return static_cast<std::size_t>(removed);
+        return p;
     });
+    r.more = r.scans == batch || r.lines == batch;
+    return r;
 }
 
 void PgDatabase::prune_history(std::int64_t before) {
@@ -199,7 +215,7 @@ std::vector<HistoryEntry> PgDatabase::history(const HistoryQuery& query) {
         " probability, action,"
         " reason, sender, recipients, from_header, to_header, subject, message_id, queue_id, client_address, helo,"
         " size, ";
-    sql += query.explanations ? "explanation" : "'' AS explanation";
+    sql += query.explanations ? "explanation" : "''::bytea AS explanation";
     sql += " FROM history" + where + " ORDER BY " + history_order(query.order, "") + " LIMIT " + limit +
            ") h LEFT JOIN LATERAL (SELECT corrected_to, at, by_whom FROM corrections WHERE signature = h.signature"
            " ORDER BY id DESC LIMIT 1) c ON true ORDER BY " + history_order(query.order, "h.");
@@ -229,7 +245,7 @@ std::vector<HistoryEntry> PgDatabase::history(const HistoryQuery& query) {
         e.client_address = r.bytes(i, 14);
         e.helo = r.bytes(i, 15);
         e.size = static_cast<std::uint64_t>(r.integer(i, 16));
-        e.explanation = r.bytes(i, 17);
+        e.explanation = unpack_explanation(r.bytes(i, 17));
         if (!r.null(i, 18)) {
             e.corrected = HistoryEntry::Corrected{r.integer(i, 18) == 1 ? Class::spam : Class::ham, r.integer(i, 19),
                                                   std::string(r.bytes(i, 20))};
@@ -241,7 +257,7 @@ std::vector<HistoryEntry> PgDatabase::history(const HistoryQuery& query) {
 
 std::uint64_t PgDatabase::history_count(const HistoryQuery& query) {
     std::vector<Param> params;
-    const std::string where = history_where(query, dialect(params));
+    const std::string where = history_where(query, dialect(params), true);
     return static_cast<std::uint64_t>(conn_.exec("SELECT count(*) FROM history" + where, params).integer(0, 0));
 }
 

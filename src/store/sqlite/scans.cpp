@@ -47,7 +47,8 @@ private:
 // The SQL of a history query with `b`'s parameters, and LIKE (ASCII case ignored).
 HistoryDialect dialect(Binds& b) {
     return {[&b](HistoryDialect::Value v) { return b.add(std::move(v)); },
-            [](const char* column, const std::string& p) { return std::string(column) + " LIKE " + p + " ESCAPE '\\'"; }};
+            [](const char* column, const std::string& p) { return std::string(column) + " LIKE " + p + " ESCAPE '\\'"; },
+            "+"};
 }
 
 }  // namespace
@@ -172,6 +173,10 @@ void SqliteDatabase::record(const Recording& r) {
                                           static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 0))});
         },
         [this](const std::string& what) { fail(what); });
+    // Compressed before the write lock is taken, as the scans are.
+    std::vector<std::string> explanations;
+    explanations.reserve(r.history.size());
+    for (const auto& e : r.history) explanations.push_back(pack_explanation(e.explanation));
     exec("BEGIN IMMEDIATE");
     try {
         for (const ScanRow& row : rows.rows) {
@@ -198,7 +203,8 @@ void SqliteDatabase::record(const Recording& r) {
                         " size, explanation)"
                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
                         path_);
-            for (const auto& e : r.history) {
+            for (std::size_t n = 0; n < r.history.size(); ++n) {
+                const HistoryEntry& e = r.history[n];
                 sqlite3_reset(h.get());
                 sqlite3_clear_bindings(h.get());
                 if (e.signature) bind_digest(h.get(), 1, *e.signature);
@@ -211,7 +217,8 @@ void SqliteDatabase::record(const Recording& r) {
                     sqlite3_bind_text(h.get(), i++, t->data(), static_cast<int>(t->size()), SQLITE_STATIC);
                 }
                 sqlite3_bind_int64(h.get(), 16, static_cast<std::int64_t>(e.size));
-                sqlite3_bind_text(h.get(), 17, e.explanation.data(), static_cast<int>(e.explanation.size()),
+                // A blob: the compressed form (a TEXT column keeps a blob as it is given).
+                sqlite3_bind_blob(h.get(), 17, explanations[n].data(), static_cast<int>(explanations[n].size()),
                                   SQLITE_STATIC);
                 if (sqlite3_step(h.get()) != SQLITE_DONE) fail(std::string("cannot record history: ") + error_text());
             }
@@ -229,15 +236,34 @@ void SqliteDatabase::record(const Recording& r) {
     }
 }
 
-std::size_t SqliteDatabase::prune_scans(std::int64_t before) {
-    Statement q(db_, "DELETE FROM signatures WHERE scanned_at < ?1", path_);
-    sqlite3_bind_int64(q.get(), 1, before);
-    if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune signatures: ") + error_text());
-    const auto removed = static_cast<std::size_t>(sqlite3_changes(db_));
-    drop_unused_dictionaries();
-    prune_deferred_corrections(before);
-    prune_history(before);
-    return removed;
+ScanPrune SqliteDatabase::prune_scans(std::int64_t before, std::size_t batch) {
+    if (mode_ != Mode::read_write) fail("database was opened read-only");
+    // A batch at a time, by the scanned_at indexes, so that the write lock is
+    // held for one batch's deletes and the recorder's next write (or the
+    // console's correction) waits for no more than that.
+    auto remove = [&](const char* sql, const char* what) {
+        Statement q(db_, sql, path_);
+        sqlite3_bind_int64(q.get(), 1, before);
+        sqlite3_bind_int64(q.get(), 2, static_cast<std::int64_t>(std::min<std::size_t>(batch, INT64_MAX)));
+        if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune ") + what + ": " + error_text());
+        return static_cast<std::size_t>(sqlite3_changes(db_));
+    };
+    ScanPrune r;
+    exec("BEGIN IMMEDIATE");
+    try {
+        r.scans = remove("DELETE FROM signatures WHERE rowid IN (SELECT rowid FROM signatures WHERE scanned_at < ?1"
+                         " ORDER BY scanned_at LIMIT ?2)", "signatures");
+        r.lines = remove("DELETE FROM history WHERE id IN (SELECT id FROM history WHERE scanned_at < ?1"
+                         " ORDER BY scanned_at LIMIT ?2)", "the history");
+        drop_unused_dictionaries();
+        prune_deferred_corrections(before);
+        exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+    r.more = r.scans == batch || r.lines == batch;
+    return r;
 }
 
 void SqliteDatabase::prune_history(std::int64_t before) {
@@ -294,7 +320,7 @@ std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
         e.client_address = text(14);
         e.helo = text(15);
         e.size = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 16));
-        e.explanation = text(17);
+        e.explanation = unpack_explanation(text(17));
         if (sqlite3_column_type(q.get(), 18) != SQLITE_NULL) {
             e.corrected = HistoryEntry::Corrected{sqlite3_column_int(q.get(), 18) == 1 ? Class::spam : Class::ham,
                                                   sqlite3_column_int64(q.get(), 19), text(20)};
@@ -307,7 +333,7 @@ std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
 
 std::uint64_t SqliteDatabase::history_count(const HistoryQuery& query) {
     Binds b;
-    const std::string sql = "SELECT count(*) FROM history" + history_where(query, dialect(b));
+    const std::string sql = "SELECT count(*) FROM history" + history_where(query, dialect(b), true);
     Statement q(db_, sql.c_str(), path_);
     b.bind(q.get());
     if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot count the history: ") + error_text());
