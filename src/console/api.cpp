@@ -20,24 +20,23 @@ using nlohmann::json;
 
 namespace {
 
-// The audit trail's word for it.
-const char* result_word(store::LearnResult r) {
+// What became of a learned message: the audit trail's word for it, and the answer's words.
+struct ResultWords {
+    const char* audit;
+    const char* shown;
+};
+
+ResultWords result_words(store::LearnResult r) {
     switch (r) {
-        case store::LearnResult::learned: return "learned";
-        case store::LearnResult::already_learned: return "already-learned";
-        case store::LearnResult::moved: return "moved";
+        case store::LearnResult::already_learned: return {"already-learned", "already learned"};
+        case store::LearnResult::moved: return {"moved", "moved from the other class"};
+        case store::LearnResult::learned: break;
     }
-    return "learned";
+    return {"learned", "learned"};
 }
 
-const char* learn_result(store::LearnResult r) {
-    switch (r) {
-        case store::LearnResult::learned: return "learned";
-        case store::LearnResult::already_learned: return "already learned";
-        case store::LearnResult::moved: return "moved from the other class";
-    }
-    return "learned";
-}
+const char* result_word(store::LearnResult r) { return result_words(r).audit; }
+const char* learn_result(store::LearnResult r) { return result_words(r).shown; }
 
 }  // namespace
 

@@ -86,30 +86,28 @@ std::string number(double v) {
 
 std::string history_parameters_problem(std::string_view query, std::span<const std::string_view> takes) {
     std::vector<std::string> seen;
-    while (!query.empty()) {
-        const auto amp = query.find('&');
-        const std::string_view pair = query.substr(0, amp);
-        query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
-        if (pair.empty()) continue;
-        const auto eq = pair.find('=');
-        const std::string name = url_decoded(pair.substr(0, eq));
-        const std::string value = eq == std::string_view::npos ? std::string() : url_decoded(pair.substr(eq + 1));
+    std::string problem;
+    for_each_parameter(query, [&](std::string_view raw_name, std::string_view raw_value) {
+        const std::string name = url_decoded(raw_name);
+        const std::string value = url_decoded(raw_value);
         // The name is shown back only when it is a plain word.
         const bool plain = !name.empty() && name.size() <= 32 &&
                            std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
         if (std::find(takes.begin(), takes.end(), name) == takes.end()) {
             std::string known;
             for (const auto t : takes) known += (known.empty() ? "" : ", ") + std::string(t);
-            return (plain ? "unknown parameter '" + name + "'" : std::string("an unknown parameter")) +
-                   " (this request takes " + known + ")";
+            problem = (plain ? "unknown parameter '" + name + "'" : std::string("an unknown parameter")) +
+                      " (this request takes " + known + ")";
+        } else if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+            problem = name + " is given twice";
+        } else if (std::any_of(value.begin(), value.end(),
+                               [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+            problem = name + " holds a control character (a NUL, a line break, ...)";
         }
-        if (std::find(seen.begin(), seen.end(), name) != seen.end()) return name + " is given twice";
         seen.push_back(name);
-        if (std::any_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
-            return name + " holds a control character (a NUL, a line break, ...)";
-        }
-    }
-    return {};
+        return problem.empty();
+    });
+    return problem;
 }
 
 std::variant<store::HistoryQuery, std::string> history_query(const Parameter& param, bool paged) {

@@ -55,18 +55,27 @@ std::string_view cookie(std::string_view header, std::string_view name) {
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
 
 // The value of query parameter `name`, or "" (values here are plain words).
+void for_each_parameter(std::string_view rest, const std::function<bool(std::string_view, std::string_view)>& f) {
+    while (!rest.empty()) {
+        const auto amp = rest.find('&');
+        const std::string_view pair = rest.substr(0, amp);
+        rest.remove_prefix(amp == std::string_view::npos ? rest.size() : amp + 1);
+        if (pair.empty()) continue;
+        const auto eq = pair.find('=');
+        if (!f(pair.substr(0, eq), eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1))) return;
+    }
+}
+
 std::string_view query(std::string_view target, std::string_view name) {
     const auto q = target.find('?');
     if (q == std::string_view::npos) return {};
-    std::string_view rest = target.substr(q + 1);
-    while (!rest.empty()) {
-        const auto amp = rest.find('&');
-        std::string_view pair = rest.substr(0, amp);
-        rest.remove_prefix(amp == std::string_view::npos ? rest.size() : amp + 1);
-        const auto eq = pair.find('=');
-        if (eq != std::string_view::npos && pair.substr(0, eq) == name) return pair.substr(eq + 1);
-    }
-    return {};
+    std::string_view found;
+    for_each_parameter(target.substr(q + 1), [&](std::string_view n, std::string_view v) {
+        if (n != name) return true;
+        found = v;
+        return false;
+    });
+    return found;
 }
 
 // A query value with %XX and '+' decoded; malformed escapes are kept as they are.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <boost/beast/core/string.hpp>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -28,6 +29,10 @@ Response error(const Request& req, boost::beast::http::status status, const std:
 // The value of cookie `name` in a Cookie header, or "".
 std::string_view cookie(std::string_view header, std::string_view name);
 std::string_view path_of(std::string_view target);
+// Calls f(name, value) for each NAME=VALUE pair of a query string (the target
+// after its '?'), as sent (not decoded), skipping empty pairs; stops when f
+// returns false.
+void for_each_parameter(std::string_view query, const std::function<bool(std::string_view, std::string_view)>& f);
 // The value of query parameter `name` (its first), or "" (values here are plain words).
 std::string_view query(std::string_view target, std::string_view name);
 // A query value with %XX and '+' decoded; malformed escapes are kept as they are.
