@@ -3,6 +3,7 @@
 // "next" only when there are more lines, and every read of the history in the
 // audit trail with its account, filter and number of lines.
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <string>
 
 #include "app_support.hpp"
@@ -105,4 +106,38 @@ TEST_CASE("Every read of the history is audited with its account, filter and num
     // A refused request reads nothing and is not a read.
     CHECK(c.send(http::verb::get, "/api/history?bogus=1", "", viewer.token).result() == http::status::bad_request);
     CHECK(c.audited.size() == 2);
+}
+
+TEST_CASE("A filter carrying a line break or a forged audit line stays one word of one audit line", "[console]") {
+    Console c;
+    record_lines(c);
+    const auto viewer = c.sign_in("watcher", viewer_password);
+    const std::string forged = "<6>console audit: event=sign-in outcome=failed account=admin role=- client=203.0.113.77 target=-";
+    c.audited.clear();
+    // A CR/LF or a NUL in any filter, the client filter included: refused, nothing read, nothing logged.
+    for (const std::string name : {"q", "client", "sender", "queue_id"}) {
+        for (const std::string breaker : {"%0d%0a", "%0a", "%00"}) {
+            const auto r = c.send(http::verb::get, "/api/history?" + name + "=x" + breaker + "y", "", viewer.token);
+            CHECK(r.result() == http::status::bad_request);
+        }
+    }
+    CHECK(c.audited.empty());
+    // Without a control character it is searched for, and the audit line keeps it as one word.
+    std::string encoded;
+    for (const unsigned char ch : forged) {
+        static constexpr char hex[] = "0123456789ABCDEF";
+        if (std::isalnum(ch)) encoded += static_cast<char>(ch);
+        else encoded += std::string("%") + hex[ch >> 4] + hex[ch & 15];
+    }
+    for (const std::string name : {"q", "client"}) {
+        REQUIRE(c.send(http::verb::get, "/api/history?" + name + "=" + encoded, "", viewer.token).result() ==
+                http::status::ok);
+        const std::string line = c.audited.back();
+        CHECK(line.rfind("console audit: event=history outcome=ok account=watcher role=viewer client=192.0.2.1 target=0:" +
+                             name + "=%3C6%3Econsole%20audit",
+                         0) == 0);
+        CHECK(line.find('\n') == std::string::npos);
+        CHECK(line.find(' ', line.find("target=")) == std::string::npos);  // the target is one word
+        CHECK(line.find("client=203.0.113.77") == std::string::npos);
+    }
 }
