@@ -41,7 +41,7 @@ Forget messages previously learned with that label. A message that was not
 learned so is reported and left alone (success).
 )";
 
-const char* const correct_help = R"(usage: mailsift correct (--spam|--ham) [--quiet] [--signature ID]... [--files-from LIST] [PATH...]
+const char* const correct_help = R"(usage: mailsift correct (--spam|--ham|--undo) [--quiet] [--signature ID]... [--files-from LIST] [PATH...]
 
 Correct mailsiftd's verdict. A message carrying an X-Mailsift-Signature that
 the database knows is trained on exactly the features mailsiftd scored (so
@@ -57,6 +57,15 @@ PATH nor --signature, one message is read from standard input, as a Dovecot
 IMAPSieve or sieve-pipe rule sends it. --quiet prints nothing but errors: no
 summary, no note for a message already learned (what a pipe program wants, as
 Dovecot logs anything on standard error as an error).
+--undo undoes the latest correction of each message (by its signature) that
+still stands, made by mistake: the model goes back to what it was before it
+(the message unlearned, or moved back to the class it was learned as; the
+linear scorer's step and a contact the correction added taken back), and the
+correction stays in the history's trail, marked undone, counted nowhere.
+Undoing again undoes the correction before. One still waiting for its scan is
+withdrawn. Correcting to the other class is not an undo: it learns the
+message as that class. A message with no correction to undo is reported, and
+the exit status is 1.
 )";
 
 // The trainer for these inputs: of a few messages only their rows of the model
@@ -72,6 +81,7 @@ engine::Trainer trainer_for(store::Database& db, const Context& ctx, const std::
 // The label and messages of learn, unlearn and correct.
 struct TrainOptions {
     bool spam = false, ham = false, quiet = false;
+    bool undo = false;  // correct --undo
     std::string files_from, index;
     CLI::Option* files_from_given = nullptr;
     CLI::Option* index_given = nullptr;
@@ -250,7 +260,78 @@ std::string unix_user() {
     return std::to_string(uid);
 }
 
+// What an undo that did nothing says, for a message or signature.
+const char* undo_problem(engine::Trainer::UndoOutcome::Result r) {
+    using R = engine::Trainer::UndoOutcome::Result;
+    switch (r) {
+        case R::nothing: return "no correction of this message to undo";
+        case R::not_undoable:
+            return "its correction was recorded by a mailsift from before undo and cannot be undone; correct it instead";
+        case R::changed:
+            return "learned otherwise since its correction (learn or unlearn); left as it is: correct it instead";
+        case R::scan_gone:
+            return "its scan has expired (signature_days); give the message itself to undo its correction";
+        case R::untagged: return "no X-Mailsift-Signature: mailsiftd did not tag it, so no correction of it is recorded "
+                                 "('mailsift unlearn' forgets a message learned by hand)";
+        case R::undone:
+        case R::withdrawn: break;
+    }
+    return "";
+}
+
+int undo(const Context& ctx, const TrainOptions& opts) {
+    if (opts.spam || opts.ham) usage_error("correct: --undo takes no --spam or --ham (the correction says which)");
+    std::vector<std::string> paths;
+    if (opts.signatures.empty() || !opts.paths.empty() || opts.list()) paths = message_paths(opts.paths, opts.list());
+    const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
+    store::Database& db = *opened;
+    engine::Trainer trainer = trainer_for(db, ctx, paths);
+    report_setting_notes(trainer.setting_notes());
+    trainer.set_corrector("cli:" + unix_user());
+    const std::int64_t now = std::time(nullptr);
+    int status = exit_ok;
+    std::size_t undone = 0, withdrawn = 0;
+    auto note = [&](const std::string& label, const engine::Trainer::UndoOutcome& o) {
+        using R = engine::Trainer::UndoOutcome::Result;
+        if (o.result == R::undone) {
+            ++undone;
+            if (!opts.quiet) {
+                report(label, std::string("undid its correction to ") + store::to_string(o.to) + "; now " +
+                                  (o.was ? std::string("learned as ") + store::to_string(*o.was) : "not learned"));
+            }
+        } else if (o.result == R::withdrawn) {
+            ++withdrawn;
+            if (!opts.quiet) report(label, "withdrew its correction, which was waiting for its scan");
+        } else {
+            report(label, undo_problem(o.result));
+            status = exit_input;
+        }
+    };
+    for (const auto& text : opts.signatures) {
+        const auto id = engine::parse_signature(text);
+        if (!id) {
+            report(text, "not a signature (32 hexadecimal digits)");
+            status = exit_input;
+            continue;
+        }
+        note(text, trainer.undo_signature(*id, now));
+    }
+    for_each_message(paths, ctx.settings.limits.max_message_bytes, [&](InputMessage& m) {
+        if (!m.error.empty()) {
+            report(m.label, m.error);
+            status = exit_input;
+            return true;
+        }
+        note(m.label, trainer.undo(m.raw, now));
+        return true;
+    });
+    trainer.commit();
+    if (!opts.quiet) std::cout << "undone: " << undone << " corrections, " << withdrawn << " withdrawn before their scan\n";
+    return status;
+}
+
 int correct(const Context& ctx, const TrainOptions& opts) {
+    if (opts.undo) return undo(ctx, opts);
     const auto& signatures = opts.signatures;
     const bool quiet = opts.quiet;
     const store::Class to = opts.label("correct");
@@ -338,6 +419,7 @@ void add_training_commands(Registry& r) {
     CLI::App* sub = r.add("correct", correct_help);
     auto o = add_message_options(sub);
     sub->add_flag("-q,--quiet", o->quiet);
+    sub->add_flag("--undo", o->undo);
     // One id per --signature: a PATH after it stays a PATH.
     sub->add_option("--signature", o->signatures)->allow_extra_args(false);
     r.set_run(sub, [o](const Context& ctx) { return correct(ctx, *o); });

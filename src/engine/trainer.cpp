@@ -47,13 +47,21 @@ void Trainer::commit() {
 
 store::LearnResult Trainer::learn_terms(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
                                        std::string_view from_address, store::Class c, std::int64_t now,
-                                       const store::TrainingBatch::LinearStep* linear) {
+                                       const store::TrainingBatch::LinearStep* linear, store::CorrectionUndo* undo) {
     open_batch();
     const store::LearnResult r = batch_->learn(digest, c, terms, now, linear);
-    if (linear != nullptr && r != store::LearnResult::already_learned) linear_->apply(linear->slots, linear->step);
+    if (linear != nullptr && r != store::LearnResult::already_learned) {
+        linear_->apply(linear->slots, linear->step);
+        if (undo != nullptr) {
+            undo->hash_bits = linear->hash_bits;
+            undo->feature = linear->step.feature;
+            undo->nb_weight = linear->step.nb_weight;
+            undo->slots.assign(linear->slots.begin(), linear->slots.end());
+        }
+    }
     if (r != store::LearnResult::already_learned && c == store::Class::ham && !from_address.empty()) {
         // "Have you corresponded before?": senders of good mail become contacts.
-        batch_->add_contact(from_address, "learned-ham", now);
+        if (batch_->add_contact(from_address, "learned-ham", now) && undo != nullptr) undo->contact = from_address;
         if (one_message_) new_contacts_.emplace_back(from_address);
     }
     switch (r) {
@@ -317,7 +325,8 @@ store::TrainingBatch::LinearStep Trainer::linear_step(const std::vector<model::T
     return st;
 }
 
-Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c, std::int64_t now, bool selective) {
+Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c, std::int64_t now, bool selective,
+                                              store::CorrectionUndo* undo) {
     if (p.problem != MessageProblem::none) return {p.problem, {}};
     load_linear_models(selective);
     const auto& entries = p.bag.entries();
@@ -360,7 +369,7 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
     std::optional<store::TrainingBatch::LinearStep> step;
     if (linear) step = linear_step(model_terms, p.slots, c == store::Class::spam);
     if (selection_) selection_model(model_terms);  // its rows as the store has them, before they change here
-    const store::LearnResult r = learn_terms(p.digest, terms, p.from_address, c, now, step ? &*step : nullptr);
+    const store::LearnResult r = learn_terms(p.digest, terms, p.from_address, c, now, step ? &*step : nullptr, undo);
     if (linear && r != store::LearnResult::already_learned) {
         ++linear_learned_;
         if (settings_.linear.rehearsal > 0) rehearse(p.digest, p.prefix, c);
@@ -371,124 +380,6 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
         selection_->learn(model_terms, c == store::Class::spam);
     }
     return {MessageProblem::none, r};
-}
-
-bool Trainer::confirmed_only(model::Verdict said, store::Class c) const {
-    // Train on error with a thick threshold: a confident verdict that was right
-    // teaches nothing new; errors and everything scored unsure are trained.
-    return settings_.train_on_error && said == (c == store::Class::spam ? model::Verdict::spam : model::Verdict::ham);
-}
-
-Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Class c, std::int64_t now,
-                                            std::string_view raw, const std::string* by) {
-    // This correction is the latest word on the scan: one deferred earlier must not undo it.
-    open_batch();
-    batch_->drop_deferred_correction(scan.id);
-    if (confirmed_only(scan.verdict, c)) {
-        CorrectOutcome o;
-        o.by_signature = true;
-        o.confirmed = true;
-        return o;
-    }
-    const auto lines = parse_feature_lines(scan.features);
-    std::vector<store::TrainTerm> terms;
-    terms.reserve(lines.size());
-    std::string from;
-    for (const auto& [text, n] : lines) {
-        terms.push_back({features::feature_id(text), n, text});
-        if (text.rfind("hdr:from:", 0) == 0) from = text.substr(9);
-    }
-    std::optional<store::TrainingBatch::LinearStep> step;
-    if (settings_.scorer == Scorer::linear) {
-        // A scan keeps the features, not the message: with the message at hand (a
-        // correction of a delivered copy), the slots are its view's 4-grams and the
-        // scan's features, as the milter scored them; without it, the features alone.
-        std::vector<model::Term> model_terms;
-        std::vector<std::pair<std::uint64_t, std::uint32_t>> kept;
-        model_terms.reserve(terms.size());
-        kept.reserve(terms.size());
-        for (const auto& t : terms) {
-            // The naive-Bayes input and the slots as combine() takes them: without the envelope.
-            if (features::milter_only(t.text)) continue;
-            model_terms.push_back({t.id, t.count, features::is_header_feature(t.text)});
-            kept.emplace_back(t.id, t.count);
-        }
-        std::vector<model::Slot> slots;
-        features::message_slots(features::message_view(raw, settings_.slots.ngram_bytes), kept, settings_.slots, slots);
-        step = linear_step(model_terms, std::move(slots), c == store::Class::spam);
-    }
-    // Keyed by the signature: correcting the same scan again is a no-op, the other way moves it.
-    const store::LearnResult r = learn_terms(scan.id, terms, from, c, now, step ? &*step : nullptr);
-    if (r != store::LearnResult::already_learned) {
-        batch_->record_correction({scan.verdict, c, now, scan.id, by != nullptr ? *by : corrector_});
-    }
-    return {MessageProblem::none, r, true, false};
-}
-
-Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now) {
-    if (const auto p = check_message(raw, size_bytes, settings_.limits); refused(p)) return {p, {}, false};
-    load_linear_models();
-    // A tagged message is one message with its scan: both are learned under the
-    // signature, so whichever comes first is the one training and the other finds it.
-    const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
-    const std::optional<store::Digest> signature = message_signature(parsed.headers);
-    if (signature) {
-        if (const auto scan = db_.find_scan(*signature)) return learn_scan(*scan, c, now, raw);
-    }
-    // No scan (not written yet, pruned, or none): the message as it is. When mailsiftd
-    // tagged it, its verdict comes from the message's own X-Mailsift-Status.
-    std::optional<model::Verdict> said;
-    if (const auto* h = signature ? parsed.find("X-Mailsift-Status") : nullptr) said = verdict_of_status(h->value);
-    if (said && confirmed_only(*said, c)) return {MessageProblem::none, store::LearnResult::already_learned, false, true};
-    if (signature) {
-        open_batch();
-        batch_->drop_deferred_correction(*signature);  // as in learn_scan: this one is the latest
-    }
-    Prepared p;
-    prepare_parsed(raw, parsed, p);
-    const LearnOutcome o = learn_prepared(p, c, now, /*selective=*/false);  // a correction is always trained
-    if (said && o.result != store::LearnResult::already_learned) {
-        // Without its scan the signature is not the scan's key; still the history's, for a tagged message.
-        batch_->record_correction({*said, c, now, signature, corrector_});
-    }
-    return {o.problem, o.result, false};
-}
-
-std::optional<Trainer::CorrectOutcome> Trainer::correct_signature(const store::Digest& id, store::Class c,
-                                                                   std::int64_t now) {
-    load_linear_models();
-    const auto scan = db_.find_scan(id);
-    if (!scan) return std::nullopt;
-    return learn_scan(*scan, c, now);
-}
-
-Trainer::CorrectOutcome Trainer::correct_or_defer_signature(const store::Digest& id, store::Class c,
-                                                             std::int64_t now) {
-    load_linear_models();  // before the write lock: loading them commits
-    open_batch();  // the write lock first: the recorder cannot write the scan between the look and the keep
-    if (const auto scan = db_.find_scan(id)) return learn_scan(*scan, c, now);
-    batch_->defer_correction(id, c, now, corrector_);
-    CorrectOutcome o;
-    o.by_signature = true;
-    o.deferred = true;
-    return o;
-}
-
-std::size_t Trainer::apply_deferred_corrections(std::int64_t now) {
-    commit();
-    if (db_.has_deferred_corrections()) load_linear_models();  // not between taking and training
-    // Each transaction takes corrections and trains them together: fewer than
-    // batch_messages, so that learn_terms never commits between the two.
-    const std::size_t per_batch = std::max<std::size_t>(1, settings_.batch_messages - 1);
-    std::size_t total = 0;
-    for (;;) {
-        open_batch();
-        const auto ready = batch_->take_ready_corrections(per_batch);
-        for (const auto& r : ready) learn_scan(r.scan, r.to, now, {}, &r.by);
-        commit();
-        total += ready.size();
-        if (ready.size() < per_batch) return total;
-    }
 }
 
 store::UnlearnResult Trainer::unlearn(std::string_view raw, store::Class c) {

@@ -89,6 +89,12 @@ std::optional<std::string> decode_linear_sample(std::string_view blob);
 // A learned message's feature list (encode_terms() form) back; nullopt when damaged.
 std::optional<std::vector<std::pair<model::FeatureId, std::uint32_t>>> decode_terms(std::string_view blob);
 
+// ---- what undoing a correction takes (corrections.undo, correction_codec.cpp) ----
+
+std::string encode_correction_undo(const CorrectionUndo& undo);
+// nullopt when damaged (or written by a later mailsift).
+std::optional<CorrectionUndo> decode_correction_undo(std::string_view blob);
+
 // ---- the change log readers refresh by (model_changes) ----
 
 // Changes kept in model_changes: a reader further behind reloads everything.

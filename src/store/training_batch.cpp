@@ -230,9 +230,16 @@ LearnResult TrainingBatch::learn_uncounted_now(const Digest& digest, Class c, co
     return uncounted ? LearnResult::moved : LearnResult::learned;
 }
 
-void TrainingBatch::add_contact(std::string_view address, std::string_view source, std::int64_t now) {
-    retrying([&] { tx_->add_contact(address, source, now); });
+bool TrainingBatch::add_contact(std::string_view address, std::string_view source, std::int64_t now) {
+    const bool added = retrying([&] { return tx_->add_contact(address, source, now); });
     remember([a = std::string(address), s = std::string(source), now](TrainingBatch& b) { b.tx_->add_contact(a, s, now); });
+    return added;
+}
+
+bool TrainingBatch::remove_contact(std::string_view address) {
+    const bool removed = retrying([&] { return tx_->remove_contact(address); });
+    remember([a = std::string(address)](TrainingBatch& b) { b.tx_->remove_contact(a); });
+    return removed;
 }
 
 void TrainingBatch::record_correction(const Correction& c) {
@@ -240,14 +247,35 @@ void TrainingBatch::record_correction(const Correction& c) {
     remember([c](TrainingBatch& b) { b.tx_->record_correction(c); });
 }
 
+std::optional<CorrectionRecord> TrainingBatch::latest_correction(const Digest& signature) {
+    assert(tx_ && "lookup after commit");
+    auto found = retrying([&] { return tx_->latest_correction(signature); });
+    std::optional<std::int64_t> id;
+    if (found) id = found->id;
+    remember([signature, id](TrainingBatch& b) {
+        // The caller undoes what it was given; a replay must find the same, or give up.
+        const auto again = b.tx_->latest_correction(signature);
+        if ((again ? std::optional<std::int64_t>(again->id) : std::nullopt) != id) {
+            b.tx_->fail("the correction was undone or corrected again by another process meanwhile; try again");
+        }
+    });
+    return found;
+}
+
+void TrainingBatch::mark_undone(std::int64_t correction_id, std::int64_t at, std::string_view by) {
+    retrying([&] { tx_->mark_undone(correction_id, at, by); });
+    remember([=, by = std::string(by)](TrainingBatch& b) { b.tx_->mark_undone(correction_id, at, by); });
+}
+
 void TrainingBatch::defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) {
     retrying([&] { tx_->defer_correction(signature, to, now, by); });
     remember([=, by = std::string(by)](TrainingBatch& b) { b.tx_->defer_correction(signature, to, now, by); });
 }
 
-void TrainingBatch::drop_deferred_correction(const Digest& signature) {
-    retrying([&] { tx_->drop_deferred_correction(signature); });
+bool TrainingBatch::drop_deferred_correction(const Digest& signature) {
+    const bool dropped = retrying([&] { return tx_->drop_deferred_correction(signature); });
     remember([=](TrainingBatch& b) { b.tx_->drop_deferred_correction(signature); });
+    return dropped;
 }
 
 std::vector<ReadyCorrection> TrainingBatch::take_ready_corrections(std::size_t limit) {

@@ -96,7 +96,7 @@ TEST_CASE("Two deliveries of one message are two lines, each found by its queue 
     // on both lines, counted once.
     {
         store::TrainingBatch b(*db);
-        b.record_correction({model::Verdict::spam, Class::ham, 2000, same, "console:alice"});
+        b.record_correction({model::Verdict::spam, Class::ham, 2000, same, "console:alice", std::nullopt});
         b.commit();
     }
     const auto after = db->history({});

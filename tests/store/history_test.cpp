@@ -370,14 +370,14 @@ TEST_CASE("A history line shows its latest correction, and the error rates count
     CHECK_FALSE(latest(1));
 
     // Line 1, said ham: corrected to spam, then back to ham.
-    correct({model::Verdict::ham, Class::spam, 2000, digest(1), "console:alice"});
+    correct({model::Verdict::ham, Class::spam, 2000, digest(1), "console:alice", std::nullopt});
     auto corrected = latest(1);
     REQUIRE(corrected);
     CHECK(corrected->to == Class::spam);
     CHECK(corrected->at == 2000);
     CHECK(corrected->by == "console:alice");
     CHECK(db->corrections_since(0).false_negatives == 1);
-    correct({model::Verdict::ham, Class::ham, 2100, digest(1), "cli:bob"});
+    correct({model::Verdict::ham, Class::ham, 2100, digest(1), "cli:bob", std::nullopt});
     corrected = latest(1);
     REQUIRE(corrected);
     CHECK(corrected->to == Class::ham);
@@ -389,17 +389,17 @@ TEST_CASE("A history line shows its latest correction, and the error rates count
     CHECK(counts.unsure_to_ham == 0);
 
     // Line 2, said ham: corrected to spam once.
-    correct({model::Verdict::ham, Class::spam, 2200, digest(2), "console:alice"});
+    correct({model::Verdict::ham, Class::spam, 2200, digest(2), "console:alice", std::nullopt});
     // A tagged message corrected without its scan counts as it always did.
-    correct({model::Verdict::spam, Class::ham, 2300, std::nullopt, ""});
-    correct({model::Verdict::spam, Class::ham, 2400, std::nullopt, ""});
+    correct({model::Verdict::spam, Class::ham, 2300, std::nullopt, "", std::nullopt});
+    correct({model::Verdict::spam, Class::ham, 2400, std::nullopt, "", std::nullopt});
     counts = db->corrections_since(0);
     CHECK(counts.false_negatives == 1);
     CHECK(counts.false_positives == 2);
     CHECK_FALSE(latest(3));  // a correction without a signature is no line's
 
     // Only where the latest correction of a scan is in the period.
-    correct({model::Verdict::spam, Class::ham, 1500, digest(3), ""});
+    correct({model::Verdict::spam, Class::ham, 1500, digest(3), "", std::nullopt});
     CHECK(db->corrections_since(2000).false_positives == 2);
     CHECK(db->corrections_since(1500).false_positives == 3);
     CHECK(db->corrections_since(2250).false_negatives == 0);
@@ -485,7 +485,7 @@ TEST_CASE("A store from before the history's new columns keeps its lines, correc
 
     auto db = s.open();
     CHECK(s.value(sqlite ? "PRAGMA user_version" : "SELECT version FROM mailsift_schema") ==
-          (sqlite ? store::schema_version : 10));
+          (sqlite ? store::schema_version : 11));
     auto both = db->history({});
     REQUIRE(both.size() == 2);
     // Each keeps its digest as its signature, and lines are numbered in the order they were scanned.
@@ -521,7 +521,7 @@ TEST_CASE("A store from before the history's new columns keeps its lines, correc
     // New corrections go on after the old ones.
     {
         store::TrainingBatch b(*db);
-        b.record_correction({model::Verdict::spam, Class::ham, 1400, digest(1), "console:alice"});
+        b.record_correction({model::Verdict::spam, Class::ham, 1400, digest(1), "console:alice", std::nullopt});
         b.commit();
     }
     const auto corrected = db->history({})[0].corrected;

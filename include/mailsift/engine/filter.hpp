@@ -254,7 +254,9 @@ public:
     // Call before each message's learn_prepared() and refit_linear() after it.
     void begin_command();
     // `selective`: apply settings.train_margin (learn; a correction is always trained).
-    LearnOutcome learn_prepared(const Prepared& p, store::Class c, std::int64_t now, bool selective = true);
+    // `undo`: a correction's, given what undoing it takes (its step, the contact it added).
+    LearnOutcome learn_prepared(const Prepared& p, store::Class c, std::int64_t now, bool selective = true,
+                                store::CorrectionUndo* undo = nullptr);
     store::UnlearnResult unlearn(std::string_view raw, store::Class c);
 
     // A correction: when the message carries a signature the database knows,
@@ -280,6 +282,30 @@ public:
     // (apply_deferred_corrections). Checked and kept under the write lock, so a
     // scan written at the same moment is either found here or finds the correction.
     CorrectOutcome correct_or_defer_signature(const store::Digest& id, store::Class c, std::int64_t now);
+    // Undoes the latest correction of a signature that stands: the model put
+    // back as it was before it (the message unlearned, or moved back to the
+    // class it was learned as; the linear scorer's step taken back; the
+    // contact it added removed), the correction kept in its line's trail,
+    // marked undone by corrector_, and counted nowhere. Undoing again undoes
+    // the one before. Not the same as correcting to the other class, which
+    // learns the message as that class. Committed by commit().
+    struct UndoOutcome {
+        enum class Result : std::uint8_t {
+            undone,
+            withdrawn,     // the correction was still waiting for its scan: dropped, nothing was trained
+            nothing,       // no correction of it stands
+            not_undoable,  // recorded by a mailsift from before undo: correct it instead
+            changed,       // learned otherwise since (learn, unlearn): left as it is
+            scan_gone,     // moving it back needs its features: the scan expired and no message was given
+            untagged,      // undo(raw): the message carries no X-Mailsift-Signature
+        } result = Result::nothing;
+        store::Class to = store::Class::ham;  // what the correction undone had said
+        std::optional<store::Class> was;      // learned as now (nullopt: not learned)
+    };
+    // `raw`: the message, when the caller has it (moving back without its scan).
+    UndoOutcome undo_signature(const store::Digest& id, std::int64_t now, std::string_view raw = {});
+    // By the message's X-Mailsift-Signature.
+    UndoOutcome undo(std::string_view raw, std::int64_t now);
     // Trains the deferred corrections whose scans are written now, and commits;
     // returns how many. mailsiftd's recorder calls it after each write.
     std::size_t apply_deferred_corrections(std::int64_t now);
@@ -307,7 +333,8 @@ private:
     void prepare_parsed(std::string_view raw, const mime::ParsedMessage& parsed, Prepared& p) const;
     store::LearnResult learn_terms(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
                                    std::string_view from_address, store::Class c, std::int64_t now,
-                                   const store::TrainingBatch::LinearStep* linear = nullptr);
+                                   const store::TrainingBatch::LinearStep* linear = nullptr,
+                                   store::CorrectionUndo* undo = nullptr);
     // `raw`: the message itself, when the correction has it (its view's 4-grams are learned too).
     // `by`: who asked (a deferred correction's requester); nullptr: corrector_.
     CorrectOutcome learn_scan(const store::Scan& scan, store::Class c, std::int64_t now, std::string_view raw = {},

@@ -44,7 +44,7 @@
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 15;
+inline constexpr int schema_version = 16;
 
 class Error : public std::runtime_error {
 public:
@@ -234,6 +234,24 @@ struct HistoryQuery {
     bool explanations = false;        // with HistoryEntry::explanation (a few hundred bytes each)
 };
 
+// What undoing a correction takes (Trainer::undo): the model as it was
+// before it. Recorded with every correction since SQLite schema 16 and
+// PostgreSQL schema 11; a correction recorded before cannot be undone.
+struct CorrectionUndo {
+    // How its message was learned before it: nullopt, not at all (undo
+    // unlearns it); the other class (undo moves it back).
+    std::optional<Class> was;
+    // The linear scorer's step it took, subtracted again: `feature` added to
+    // each of `slots` (as many times as a slot is listed) and to the bias,
+    // `nb_weight` to the naive-Bayes input's weight. hash_bits 0: none.
+    unsigned hash_bits = 0;
+    float feature = 0.0f;
+    double nb_weight = 0.0;
+    std::vector<std::uint32_t> slots;
+    // The sender it made a contact (a correction to ham), removed again; "": none.
+    std::string contact;
+};
+
 // One correction of a verdict mailsiftd gave, kept for the error rates and
 // the history (who corrected what, when, to what).
 struct Correction {
@@ -246,6 +264,27 @@ struct Correction {
     // Who: "console:NAME" for a console account, "cli:USER" for the Unix user
     // who ran mailsift; "" when not known.
     std::string by;
+    // Set for a correction of a signature: what undoing it takes.
+    std::optional<CorrectionUndo> undo;
+};
+
+// A correction as recorded: a line's trail (Database::corrections_of) and
+// what an undo reads (WriteTransaction::latest_correction).
+struct CorrectionRecord {
+    std::int64_t id = 0;  // ascending as recorded
+    model::Verdict verdict = model::Verdict::unsure;
+    Class to = Class::ham;
+    std::int64_t at = 0;
+    std::string by;
+    // What undoing it takes (latest_correction reads it; corrections_of says
+    // only whether there is one: an empty CorrectionUndo); nullopt: recorded
+    // before undo was, it cannot be undone.
+    std::optional<CorrectionUndo> undo;
+    // Undone: when and by whom (Correction::by's form); 0 while it stands. An
+    // undone correction counts nowhere: not in the error rates, not as the
+    // line's latest.
+    std::int64_t undone_at = 0;
+    std::string undone_by;
 };
 
 // A deferred correction whose scan is written now (WriteTransaction::take_ready_corrections).
@@ -451,6 +490,9 @@ public:
     // signature, only the latest counts (so ham, then spam, then back to ham
     // counts as nothing), and only where it is in the period.
     virtual CorrectionCounts corrections_since(std::int64_t since) = 0;
+    // Every correction of a signature, undone ones included, oldest first:
+    // the trail a history line shows.
+    virtual std::vector<CorrectionRecord> corrections_of(const Digest& signature) = 0;
     virtual std::vector<std::pair<std::string, std::int64_t>> counters() = 0;
 
     virtual std::vector<Contact> contacts() = 0;
@@ -575,10 +617,15 @@ public:
     // wrote or deleted (ascending), nullptr for "reload all".
     virtual void log_model_change(const std::vector<model::FeatureId>* ids) = 0;
 
-    virtual void add_contact(std::string_view address, std::string_view source, std::int64_t now) = 0;
+    // false: the address was a contact already.
+    virtual bool add_contact(std::string_view address, std::string_view source, std::int64_t now) = 0;
+    virtual bool remove_contact(std::string_view address) = 0;  // false: not there
     virtual void record_correction(const Correction& c) = 0;
+    // The latest correction of `signature` that stands (not undone), with what undoing it takes.
+    virtual std::optional<CorrectionRecord> latest_correction(const Digest& signature) = 0;
+    virtual void mark_undone(std::int64_t correction_id, std::int64_t at, std::string_view by) = 0;
     virtual void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) = 0;
-    virtual void drop_deferred_correction(const Digest& signature) = 0;
+    virtual bool drop_deferred_correction(const Digest& signature) = 0;  // false: none was waiting
     virtual std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit) = 0;
     virtual void commit() = 0;
     // Throws the backend's Error (naming the database) with `what`.
@@ -635,10 +682,16 @@ public:
     UnlearnResult unlearn(const Digest& digest, Class c);
     // The class a message is learned as (this batch included, uncounted ones too), or nothing.
     std::optional<Class> learned_class(const Digest& digest);
-    // Adds a contact inside this transaction (e.g. the sender of a ham message).
-    void add_contact(std::string_view address, std::string_view source, std::int64_t now);
+    // Adds a contact inside this transaction (e.g. the sender of a ham
+    // message); false when it was one already.
+    bool add_contact(std::string_view address, std::string_view source, std::int64_t now);
+    bool remove_contact(std::string_view address);
     // Notes that a message mailsiftd judged `c.verdict` was corrected to `c.to`.
     void record_correction(const Correction& c);
+    // The latest standing correction of `signature` (WriteTransaction::latest_correction).
+    std::optional<CorrectionRecord> latest_correction(const Digest& signature);
+    // Marks a correction undone; the caller has put the model back.
+    void mark_undone(std::int64_t correction_id, std::int64_t at, std::string_view by);
     // A correction by signature whose scan is not written yet: kept (the last
     // label given wins, with its `by`) until the scan arrives and
     // take_ready_corrections() finds it.
@@ -647,8 +700,9 @@ public:
     // first, each taken out of the waiting list (in this transaction: trained
     // with it, or not at all).
     std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit);
-    // Forgets a deferred correction of `signature`: a later one has its say.
-    void drop_deferred_correction(const Digest& signature);
+    // Forgets a deferred correction of `signature`: a later one has its say,
+    // or it is undone before its scan came. false: none was waiting.
+    bool drop_deferred_correction(const Digest& signature);
     void commit();
 
 private:

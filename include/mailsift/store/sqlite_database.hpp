@@ -54,6 +54,7 @@ public:
     bool has_deferred_corrections() override;
     void for_few_messages() override;
     CorrectionCounts corrections_since(std::int64_t since) override;
+    std::vector<CorrectionRecord> corrections_of(const Digest& signature) override;
     std::vector<std::pair<std::string, std::int64_t>> counters() override;
 
     std::vector<Contact> contacts() override;

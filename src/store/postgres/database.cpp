@@ -19,7 +19,7 @@ using pg::Param;
 namespace {
 
 // The version of the PostgreSQL schema (its own numbering, kept in mailsift_schema).
-constexpr int pg_schema_version = 10;
+constexpr int pg_schema_version = 11;
 
 // pg_advisory_xact_lock(key, what): migrations and commits.
 constexpr const char* lock_migration = "SELECT pg_advisory_xact_lock(1835100524, 1)";
@@ -282,6 +282,14 @@ const char* const migrations[] = {
     CREATE INDEX history_queue_id ON history USING hash (queue_id);
     DROP INDEX IF EXISTS history_message_id;
     CREATE INDEX history_message_id ON history USING hash (message_id);
+    )sql",
+    // 10 -> 11: what undoing a correction takes, and an undone one's when and
+    // by whom, as SQLite's schema 16.
+    R"sql(
+    ALTER TABLE corrections
+        ADD COLUMN IF NOT EXISTS undo bytea,
+        ADD COLUMN IF NOT EXISTS undone_at bigint,
+        ADD COLUMN IF NOT EXISTS undone_by text;
     )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);

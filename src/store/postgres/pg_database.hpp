@@ -57,6 +57,7 @@ public:
     ScanPrune prune_scans(std::int64_t before, std::size_t batch) override;
     bool has_deferred_corrections() override;
     CorrectionCounts corrections_since(std::int64_t since) override;
+    std::vector<CorrectionRecord> corrections_of(const Digest& signature) override;
     std::vector<std::pair<std::string, std::int64_t>> counters() override;
 
     std::vector<Contact> contacts() override;

@@ -218,7 +218,7 @@ std::vector<HistoryEntry> PgDatabase::history(const HistoryQuery& query) {
     sql += query.explanations ? "explanation" : "''::bytea AS explanation";
     sql += " FROM history" + where + " ORDER BY " + history_order(query.order, "") + " LIMIT " + limit +
            ") h LEFT JOIN LATERAL (SELECT corrected_to, at, by_whom FROM corrections WHERE signature = h.signature"
-           " ORDER BY id DESC LIMIT 1) c ON true ORDER BY " + history_order(query.order, "h.");
+           " AND undone_at IS NULL ORDER BY id DESC LIMIT 1) c ON true ORDER BY " + history_order(query.order, "h.");
     auto r = conn_.exec(sql, params);
     std::vector<HistoryEntry> out;
     for (int i = 0; i < r.rows(); ++i) {
@@ -274,8 +274,9 @@ CorrectionCounts PgDatabase::corrections_since(std::int64_t since) {
     // A correction of a scan counts only while it is its scan's latest (the
     // highest id of its signature): corrected back, the message was right.
     auto r = conn_.exec(
-        "SELECT verdict, corrected_to, count(*) FROM corrections c WHERE at >= $1 AND (signature IS NULL"
-        " OR id = (SELECT max(id) FROM corrections l WHERE l.signature = c.signature)) GROUP BY 1, 2",
+        "SELECT verdict, corrected_to, count(*) FROM corrections c WHERE at >= $1 AND undone_at IS NULL AND"
+        " (signature IS NULL OR id = (SELECT max(id) FROM corrections l WHERE l.signature = c.signature"
+        " AND l.undone_at IS NULL)) GROUP BY 1, 2",
         {Param(since)});
     for (int i = 0; i < r.rows(); ++i) {
         const auto verdict = static_cast<model::Verdict>(r.integer(i, 0));
@@ -302,6 +303,26 @@ std::vector<Contact> PgDatabase::contacts() {
     auto r = conn_.exec("SELECT address, source, added_at FROM contacts ORDER BY address");
     for (int i = 0; i < r.rows(); ++i) {
         out.push_back({std::string(r.bytes(i, 0)), std::string(r.bytes(i, 1)), r.integer(i, 2)});
+    }
+    return out;
+}
+
+std::vector<CorrectionRecord> PgDatabase::corrections_of(const Digest& signature) {
+    auto r = conn_.exec("SELECT id, verdict, corrected_to, at, by_whom, (undo IS NOT NULL)::int, undone_at, undone_by"
+                        " FROM corrections WHERE signature = $1 ORDER BY id",
+                        {Param::digest(signature)});
+    std::vector<CorrectionRecord> out;
+    for (int i = 0; i < r.rows(); ++i) {
+        CorrectionRecord c;
+        c.id = r.integer(i, 0);
+        c.verdict = static_cast<model::Verdict>(r.integer(i, 1));
+        c.to = r.integer(i, 2) == 1 ? Class::spam : Class::ham;
+        c.at = r.integer(i, 3);
+        c.by = r.bytes(i, 4);
+        if (r.integer(i, 5) != 0) c.undo.emplace();
+        if (!r.null(i, 6)) c.undone_at = r.integer(i, 6);
+        if (!r.null(i, 7)) c.undone_by = r.bytes(i, 7);
+        out.push_back(std::move(c));
     }
     return out;
 }

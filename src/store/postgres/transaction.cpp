@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "../codec.hpp"
 #include "pg_database.hpp"
 
 namespace mailsift::store {
@@ -166,14 +167,43 @@ public:
         db_.log_model_change(ids);
     }
 
-    void add_contact(std::string_view address, std::string_view source, std::int64_t now) override {
-        db_.add_contact(address, source, now);
+    bool add_contact(std::string_view address, std::string_view source, std::int64_t now) override {
+        return db_.add_contact(address, source, now);
     }
 
+    bool remove_contact(std::string_view address) override { return db_.remove_contact(address); }
+
     void record_correction(const Correction& c) override {
-        c_.exec("INSERT INTO corrections (at, verdict, corrected_to, signature, by_whom) VALUES ($1, $2, $3, $4, $5)",
+        const std::string undo = c.undo ? encode_correction_undo(*c.undo) : std::string();
+        c_.exec("INSERT INTO corrections (at, verdict, corrected_to, signature, by_whom, undo)"
+                " VALUES ($1, $2, $3, $4, $5, $6)",
                 {Param(c.at), Param(static_cast<int>(c.verdict)), Param(c.to == Class::spam ? 1 : 0),
-                 c.signature ? Param::digest(*c.signature) : Param(), Param::text(c.by)});
+                 c.signature ? Param::digest(*c.signature) : Param(), Param::text(c.by),
+                 c.undo ? Param::bytes(undo) : Param()});
+    }
+
+    std::optional<CorrectionRecord> latest_correction(const Digest& signature) override {
+        // Locked: two undos of one correction at once would both put the model back.
+        auto r = c_.exec("SELECT id, verdict, corrected_to, at, by_whom, undo FROM corrections WHERE signature = $1"
+                         " AND undone_at IS NULL ORDER BY id DESC LIMIT 1 FOR UPDATE",
+                         {Param::digest(signature)});
+        if (r.rows() == 0) return std::nullopt;
+        CorrectionRecord out;
+        out.id = r.integer(0, 0);
+        out.verdict = static_cast<model::Verdict>(r.integer(0, 1));
+        out.to = r.integer(0, 2) == 1 ? Class::spam : Class::ham;
+        out.at = r.integer(0, 3);
+        out.by = r.bytes(0, 4);
+        if (!r.null(0, 5)) {
+            out.undo = decode_correction_undo(r.bytes(0, 5));
+            if (!out.undo) fail("a correction's undo record is damaged; refusing to undo it");
+        }
+        return out;
+    }
+
+    void mark_undone(std::int64_t correction_id, std::int64_t at, std::string_view by) override {
+        c_.exec("UPDATE corrections SET undone_at = $2, undone_by = $3 WHERE id = $1",
+                {Param(correction_id), Param(at), Param::text(by)});
     }
 
     void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) override {
@@ -183,8 +213,9 @@ public:
                 {Param::digest(signature), Param(to == Class::spam ? 1 : 0), Param(now), Param::text(by)});
     }
 
-    void drop_deferred_correction(const Digest& signature) override {
-        c_.exec("DELETE FROM deferred_corrections WHERE signature = $1", {Param::digest(signature)});
+    bool drop_deferred_correction(const Digest& signature) override {
+        return c_.exec("DELETE FROM deferred_corrections WHERE signature = $1", {Param::digest(signature)})
+                   .affected() > 0;
     }
 
     std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit) override {

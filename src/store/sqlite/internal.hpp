@@ -108,8 +108,8 @@ struct SqliteDatabase::Statements {
                            " verdict = excluded.verdict, dictionary = excluded.dictionary, features = excluded.features",
                            p),
           insert_correction(db,
-                            "INSERT INTO corrections (at, verdict, corrected_to, signature, by_whom)"
-                            " VALUES (?1, ?2, ?3, ?4, ?5)",
+                            "INSERT INTO corrections (at, verdict, corrected_to, signature, by_whom, undo)"
+                            " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                             p),
           model_sequence(db, "SELECT coalesce(max(seq), 0) FROM model_changes", p),
           insert_model_change(db,
@@ -174,12 +174,17 @@ public:
     void keep_model_settings(std::string_view text) override;
     std::optional<LinearSample> linear_sample(Class c, std::uint64_t position) override;
     void log_model_change(const std::vector<model::FeatureId>* ids) override { db_.log_model_change(ids); }
-    void add_contact(std::string_view address, std::string_view source, std::int64_t now) override {
-        db_.add_contact(address, source, now);
+    bool add_contact(std::string_view address, std::string_view source, std::int64_t now) override {
+        return db_.add_contact(address, source, now);
+    }
+    bool remove_contact(std::string_view address) override {
+        return db_.remove_contact(address);
     }
     void record_correction(const Correction& c) override;
+    std::optional<CorrectionRecord> latest_correction(const Digest& signature) override;
+    void mark_undone(std::int64_t correction_id, std::int64_t at, std::string_view by) override;
     void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) override;
-    void drop_deferred_correction(const Digest& signature) override;
+    bool drop_deferred_correction(const Digest& signature) override;
     std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit) override;
     void commit() override;
     [[noreturn]] void fail(const std::string& what) const override { db_.fail(what); }

@@ -1,6 +1,6 @@
 // What mailsiftd's recorder writes and correct reads: scans under their
-// signature, corrections of verdicts (and those deferred until their scan is
-// written), and the daemon's counters.
+// signature, the history, and the daemon's counters (corrections are in
+// corrections.cpp).
 #include "internal.hpp"
 #include "../history_sql.hpp"
 
@@ -286,7 +286,8 @@ std::vector<HistoryEntry> SqliteDatabase::history(const HistoryQuery& query) {
     sql += query.explanations ? "explanation" : "''";
     sql += " FROM history" + where + " ORDER BY " + history_order(query.order, "") + " LIMIT " +
            b.add(static_cast<std::int64_t>(std::min<std::size_t>(query.limit, INT64_MAX))) +
-           ") h LEFT JOIN corrections c ON c.rowid = (SELECT max(rowid) FROM corrections WHERE signature = h.signature)"
+           ") h LEFT JOIN corrections c ON c.rowid = (SELECT max(rowid) FROM corrections WHERE signature = h.signature"
+           " AND undone_at IS NULL)"
            " ORDER BY " + history_order(query.order, "h.");
     Statement q(db_, sql.c_str(), path_);
     b.bind(q.get());
@@ -338,39 +339,6 @@ std::uint64_t SqliteDatabase::history_count(const HistoryQuery& query) {
     b.bind(q.get());
     if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot count the history: ") + error_text());
     return static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 0));
-}
-
-void SqliteDatabase::prune_deferred_corrections(std::int64_t before) {
-    // A scan older than the cut-off is pruned anyway: one that has not come by then never will.
-    Statement q(db_, "DELETE FROM deferred_corrections WHERE requested_at < ?1", path_);
-    sqlite3_bind_int64(q.get(), 1, before);
-    if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot prune deferred corrections: ") + error_text());
-}
-
-bool SqliteDatabase::has_deferred_corrections() {
-    Statement q(db_, "SELECT EXISTS (SELECT 1 FROM deferred_corrections)", path_);
-    if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot read deferred corrections: ") + error_text());
-    return sqlite3_column_int(q.get(), 0) != 0;
-}
-
-CorrectionCounts SqliteDatabase::corrections_since(std::int64_t since) {
-    CorrectionCounts c;
-    // A correction of a scan counts only while it is its scan's latest (the
-    // highest rowid of its signature): corrected back, the message was right.
-    Statement q(db_,
-                "SELECT verdict, corrected_to, count(*) FROM corrections c WHERE at >= ?1 AND (signature IS NULL"
-                " OR rowid = (SELECT max(rowid) FROM corrections WHERE signature = c.signature)) GROUP BY 1, 2",
-                path_);
-    sqlite3_bind_int64(q.get(), 1, since);
-    while (sqlite3_step(q.get()) == SQLITE_ROW) {
-        const auto verdict = static_cast<model::Verdict>(sqlite3_column_int(q.get(), 0));
-        const bool to_spam = sqlite3_column_int(q.get(), 1) == 1;
-        const auto n = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 2));
-        if (verdict == model::Verdict::spam && !to_spam) c.false_positives += n;
-        else if (verdict == model::Verdict::ham && to_spam) c.false_negatives += n;
-        else if (verdict == model::Verdict::unsure) (to_spam ? c.unsure_to_spam : c.unsure_to_ham) += n;
-    }
-    return c;
 }
 
 std::vector<std::pair<std::string, std::int64_t>> SqliteDatabase::counters() {
@@ -434,75 +402,6 @@ void recode_text_scans(sqlite3* db, const std::filesystem::path& path) {
         }
     }
     if (rc != SQLITE_DONE) throw Error(path, std::string("cannot read the recorded scans: ") + sqlite3_errmsg(db));
-}
-
-void SqliteTransaction::record_correction(const Correction& c) {
-    Use s(db_.st_->insert_correction);
-    sqlite3_bind_int64(*s, 1, c.at);
-    sqlite3_bind_int(*s, 2, static_cast<int>(c.verdict));
-    sqlite3_bind_int(*s, 3, c.to == Class::spam ? 1 : 0);
-    if (c.signature) bind_digest(*s, 4, *c.signature);
-    sqlite3_bind_text(*s, 5, c.by.data(), static_cast<int>(c.by.size()), SQLITE_STATIC);
-    if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot record correction: ") + db_.error_text());
-}
-
-void SqliteTransaction::defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) {
-    Statement q(db_.db_,
-                "INSERT INTO deferred_corrections (signature, corrected_to, requested_at, requested_by)"
-                " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (signature) DO UPDATE SET corrected_to = excluded.corrected_to,"
-                " requested_at = excluded.requested_at, requested_by = excluded.requested_by",
-                db_.path_);
-    bind_digest(q.get(), 1, signature);
-    sqlite3_bind_int(q.get(), 2, to == Class::spam ? 1 : 0);
-    sqlite3_bind_int64(q.get(), 3, now);
-    sqlite3_bind_text(q.get(), 4, by.data(), static_cast<int>(by.size()), SQLITE_STATIC);
-    if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot defer correction: ") + db_.error_text());
-}
-
-void SqliteTransaction::drop_deferred_correction(const Digest& signature) {
-    Statement q(db_.db_, "DELETE FROM deferred_corrections WHERE signature = ?1", db_.path_);
-    bind_digest(q.get(), 1, signature);
-    if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot drop deferred correction: ") + db_.error_text());
-}
-
-std::vector<ReadyCorrection> SqliteTransaction::take_ready_corrections(std::size_t limit) {
-    struct Ready {
-        Digest id;
-        Class to;
-        std::string by;
-    };
-    std::vector<Ready> ready;
-    {
-        Statement q(db_.db_,
-                    "SELECT d.signature, d.corrected_to, d.requested_by FROM deferred_corrections d"
-                    " JOIN signatures s ON s.id = d.signature ORDER BY d.requested_at LIMIT ?1",
-                    db_.path_);
-        sqlite3_bind_int64(q.get(), 1, static_cast<std::int64_t>(limit));
-        int rc;
-        while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
-            Digest id{};
-            if (sqlite3_column_bytes(q.get(), 0) != static_cast<int>(id.size())) continue;
-            std::memcpy(id.data(), sqlite3_column_blob(q.get(), 0), id.size());
-            const auto* by = reinterpret_cast<const char*>(sqlite3_column_text(q.get(), 2));
-            ready.push_back({id, sqlite3_column_int(q.get(), 1) == 1 ? Class::spam : Class::ham,
-                             by ? std::string(by, static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 2))) : ""});
-        }
-        if (rc != SQLITE_DONE) db_.fail(std::string("cannot read deferred corrections: ") + db_.error_text());
-    }
-    std::vector<ReadyCorrection> out;
-    out.reserve(ready.size());
-    Statement drop(db_.db_, "DELETE FROM deferred_corrections WHERE signature = ?1", db_.path_);
-    for (auto& r : ready) {
-        auto scan = db_.find_scan(r.id);
-        if (!scan) continue;  // not reachable: found by the join, in this transaction
-        sqlite3_reset(drop.get());
-        bind_digest(drop.get(), 1, r.id);
-        if (sqlite3_step(drop.get()) != SQLITE_DONE) {
-            db_.fail(std::string("cannot take deferred correction: ") + db_.error_text());
-        }
-        out.push_back({std::move(*scan), r.to, std::move(r.by)});
-    }
-    return out;
 }
 
 }  // namespace mailsift::store

@@ -2,6 +2,8 @@
 // database has; a newer one is refused, never modified.
 #include "internal.hpp"
 
+#include <span>
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -24,23 +26,14 @@ struct Migration {
 // Migration 12 -> 13's columns, each unless its table has it: SQLite's ALTER
 // TABLE has no IF NOT EXISTS, and like the migrations since 9 -> 10 this one
 // may meet a schema that already holds what it adds (a user_version set back).
-void add_columns_13(sqlite3* db, const std::filesystem::path& path) {
-    struct Column {
-        const char* table;
-        const char* name;
-        const char* type;
-    };
-    static constexpr Column columns[] = {
-        {"history", "reason", "TEXT NOT NULL DEFAULT ''"},
-        {"history", "to_header", "TEXT NOT NULL DEFAULT ''"},
-        {"history", "message_id", "TEXT NOT NULL DEFAULT ''"},
-        {"history", "queue_id", "TEXT NOT NULL DEFAULT ''"},
-        {"history", "client_address", "TEXT NOT NULL DEFAULT ''"},
-        {"history", "helo", "TEXT NOT NULL DEFAULT ''"},
-        {"corrections", "signature", "BLOB"},  // the scan corrected (16 bytes); NULL: corrected without it
-        {"corrections", "by_whom", "TEXT NOT NULL DEFAULT ''"},  // Correction::by
-        {"deferred_corrections", "requested_by", "TEXT NOT NULL DEFAULT ''"},
-    };
+struct Column {
+    const char* table;
+    const char* name;
+    const char* type;
+};
+
+// Adds those of `columns` a table lacks.
+void add_columns(sqlite3* db, const std::filesystem::path& path, std::span<const Column> columns) {
     Statement has(db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2", path);
     for (const Column& c : columns) {
         sqlite3_reset(has.get());
@@ -55,6 +48,31 @@ void add_columns_13(sqlite3* db, const std::filesystem::path& path) {
             throw Error(path, std::string("cannot add ") + c.table + "." + c.name + ": " + sqlite3_errmsg(db));
         }
     }
+}
+
+void add_columns_13(sqlite3* db, const std::filesystem::path& path) {
+    static constexpr Column columns[] = {
+        {"history", "reason", "TEXT NOT NULL DEFAULT ''"},
+        {"history", "to_header", "TEXT NOT NULL DEFAULT ''"},
+        {"history", "message_id", "TEXT NOT NULL DEFAULT ''"},
+        {"history", "queue_id", "TEXT NOT NULL DEFAULT ''"},
+        {"history", "client_address", "TEXT NOT NULL DEFAULT ''"},
+        {"history", "helo", "TEXT NOT NULL DEFAULT ''"},
+        {"corrections", "signature", "BLOB"},  // the scan corrected (16 bytes); NULL: corrected without it
+        {"corrections", "by_whom", "TEXT NOT NULL DEFAULT ''"},  // Correction::by
+        {"deferred_corrections", "requested_by", "TEXT NOT NULL DEFAULT ''"},
+    };
+    add_columns(db, path, columns);
+}
+
+// Migration 15 -> 16: what undoing a correction takes, and an undone one's when and by whom.
+void correction_undo_16(sqlite3* db, const std::filesystem::path& path) {
+    static constexpr Column columns[] = {
+        {"corrections", "undo", "BLOB"},  // encode_correction_undo(); NULL: recorded before, cannot be undone
+        {"corrections", "undone_at", "INTEGER"},
+        {"corrections", "undone_by", "TEXT"},
+    };
+    add_columns(db, path, columns);
 }
 
 // Migration 13 -> 14: the history one line per delivery. A line was keyed by
@@ -343,6 +361,11 @@ constexpr Migration migrations[] = {
     CREATE INDEX IF NOT EXISTS history_verdict ON history (verdict, probability);
     CREATE INDEX IF NOT EXISTS history_action ON history (action, probability);
     )sql"},
+    // 15 -> 16: a correction keeps what undoing it takes (correction_codec.cpp;
+    // NULL for one recorded before, which cannot be undone), and an undone one
+    // when and by whom, so that the line keeps its trail and the undone one
+    // counts nowhere.
+    {"", correction_undo_16},
 };
 static_assert(std::size(migrations) == schema_version);
 

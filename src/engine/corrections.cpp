@@ -1,0 +1,227 @@
+// Trainer's corrections: a verdict corrected by its scan (or the message,
+// or a signature whose scan is still to come), recorded with what undoing it
+// takes, and undone: the model put back as it was before the correction.
+#include <string>
+
+#include "mailsift/engine/filter.hpp"
+#include "mailsift/features/feature_hash.hpp"
+#include "mailsift/features/slots.hpp"
+#include "mailsift/features/view.hpp"
+#include "mailsift/mime/message.hpp"
+
+namespace mailsift::engine {
+
+namespace {
+
+// A scan's features as learned (`lines` must outlive them), and its sender.
+std::vector<store::TrainTerm> scan_terms(const std::vector<std::pair<std::string, std::uint32_t>>& lines,
+                                         std::string* from) {
+    std::vector<store::TrainTerm> terms;
+    terms.reserve(lines.size());
+    for (const auto& [text, n] : lines) {
+        terms.push_back({features::feature_id(text), n, text});
+        if (from != nullptr && text.rfind("hdr:from:", 0) == 0) *from = text.substr(9);
+    }
+    return terms;
+}
+
+}  // namespace
+
+bool Trainer::confirmed_only(model::Verdict said, store::Class c) const {
+    // Train on error with a thick threshold: a confident verdict that was right
+    // teaches nothing new; errors and everything scored unsure are trained.
+    return settings_.train_on_error && said == (c == store::Class::spam ? model::Verdict::spam : model::Verdict::ham);
+}
+
+Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Class c, std::int64_t now,
+                                            std::string_view raw, const std::string* by) {
+    // This correction is the latest word on the scan: one deferred earlier must not undo it.
+    open_batch();
+    batch_->drop_deferred_correction(scan.id);
+    if (confirmed_only(scan.verdict, c)) {
+        CorrectOutcome o;
+        o.by_signature = true;
+        o.confirmed = true;
+        return o;
+    }
+    const auto lines = parse_feature_lines(scan.features);
+    std::string from;
+    const std::vector<store::TrainTerm> terms = scan_terms(lines, &from);
+    std::optional<store::TrainingBatch::LinearStep> step;
+    if (settings_.scorer == Scorer::linear) {
+        // A scan keeps the features, not the message: with the message at hand (a
+        // correction of a delivered copy), the slots are its view's 4-grams and the
+        // scan's features, as the milter scored them; without it, the features alone.
+        std::vector<model::Term> model_terms;
+        std::vector<std::pair<std::uint64_t, std::uint32_t>> kept;
+        model_terms.reserve(terms.size());
+        kept.reserve(terms.size());
+        for (const auto& t : terms) {
+            // The naive-Bayes input and the slots as combine() takes them: without the envelope.
+            if (features::milter_only(t.text)) continue;
+            model_terms.push_back({t.id, t.count, features::is_header_feature(t.text)});
+            kept.emplace_back(t.id, t.count);
+        }
+        std::vector<model::Slot> slots;
+        features::message_slots(features::message_view(raw, settings_.slots.ngram_bytes), kept, settings_.slots, slots);
+        step = linear_step(model_terms, std::move(slots), c == store::Class::spam);
+    }
+    // Keyed by the signature: correcting the same scan again is a no-op, the other way moves it.
+    store::CorrectionUndo undo;
+    undo.was = batch_->learned_class(scan.id);
+    const store::LearnResult r = learn_terms(scan.id, terms, from, c, now, step ? &*step : nullptr, &undo);
+    if (r != store::LearnResult::already_learned) {
+        batch_->record_correction({scan.verdict, c, now, scan.id, by != nullptr ? *by : corrector_, std::move(undo)});
+    }
+    return {MessageProblem::none, r, true, false};
+}
+
+Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now) {
+    if (const auto p = check_message(raw, size_bytes, settings_.limits); refused(p)) return {p, {}, false};
+    load_linear_models();
+    // A tagged message is one message with its scan: both are learned under the
+    // signature, so whichever comes first is the one training and the other finds it.
+    const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
+    const std::optional<store::Digest> signature = message_signature(parsed.headers);
+    if (signature) {
+        if (const auto scan = db_.find_scan(*signature)) return learn_scan(*scan, c, now, raw);
+    }
+    // No scan (not written yet, pruned, or none): the message as it is. When mailsiftd
+    // tagged it, its verdict comes from the message's own X-Mailsift-Status.
+    std::optional<model::Verdict> said;
+    if (const auto* h = signature ? parsed.find("X-Mailsift-Status") : nullptr) said = verdict_of_status(h->value);
+    if (said && confirmed_only(*said, c)) return {MessageProblem::none, store::LearnResult::already_learned, false, true};
+    if (signature) {
+        open_batch();
+        batch_->drop_deferred_correction(*signature);  // as in learn_scan: this one is the latest
+    }
+    Prepared p;
+    prepare_parsed(raw, parsed, p);
+    store::CorrectionUndo undo;
+    if (said) {
+        open_batch();
+        undo.was = batch_->learned_class(p.digest);
+    }
+    // A correction is always trained.
+    const LearnOutcome o = learn_prepared(p, c, now, /*selective=*/false, said ? &undo : nullptr);
+    if (said && o.result != store::LearnResult::already_learned) {
+        // Without its scan the signature is not the scan's key; still the history's, for a tagged message.
+        batch_->record_correction({*said, c, now, signature, corrector_, std::move(undo)});
+    }
+    return {o.problem, o.result, false};
+}
+
+std::optional<Trainer::CorrectOutcome> Trainer::correct_signature(const store::Digest& id, store::Class c,
+                                                                   std::int64_t now) {
+    load_linear_models();
+    const auto scan = db_.find_scan(id);
+    if (!scan) return std::nullopt;
+    return learn_scan(*scan, c, now);
+}
+
+Trainer::CorrectOutcome Trainer::correct_or_defer_signature(const store::Digest& id, store::Class c,
+                                                             std::int64_t now) {
+    load_linear_models();  // before the write lock: loading them commits
+    open_batch();  // the write lock first: the recorder cannot write the scan between the look and the keep
+    if (const auto scan = db_.find_scan(id)) return learn_scan(*scan, c, now);
+    batch_->defer_correction(id, c, now, corrector_);
+    CorrectOutcome o;
+    o.by_signature = true;
+    o.deferred = true;
+    return o;
+}
+
+std::size_t Trainer::apply_deferred_corrections(std::int64_t now) {
+    commit();
+    if (db_.has_deferred_corrections()) load_linear_models();  // not between taking and training
+    // Each transaction takes corrections and trains them together: fewer than
+    // batch_messages, so that learn_terms never commits between the two.
+    const std::size_t per_batch = std::max<std::size_t>(1, settings_.batch_messages - 1);
+    std::size_t total = 0;
+    for (;;) {
+        open_batch();
+        const auto ready = batch_->take_ready_corrections(per_batch);
+        for (const auto& r : ready) learn_scan(r.scan, r.to, now, {}, &r.by);
+        commit();
+        total += ready.size();
+        if (ready.size() < per_batch) return total;
+    }
+}
+
+Trainer::UndoOutcome Trainer::undo_signature(const store::Digest& id, std::int64_t now, std::string_view raw) {
+    load_linear_models();  // before the write lock: loading them commits
+    open_batch();
+    UndoOutcome o;
+    // A correction still waiting for its scan has trained nothing: withdrawn.
+    if (batch_->drop_deferred_correction(id)) {
+        o.result = UndoOutcome::Result::withdrawn;
+        return o;
+    }
+    const auto latest = batch_->latest_correction(id);
+    if (!latest) return o;  // nothing
+    o.to = latest->to;
+    if (!latest->undo) {
+        o.result = UndoOutcome::Result::not_undoable;
+        return o;
+    }
+    const store::CorrectionUndo& u = *latest->undo;
+    o.was = u.was;
+    // Learned otherwise since (learn, unlearn): putting back what the
+    // correction found would undo that too.
+    if (batch_->learned_class(id) != latest->to) {
+        o.result = UndoOutcome::Result::changed;
+        return o;
+    }
+    if (!u.was) {
+        batch_->unlearn(id, latest->to);
+    } else {
+        // Moved back: the features the correction learned, from the scan, or from the message itself.
+        std::vector<std::pair<std::string, std::uint32_t>> lines;
+        std::vector<store::TrainTerm> terms;
+        Prepared p;
+        if (const auto scan = db_.find_scan(id)) {
+            lines = parse_feature_lines(scan->features);
+            terms = scan_terms(lines, nullptr);
+        } else if (!raw.empty()) {
+            p = prepare(raw, raw.size());
+            if (p.problem == MessageProblem::none) {
+                for (std::uint32_t i : p.order) {
+                    const auto& e = p.bag.entries()[i];
+                    terms.push_back({e.id, e.count, p.bag.text(e)});
+                }
+            }
+        }
+        if (terms.empty()) {
+            o.result = UndoOutcome::Result::scan_gone;
+            return o;
+        }
+        batch_->learn(id, *u.was, terms, now);
+    }
+    if (u.hash_bits != 0) {
+        // The step it took, taken back: the same slots, the opposite step.
+        store::TrainingBatch::LinearStep back;
+        back.hash_bits = u.hash_bits;
+        back.slots.assign(u.slots.begin(), u.slots.end());
+        back.step.feature = -u.feature;
+        back.step.nb_weight = -u.nb_weight;
+        batch_->add_linear(back);
+        if (linear_) linear_->apply(back.slots, back.step);
+    }
+    if (!u.contact.empty()) batch_->remove_contact(u.contact);
+    batch_->mark_undone(latest->id, now, corrector_);
+    ++in_batch_;
+    o.result = UndoOutcome::Result::undone;
+    return o;
+}
+
+Trainer::UndoOutcome Trainer::undo(std::string_view raw, std::int64_t now) {
+    const std::optional<store::Digest> signature = message_signature(raw);
+    if (!signature) {
+        UndoOutcome o;
+        o.result = UndoOutcome::Result::untagged;
+        return o;
+    }
+    return undo_signature(*signature, now, raw);
+}
+
+}  // namespace mailsift::engine

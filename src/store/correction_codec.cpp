@@ -1,0 +1,93 @@
+// The stored form of what undoing a correction takes (CorrectionUndo): a
+// version byte, the class the message was learned as before (0 none, 1 ham,
+// 2 spam), the linear step (hash_bits; the feature step as binary32 and the
+// naive-Bayes weight's as binary64, little-endian), the contact added
+// (varint length, bytes), and the slots ascending as varint gaps (0 for a
+// slot listed again). A correction's step touches a few thousand slots: a few
+// kilobytes, and corrections are few.
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "codec.hpp"
+
+namespace mailsift::store {
+
+namespace {
+
+constexpr unsigned char undo_format = 1;
+
+template <class T>
+void put_le(std::string& out, T v) {
+    unsigned char b[sizeof v];
+    std::memcpy(b, &v, sizeof v);
+    if constexpr (std::endian::native == std::endian::big) std::reverse(std::begin(b), std::end(b));
+    out.append(reinterpret_cast<const char*>(b), sizeof v);
+}
+
+template <class T>
+bool get_le(std::string_view in, std::size_t& i, T& v) {
+    if (in.size() - i < sizeof v) return false;
+    unsigned char b[sizeof v];
+    std::memcpy(b, in.data() + i, sizeof v);
+    if constexpr (std::endian::native == std::endian::big) std::reverse(std::begin(b), std::end(b));
+    std::memcpy(&v, b, sizeof v);
+    i += sizeof v;
+    return true;
+}
+
+}  // namespace
+
+std::string encode_correction_undo(const CorrectionUndo& undo) {
+    std::string out;
+    out.reserve(32 + undo.contact.size() + undo.slots.size() * 2);
+    out.push_back(static_cast<char>(undo_format));
+    out.push_back(static_cast<char>(!undo.was ? 0 : *undo.was == Class::ham ? 1 : 2));
+    out.push_back(static_cast<char>(undo.hash_bits));
+    put_le(out, undo.feature);
+    put_le(out, undo.nb_weight);
+    put_varint(out, undo.contact.size());
+    out += undo.contact;
+    std::vector<std::uint32_t> slots = undo.slots;
+    std::sort(slots.begin(), slots.end());
+    put_varint(out, slots.size());
+    std::uint32_t last = 0;
+    for (const std::uint32_t s : slots) {
+        put_varint(out, s - last);
+        last = s;
+    }
+    return out;
+}
+
+std::optional<CorrectionUndo> decode_correction_undo(std::string_view blob) {
+    if (blob.size() < 3 || static_cast<unsigned char>(blob[0]) != undo_format) return std::nullopt;
+    CorrectionUndo u;
+    switch (static_cast<unsigned char>(blob[1])) {
+        case 0: break;
+        case 1: u.was = Class::ham; break;
+        case 2: u.was = Class::spam; break;
+        default: return std::nullopt;
+    }
+    u.hash_bits = static_cast<unsigned char>(blob[2]);
+    if (u.hash_bits > 32) return std::nullopt;
+    std::size_t i = 3;
+    std::uint64_t n = 0;
+    if (!get_le(blob, i, u.feature) || !get_le(blob, i, u.nb_weight) || !get_varint(blob, i, n)) return std::nullopt;
+    if (n > blob.size() - i) return std::nullopt;
+    u.contact.assign(blob.substr(i, n));
+    i += n;
+    if (!get_varint(blob, i, n) || n > blob.size() - i) return std::nullopt;  // each slot takes a byte at least
+    u.slots.reserve(n);
+    std::uint64_t slot = 0;
+    for (std::uint64_t k = 0; k < n; ++k) {
+        std::uint64_t gap = 0;
+        if (!get_varint(blob, i, gap)) return std::nullopt;
+        slot += gap;
+        if (slot > UINT32_MAX) return std::nullopt;
+        u.slots.push_back(static_cast<std::uint32_t>(slot));
+    }
+    if (i != blob.size()) return std::nullopt;
+    return u;
+}
+
+}  // namespace mailsift::store

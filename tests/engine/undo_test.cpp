@@ -1,0 +1,242 @@
+// Undo of a correction, on every backend: the model goes back to what it was
+// before the correction (counts exactly, the linear weights to float
+// rounding, the contact it added), the correction stays in its line's trail
+// marked undone and counts nowhere, and undo is not a correction the other way.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "../support/backends.hpp"
+#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/settings.hpp"
+#include "mailsift/features/feature_hash.hpp"
+
+using namespace mailsift;
+
+namespace {
+
+std::string fixture(const std::string& name) {
+    std::ifstream in(std::string(MAILSIFT_TEST_DATA) + "/messages/" + name, std::ios::binary);
+    REQUIRE(in);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+void train_fixtures(store::Database& db) {
+    engine::Trainer t(db, engine::Settings{});
+    for (auto f : {"spam_money_offer.eml", "spam_cheap_pills.eml", "spam_investment.eml"}) {
+        t.learn(fixture(f), fixture(f).size(), store::Class::spam, 1000);
+    }
+    for (auto f : {"ham_meeting_notes.eml", "ham_patch_review.eml", "ham_build_report.eml"}) {
+        t.learn(fixture(f), fixture(f).size(), store::Class::ham, 1000);
+    }
+    t.commit();
+}
+
+// What a correction or an undo may change, read back from the store.
+struct State {
+    model::Counts counts;
+    std::vector<float> weights;
+    double bias = 0.0, nb_weight = 0.0;
+    bool contact = false;
+    double log_odds = 0.0;  // the message's score
+};
+
+State state_of(store::Database& db, const std::string& raw) {
+    State s;
+    s.counts = db.load_counts(model::TermFrequency::raw);
+    const engine::Filter f(db, engine::Settings{});
+    const auto m = f.model();
+    REQUIRE(m->linear);
+    s.weights.assign(m->linear->weights().begin(), m->linear->weights().end());
+    s.bias = m->linear->bias();
+    s.nb_weight = m->linear->nb_weight();
+    s.contact = db.load_contacts().contains("winner@prize-center.example");
+    s.log_odds = f.classify(raw).score.log_odds;
+    return s;
+}
+
+void require_same_counts(const State& a, const State& b) {
+    REQUIRE(a.counts.messages == b.counts.messages);
+    REQUIRE(a.counts.features.size() == b.counts.features.size());
+    for (const auto& [id, c] : a.counts.features) {
+        const auto it = b.counts.features.find(id);
+        REQUIRE(it != b.counts.features.end());
+        REQUIRE(it->second.spam == c.spam);
+        REQUIRE(it->second.ham == c.ham);
+    }
+}
+
+// Counts exactly; weights as floats that had a step added and taken away.
+void require_same_model(const State& a, const State& b) {
+    require_same_counts(a, b);
+    REQUIRE(a.weights.size() == b.weights.size());
+    double worst = 0.0;
+    for (std::size_t i = 0; i < a.weights.size(); ++i) {
+        worst = std::max(worst, static_cast<double>(std::abs(a.weights[i] - b.weights[i])));
+    }
+    REQUIRE(worst < 1e-6);
+    REQUIRE(a.bias == Approx(b.bias).margin(1e-6));
+    REQUIRE(a.nb_weight == Approx(b.nb_weight).margin(1e-9));
+    REQUIRE(a.contact == b.contact);
+    REQUIRE(a.log_odds == Approx(b.log_odds).margin(1e-4));
+}
+
+const std::string scanned_spam =
+    "From: Lottery <winner@prize-center.example>\nSubject: You WON a FREE prize!!!\n\n"
+    "CONGRATULATIONS! You have WON $250,000. Claim your FREE prize now, limited offer, act now!!!\n";
+
+}  // namespace
+
+TEST_CASE("Undoing a correction puts the model back as it was, and is not a correction the other way", "[engine]") {
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    train_fixtures(*db);
+
+    // mailsiftd scanned the message and said ham; the delivered copy carries its signature.
+    const engine::Filter f(*db, engine::Settings{});
+    const auto scanned = f.classify(scanned_spam, nullptr, /*record_features=*/true);
+    const store::Digest id = engine::message_digest(scanned_spam);
+    store::Recording rec;
+    rec.scans.push_back({id, 1500, model::Verdict::ham, scanned.features});
+    db->record(rec);
+    const std::string delivered = "X-Mailsift-Status: No, score=0.2000\nX-Mailsift-Signature: " +
+                                  engine::signature_text(id) + "\n" + scanned_spam;
+    const State before = state_of(*db, scanned_spam);
+    REQUIRE_FALSE(before.contact);
+
+    SECTION("a mistaken correction to ham, undone: counts, weights and the contact it made go back") {
+        engine::Trainer t(*db, engine::Settings{});
+        t.set_corrector("cli:alice");
+        REQUIRE(t.correct(delivered, delivered.size(), store::Class::ham, 2000).result == store::LearnResult::learned);
+        t.commit();
+        const State corrected = state_of(*db, scanned_spam);
+        REQUIRE(corrected.counts.messages.ham == before.counts.messages.ham + 1);
+        REQUIRE(corrected.contact);  // the spammer became a contact
+        REQUIRE(corrected.bias != before.bias);
+        REQUIRE(corrected.log_odds < before.log_odds);
+        REQUIRE(db->corrections_since(0).false_positives == 0);  // said ham, corrected to ham: no error
+        REQUIRE(db->corrections_since(0).false_negatives == 0);
+
+        engine::Trainer u(*db, engine::Settings{});
+        u.set_corrector("console:bob");
+        const auto o = u.undo(delivered, 2100);
+        REQUIRE(o.result == engine::Trainer::UndoOutcome::Result::undone);
+        REQUIRE(o.to == store::Class::ham);
+        REQUIRE_FALSE(o.was);
+        u.commit();
+        require_same_model(before, state_of(*db, scanned_spam));
+
+        // The trail keeps it, undone, and nothing stands to undo any more.
+        const auto trail = db->corrections_of(id);
+        REQUIRE(trail.size() == 1);
+        REQUIRE(trail[0].to == store::Class::ham);
+        REQUIRE(trail[0].by == "cli:alice");
+        REQUIRE(trail[0].undone_at == 2100);
+        REQUIRE(trail[0].undone_by == "console:bob");
+        engine::Trainer again(*db, engine::Settings{});
+        REQUIRE(again.undo_signature(id, 2200).result == engine::Trainer::UndoOutcome::Result::nothing);
+        again.commit();
+        require_same_counts(before, state_of(*db, scanned_spam));
+
+        // The history shows no standing correction.
+        store::Recording line;
+        store::HistoryEntry h;
+        h.signature = id;
+        h.scanned_at = 1500;
+        h.action = "accepted";
+        line.history.push_back(h);
+        db->record(line);
+        store::HistoryQuery q;
+        q.signature = id;
+        const auto lines = db->history(q);
+        REQUIRE(lines.size() == 1);
+        REQUIRE_FALSE(lines[0].corrected);
+    }
+
+    SECTION("corrected one way, then the other, then undone: back to the first correction, not to the start") {
+        engine::Trainer t(*db, engine::Settings{});
+        REQUIRE(t.correct_signature(id, store::Class::spam, 2000)->result == store::LearnResult::learned);
+        t.commit();
+        const State as_spam = state_of(*db, scanned_spam);
+        REQUIRE(db->corrections_since(0).false_negatives == 1);
+        engine::Trainer t2(*db, engine::Settings{});
+        REQUIRE(t2.correct_signature(id, store::Class::ham, 2100)->result == store::LearnResult::moved);
+        t2.commit();
+        REQUIRE(db->corrections_since(0).false_negatives == 0);  // the latest says ham was right
+
+        engine::Trainer u(*db, engine::Settings{});
+        const auto o = u.undo_signature(id, 2200);
+        REQUIRE(o.result == engine::Trainer::UndoOutcome::Result::undone);
+        REQUIRE(o.was == store::Class::spam);
+        u.commit();
+        require_same_model(as_spam, state_of(*db, scanned_spam));
+        REQUIRE(db->corrections_since(0).false_negatives == 1);  // the first correction stands again
+
+        engine::Trainer u2(*db, engine::Settings{});
+        REQUIRE(u2.undo_signature(id, 2300).result == engine::Trainer::UndoOutcome::Result::undone);
+        u2.commit();
+        require_same_model(before, state_of(*db, scanned_spam));
+        REQUIRE(db->corrections_since(0).false_negatives == 0);
+        const auto trail = db->corrections_of(id);
+        REQUIRE(trail.size() == 2);
+        REQUIRE(trail[0].undone_at == 2300);
+        REQUIRE(trail[1].undone_at == 2200);
+    }
+
+    SECTION("a correction the other way is not an undo: the message stays learned") {
+        engine::Trainer t(*db, engine::Settings{});
+        REQUIRE(t.correct_signature(id, store::Class::spam, 2000)->result == store::LearnResult::learned);
+        t.commit();
+        engine::Trainer t2(*db, engine::Settings{});
+        REQUIRE(t2.correct_signature(id, store::Class::ham, 2100)->result == store::LearnResult::moved);
+        t2.commit();
+        const State moved = state_of(*db, scanned_spam);
+        REQUIRE(moved.counts.messages.ham == before.counts.messages.ham + 1);
+        REQUIRE(moved.counts.messages.spam == before.counts.messages.spam);
+    }
+
+    SECTION("learned otherwise since the correction: left as it is") {
+        engine::Trainer t(*db, engine::Settings{});
+        REQUIRE(t.correct_signature(id, store::Class::spam, 2000)->result == store::LearnResult::learned);
+        t.commit();
+        engine::Trainer l(*db, engine::Settings{});
+        REQUIRE(l.unlearn(delivered, store::Class::spam) == store::UnlearnResult::unlearned);
+        l.commit();
+        const State unlearned = state_of(*db, scanned_spam);
+        engine::Trainer u(*db, engine::Settings{});
+        REQUIRE(u.undo_signature(id, 2200).result == engine::Trainer::UndoOutcome::Result::changed);
+        u.commit();
+        require_same_model(unlearned, state_of(*db, scanned_spam));
+    }
+
+    SECTION("a correction still waiting for its scan is withdrawn, and never trained") {
+        const store::Digest later = engine::message_digest("a message whose scan is not written yet");
+        engine::Trainer t(*db, engine::Settings{});
+        REQUIRE(t.correct_or_defer_signature(later, store::Class::spam, 2000).deferred);
+        t.commit();
+        engine::Trainer u(*db, engine::Settings{});
+        REQUIRE(u.undo_signature(later, 2100).result == engine::Trainer::UndoOutcome::Result::withdrawn);
+        u.commit();
+        REQUIRE_FALSE(db->has_deferred_corrections());
+        REQUIRE(db->corrections_of(later).empty());
+    }
+
+    SECTION("a correction recorded before undo was cannot be undone, and an untagged message has nothing to undo") {
+        {
+            store::TrainingBatch b(*db);
+            b.record_correction({model::Verdict::ham, store::Class::spam, 2000, id, "cli:old", std::nullopt});
+            b.commit();
+        }
+        engine::Trainer u(*db, engine::Settings{});
+        REQUIRE(u.undo_signature(id, 2100).result == engine::Trainer::UndoOutcome::Result::not_undoable);
+        REQUIRE(u.undo(scanned_spam, 2100).result == engine::Trainer::UndoOutcome::Result::untagged);
+        u.commit();
+        REQUIRE(db->corrections_of(id).size() == 1);
+        REQUIRE_FALSE(db->corrections_of(id)[0].undo);
+        REQUIRE(db->corrections_of(id)[0].undone_at == 0);
+    }
+}
