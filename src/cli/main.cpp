@@ -29,8 +29,8 @@ commands:
   learn    (--spam|--ham) [--files-from LIST] [PATH...] | --index FILE
                                                           learn messages as spam or ham
   unlearn  (--spam|--ham) [--files-from LIST] [PATH...]  forget messages learned as spam or ham
-  correct  (--spam|--ham) [--quiet] [--signature ID]... [PATH...]
-                                                          correct mailsiftd's verdict on messages
+  correct  (--spam|--ham|--undo) [--quiet] [--signature ID]... [PATH...]
+                                                          correct mailsiftd's verdict, or undo a correction
   evaluate (--spam DIR --ham DIR | --index FILE) [--split every:N|fraction:F | --folds K] [--json]
                                                           measure accuracy on a labelled corpus
   tune     (--spam DIR --ham DIR | --index FILE) [--budget SECONDS] [--seed N]

@@ -173,6 +173,21 @@ TEST_CASE("A scanned message can be corrected by its signature, and stats count 
     REQUIRE(after.compare(at + key.size(), 4, "null") != 0);
     REQUIRE(std::isdigit(static_cast<unsigned char>(after[at + key.size()])));
     REQUIRE(after.find("\"messages\":{\"spam\":4,\"ham\":5}") != std::string::npos);
+
+    // The correction was a mistake: undone, the model is what it was, the
+    // error rates forget it, and the daemon scores the message as before.
+    const std::string first_status = header_value(replies, "X-Mailsift-Status");
+    REQUIRE(eventually([&] { return header_value(c.message(spam), "X-Mailsift-Status") != first_status; }));
+    const std::string undone = run(cli + " --db " + db + " correct --undo " + (d.dir / "delivered.eml").string() + " 2>&1");
+    REQUIRE(undone.find("undid its correction to ham; now not learned") != std::string::npos);
+    REQUIRE(undone.find("undone: 1 corrections") != std::string::npos);
+    const std::string after_undo = run(stats);
+    REQUIRE(after_undo.find("\"messages\":{\"spam\":4,\"ham\":4}") != std::string::npos);
+    REQUIRE(after_undo.find("\"all\":{\"false_positives\":0") != std::string::npos);
+    REQUIRE(eventually([&] { return header_value(c.message(spam), "X-Mailsift-Status") == first_status; }));
+    // Nothing stands to undo any more: said, and a failing exit status.
+    REQUIRE(std::system((cli + " --db " + db + " correct --undo " + (d.dir / "delivered.eml").string() +
+                         " 2>/dev/null >/dev/null").c_str()) != 0);
 }
 
 TEST_CASE("Recipients of authenticated senders become contacts", "[mailsiftd]") {

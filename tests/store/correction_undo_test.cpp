@@ -1,0 +1,43 @@
+// What undoing a correction takes, as stored: it reads back as written, and
+// a damaged or foreign record is refused rather than undone wrongly.
+#include <catch2/catch.hpp>
+
+#include "../../src/store/codec.hpp"
+
+using namespace mailsift;
+
+TEST_CASE("A correction's undo record reads back as written, and a damaged one is refused", "[store]") {
+    store::CorrectionUndo u;
+    u.was = store::Class::spam;
+    u.hash_bits = 18;
+    u.feature = -0.0421f;
+    u.nb_weight = 0.00731;
+    u.slots = {262143, 7, 7, 0, 70000, 7};  // unsorted, repeated: a slot listed twice is stepped twice
+    u.contact = "friend@example.org";
+    const std::string blob = store::encode_correction_undo(u);
+    const auto back = store::decode_correction_undo(blob);
+    REQUIRE(back);
+    REQUIRE(back->was == store::Class::spam);
+    REQUIRE(back->hash_bits == 18);
+    REQUIRE(back->feature == u.feature);
+    REQUIRE(back->nb_weight == u.nb_weight);
+    REQUIRE(back->contact == u.contact);
+    REQUIRE(back->slots == std::vector<std::uint32_t>{0, 7, 7, 7, 70000, 262143});
+
+    store::CorrectionUndo none;  // not learned before, no step, no contact
+    const auto plain = store::decode_correction_undo(store::encode_correction_undo(none));
+    REQUIRE(plain);
+    REQUIRE_FALSE(plain->was);
+    REQUIRE(plain->hash_bits == 0);
+    REQUIRE(plain->slots.empty());
+
+    // Every cut of the record, a later format, a class that is none, bytes after the end.
+    for (std::size_t n = 0; n < blob.size(); ++n) REQUIRE_FALSE(store::decode_correction_undo(blob.substr(0, n)));
+    std::string later = blob;
+    later[0] = 2;
+    REQUIRE_FALSE(store::decode_correction_undo(later));
+    std::string bad_class = blob;
+    bad_class[1] = 3;
+    REQUIRE_FALSE(store::decode_correction_undo(bad_class));
+    REQUIRE_FALSE(store::decode_correction_undo(blob + "x"));
+}
