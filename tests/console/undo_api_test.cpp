@@ -210,3 +210,17 @@ TEST_CASE("Undo in the console takes back the latest correction first, and withd
           "console audit: event=undo outcome=withdrawn account=root role=admin client=192.0.2.1 target=-:" + waiting);
     CHECK(post("/api/undo", body_of(waiting)).result() == http::status::conflict);
 }
+
+TEST_CASE("The page's corrections script puts what it shows as text only", "[console]") {
+    Console c;
+    const auto page = c.send(http::verb::get, "/");
+    CHECK(page.body().find("<script src=\"/static/corrections.js\" defer>") != std::string::npos);
+    const auto r = c.send(http::verb::get, "/static/corrections.js");
+    REQUIRE(r.result() == http::status::ok);
+    CHECK(str(r[http::field::content_type]).starts_with("text/javascript"));
+    const std::string& js = r.body();
+    CHECK(js.find("/api/undo") != std::string::npos);
+    CHECK(js.find("innerHTML") == std::string::npos);
+    CHECK(js.find("insertAdjacentHTML") == std::string::npos);
+    CHECK(js.find("eval(") == std::string::npos);
+}
