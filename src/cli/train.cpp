@@ -260,25 +260,6 @@ std::string unix_user() {
     return std::to_string(uid);
 }
 
-// What an undo that did nothing says, for a message or signature.
-const char* undo_problem(engine::Trainer::UndoOutcome::Result r) {
-    using R = engine::Trainer::UndoOutcome::Result;
-    switch (r) {
-        case R::nothing: return "no correction of this message to undo";
-        case R::not_undoable:
-            return "its correction was recorded by a mailsift from before undo and cannot be undone; correct it instead";
-        case R::changed:
-            return "learned otherwise since its correction (learn or unlearn); left as it is: correct it instead";
-        case R::scan_gone:
-            return "its scan has expired (signature_days); give the message itself to undo its correction";
-        case R::untagged: return "no X-Mailsift-Signature: mailsiftd did not tag it, so no correction of it is recorded "
-                                 "('mailsift unlearn' forgets a message learned by hand)";
-        case R::undone:
-        case R::withdrawn: break;
-    }
-    return "";
-}
-
 int undo(const Context& ctx, const TrainOptions& opts) {
     if (opts.spam || opts.ham) usage_error("correct: --undo takes no --spam or --ham (the correction says which)");
     std::vector<std::string> paths;
@@ -303,7 +284,7 @@ int undo(const Context& ctx, const TrainOptions& opts) {
             ++withdrawn;
             if (!opts.quiet) report(label, "withdrew its correction, which was waiting for its scan");
         } else {
-            report(label, undo_problem(o.result));
+            report(label, engine::undo_problem(o.result));
             status = exit_input;
         }
     };

@@ -1,6 +1,7 @@
 // The App's API over the model and the history: scan, learn, the history and
-// its export, a line's explanation, a correction, the error rates and the
-// configuration (app.hpp). Sessions, sign-in and routing are app.cpp's.
+// its export, a line's explanation and its trail of corrections, a correction
+// and its undo, the error rates and the configuration (app.hpp). Sessions,
+// sign-in and routing are app.cpp's.
 #include <ctime>
 #include <initializer_list>
 #include <vector>
@@ -37,6 +38,39 @@ ResultWords result_words(store::LearnResult r) {
 
 const char* result_word(store::LearnResult r) { return result_words(r).audit; }
 const char* learn_result(store::LearnResult r) { return result_words(r).shown; }
+
+// The audit trail's word for what an undo did.
+const char* undo_word(engine::Trainer::UndoOutcome::Result r) {
+    using R = engine::Trainer::UndoOutcome::Result;
+    switch (r) {
+        case R::undone: return "undone";
+        case R::withdrawn: return "withdrawn";
+        case R::not_undoable: return "not-undoable";
+        case R::changed: return "changed";
+        case R::scan_gone: return "scan-gone";
+        case R::untagged: return "untagged";
+        case R::nothing: break;
+    }
+    return "nothing";
+}
+
+// A line's trail: every correction of its message, oldest first, undone ones
+// included. `undoable`: it stands and was recorded with what undoing it takes
+// (Undo takes back the latest of those first).
+json corrections_json(store::Database& db, const std::optional<store::Digest>& signature) {
+    json trail = json::array();
+    if (!signature) return trail;
+    for (const auto& c : db.corrections_of(*signature)) {
+        const bool undone = c.undone_at != 0;
+        trail.push_back({{"to", store::to_string(c.to)},
+                         {"by", c.by},
+                         {"at", c.at},
+                         {"undone_at", undone ? json(c.undone_at) : json(nullptr)},
+                         {"undone_by", undone ? json(c.undone_by) : json(nullptr)},
+                         {"undoable", !undone && c.undo.has_value()}});
+    }
+    return trail;
+}
 
 }  // namespace
 
@@ -155,6 +189,7 @@ Response App::explanation(const Request& req) {
         const auto parts = engine::decode_score_parts(found.front().explanation);
         // A line written before explanations were kept, or by a later mailsift, has none.
         j["explanation"] = parts ? recorded_json(*parts) : json(nullptr);
+        j["corrections"] = corrections_json(*db, found.front().signature);
         return json_answer(req, http::status::ok, j);
     } catch (const std::exception& e) {
         return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
@@ -186,6 +221,52 @@ Response App::correct(const Request& req, const Actor& actor) {
                           actor.account, actor.role, {}, std::string(store::to_string(to)) + ":" + engine::signature_text(*id)));
         return json_answer(req, http::status::ok,
                            json{{"signature", engine::signature_text(*id)}, {"class", store::to_string(to)}, {"result", result}});
+    } catch (const std::exception& e) {
+        return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
+    }
+}
+
+Response App::undo(const Request& req, const Actor& actor) {
+    const json body = json::parse(req.body(), nullptr, false);
+    if (!body.is_object() || !body.contains("signature") || !body["signature"].is_string()) {
+        return error(req, http::status::bad_request, "expected {\"signature\": ...}");
+    }
+    const auto id = engine::parse_signature(body["signature"].get<std::string>());
+    if (!id) return error(req, http::status::bad_request, "not a signature (32 hexadecimal digits)");
+    const std::string signature = engine::signature_text(*id);
+    try {
+        const auto db = store::open(options_.database.string(), store::Database::Mode::read_write);
+        engine::Trainer trainer(*db, options_.settings, engine::Trainer::Reads::rows);  // one message: its rows
+        trainer.set_corrector("console:" + actor.account);  // the trail shows who undid it
+        // Exactly as `mailsift correct --undo --signature`: the latest correction that stands.
+        using R = engine::Trainer::UndoOutcome::Result;
+        const auto o = trainer.undo_signature(*id, static_cast<std::int64_t>(std::time(nullptr)));
+        trainer.commit();
+        const bool undone = o.result == R::undone;
+        // The class of the correction found; none was found to undo (nothing),
+        // or one still waiting for its scan was withdrawn, which says none.
+        const bool found = o.result != R::nothing && o.result != R::withdrawn && o.result != R::untagged;
+        const char* cls = store::to_string(o.to);
+        audit(req, actor.client,
+              audit_event("undo", undo_word(o.result), actor.account, actor.role, {},
+                          (found ? std::string(cls) : std::string("-")) + ":" + signature));
+        if (!undone && o.result != R::withdrawn) {
+            std::string problem = engine::undo_problem(o.result);
+            if (o.result == R::scan_gone) problem += " ('mailsift correct --undo MESSAGE' on the mail server)";
+            return error(req, http::status::conflict, problem);
+        }
+        json j{{"signature", signature}, {"undone", undone}};
+        if (undone) {
+            const std::string now = o.was ? std::string("learned as ") + store::to_string(*o.was) : "not learned";
+            j["result"] = std::string("undid its correction to ") + cls + "; now " + now;
+            j["class"] = cls;
+            j["now"] = o.was ? json(store::to_string(*o.was)) : json("not learned");
+        } else {
+            j["result"] = "withdrew its correction, which was waiting for its scan: nothing had been trained";
+            j["class"] = nullptr;
+            j["now"] = nullptr;
+        }
+        return json_answer(req, http::status::ok, j);
     } catch (const std::exception& e) {
         return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
     }

@@ -38,7 +38,7 @@ std::size_t App::max_body_bytes(http::verb method, std::string_view target) cons
     if (method == http::verb::post && (path == "/api/scan" || path == "/api/learn")) {
         return options_.settings.limits.max_message_bytes + 64 * 1024;
     }
-    // A sign-in, a correction, a sign-out: a little JSON. Nothing else takes a body.
+    // A sign-in, a correction or its undo, a sign-out: a little JSON. Nothing else takes a body.
     return small_body_bytes;
 }
 
@@ -189,17 +189,20 @@ Response App::route(const Request& req, const std::string& client, Clock::time_p
     const Actor actor{session->account, to_string(session->role), client};
     if ((path == "/api/history" || path == "/api/history/export") && !post) return history(req, actor);
     if (path == "/api/explanation" && !post) return explanation(req);
-    // A scan changes nothing: a viewer may scan too. Learning and correcting need an admin.
+    // A scan changes nothing: a viewer may scan too. Learning, correcting and undoing need an admin.
     if (path == "/api/scan") return post ? scan(req, actor) : error(req, http::status::method_not_allowed, "POST only");
-    const bool admin_action = path == "/api/learn" || path == "/api/correct";
-    if (admin_action) {
+    const char* admin_action = path == "/api/learn"     ? "learn"
+                               : path == "/api/correct" ? "correct"
+                               : path == "/api/undo"    ? "undo"
+                                                        : nullptr;  // the audit trail's event
+    if (admin_action != nullptr) {
         if (!post) return error(req, http::status::method_not_allowed, "POST only");
         if (session->role != Role::admin) {
-            audit(req, client,
-                  audit_event(path == "/api/correct" ? "correct" : "learn", "forbidden", actor.account, actor.role));
+            audit(req, client, audit_event(admin_action, "forbidden", actor.account, actor.role));
             return error(req, http::status::forbidden, "this needs the admin role");
         }
-        return path == "/api/correct" ? correct(req, actor) : learn(req, actor);
+        if (path == "/api/correct") return correct(req, actor);
+        return path == "/api/undo" ? undo(req, actor) : learn(req, actor);
     }
     return error(req, http::status::not_found, "no such API");
 }

@@ -12,7 +12,7 @@ struct Asset {
     std::string_view body;
 };
 
-// "index.html", "console.js", "console.css"; null for any other name.
+// "index.html", "console.js", "corrections.js", "console.css"; null for any other name.
 const Asset* find_asset(std::string_view name);
 
 }  // namespace mailsift::console

@@ -224,4 +224,22 @@ Trainer::UndoOutcome Trainer::undo(std::string_view raw, std::int64_t now) {
     return undo_signature(*signature, now, raw);
 }
 
+const char* undo_problem(Trainer::UndoOutcome::Result r) {
+    using R = Trainer::UndoOutcome::Result;
+    switch (r) {
+        case R::nothing: return "no correction of this message to undo";
+        case R::not_undoable:
+            return "its correction was recorded by a mailsift from before undo and cannot be undone; correct it instead";
+        case R::changed:
+            return "learned otherwise since its correction (learn or unlearn); left as it is: correct it instead";
+        case R::scan_gone:
+            return "its scan has expired (signature_days); give the message itself to undo its correction";
+        case R::untagged: return "no X-Mailsift-Signature: mailsiftd did not tag it, so no correction of it is recorded "
+                                 "('mailsift unlearn' forgets a message learned by hand)";
+        case R::undone:
+        case R::withdrawn: break;
+    }
+    return "";
+}
+
 }  // namespace mailsift::engine

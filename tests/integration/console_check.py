@@ -33,6 +33,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 sys.dont_write_bytecode = True  # the import below must leave no __pycache__ in the source tree
 from history_twice import twice_checks  # noqa: E402
 from history_glance import glance_checks  # noqa: E402
+from history_undo import undo_checks  # noqa: E402
 
 FAILED = 0
 
@@ -418,6 +419,8 @@ def browser_checks(args):
         check(stats(args) == moved, "browser: mailsift correct --signature agrees it is learned as ham",
               out.stdout + out.stderr)
         shot(d, args, "07-history-corrected")
+        # Issue 41, item 7: Undo last correction, twice, from the line's details.
+        undo_checks(d, w, args, check, page_json, stats, shot, signature, {"before": before, "spam": after, "moved": moved})
         burst_checks(d, w, args)
         try:
             history_checks(d, w, args)

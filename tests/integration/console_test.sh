@@ -196,10 +196,11 @@ if [ "$FAILED_SIGN_INS" -ge 2 ] && [ "$(count 'console audit: event=sign-in outc
     [ "$(count 'console audit: event=sign-in outcome=limited ')" -ge 1 ] &&
     [ "$(count 'console audit: event=sign-out outcome=ok ')" -ge 1 ] &&
     [ "$(count 'console audit: event=correct outcome=[a-z-]* account=admin role=admin client=127.0.0.1 target=spam:')" -ge 1 ] &&
+    [ "$(count 'console audit: event=undo outcome=undone account=admin role=admin client=127.0.0.1 target=ham:')" -ge 1 ] &&
     [ "$(count 'console audit: event=learn outcome=learned account=admin role=admin ')" -ge 1 ] &&
     [ "$(count 'console audit: event=scan outcome=[a-z]* account=watcher role=viewer ')" -ge 1 ] &&
     [ "$(count 'console audit: event=correct outcome=forbidden account=watcher role=viewer ')" -ge 1 ]; then
-    ok "mailsiftd logged an audit line for each sign-in ($FAILED_SIGN_INS failed), refusal, sign-out, learn, scan and correction, with the account, role and client"
+    ok "mailsiftd logged an audit line for each sign-in ($FAILED_SIGN_INS failed), refusal, sign-out, learn, scan, correction and undo, with the account, role and client"
 else
     grep 'console audit:' "$LOG" | sed 's/^/#   /' | tail -n 20
     not_ok "mailsiftd logged the audit lines of the console's checks"

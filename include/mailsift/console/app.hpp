@@ -15,8 +15,19 @@
 //        &message_id=&since=&until=&order=newest|oldest|spammiest|hammiest&limit=&cursor=
 //        a page of lines, the count of all that match, the next page's cursor
 //   GET  /api/history/export?format=csv|json&(the same filter)  every match, an attachment
-//   GET  /api/explanation?signature=  one line with its score taken apart
+//   GET  /api/explanation?id=|signature=  one line with its score taken apart and
+//        "corrections", its message's trail: [{"to","by","at","undone_at","undone_by",
+//        "undoable"}], oldest first, undone ones included (undone_at, undone_by null
+//        while one stands)
 //   POST /api/correct {"signature","class"}  (admin) as `mailsift correct --signature`
+//   POST /api/undo {"signature"}  (admin) as `mailsift correct --undo --signature`:
+//        the latest correction of the message that stands is undone, the model
+//        put back as it was before it, the correction kept in the line's trail
+//        (/api/explanation's "corrections") marked undone. 200 with
+//        {"signature","result","undone","class","now"} when undone (class: what
+//        the correction said; now: "spam", "ham" or "not learned"), or withdrawn
+//        (undone false, class and now null: it was waiting for its scan and had
+//        trained nothing); 409 with the reason when nothing was undone
 //   POST /api/scan          (admin) the message as the body: verdict and explanation
 //   POST /api/learn?class=spam|ham  (admin) the message as the body: trained once
 //
@@ -57,7 +68,7 @@ using Response = boost::beast::http::response<boost::beast::http::string_body>;
 void add_security_headers(Response& r, bool tls);
 
 // The body a request may carry when it is not a message to scan or learn: a
-// sign-in, a correction (a little JSON), or nothing.
+// sign-in, a correction or its undo (a little JSON), or nothing.
 inline constexpr std::size_t small_body_bytes = 4 * 1024;
 
 // What mailsiftd lends the console.
@@ -131,6 +142,7 @@ private:
     Response history(const Request& request, const Actor& actor);
     Response explanation(const Request& request);
     Response correct(const Request& request, const Actor& actor);
+    Response undo(const Request& request, const Actor& actor);
     nlohmann::json configuration() const;
     nlohmann::json corrections() const;
     // Rereads the accounts file when it changed; ends the sessions of accounts

@@ -1,5 +1,5 @@
 // mailsift::console audit trail: one line per sign-in (succeeded, failed,
-// refused by the limiter), sign-out, scan, learn, correction and account
+// refused by the limiter), sign-out, scan, learn, correction, undo and account
 // change, in a fixed format that a regular expression can match (the shipped
 // fail2ban filter, etc/fail2ban/filter.d/mailsiftd-console.conf, matches failed
 // sign-ins):
@@ -10,7 +10,8 @@
 // name typed at the sign-in may hold anything, a newline included) becomes
 // '?', a value is cut at 64 characters, and an empty one is "-"; the target
 // alike but longer (audit_target). Events: sign-in, sign-out, scan, learn,
-// correct, account, and every read of the history: history (a page) and
+// correct, undo (a correction undone: undone, withdrawn, or why not, with
+// CLASS:SIGNATURE), account, and every read of the history: history (a page) and
 // export, whose target says how many lines and with which filter. The line is
 // mailsiftd's to write (daemon::log_audit, the only writer whose lines begin
 // "console audit:"); the console only says what happened (Services::audit).
@@ -22,7 +23,7 @@
 namespace mailsift::console {
 
 struct AuditEvent {
-    std::string event;      // sign-in, sign-out, scan, learn, correct, account, history, export
+    std::string event;      // sign-in, sign-out, scan, learn, correct, undo, account, history, export
     std::string outcome;    // sign-in: ok, failed, limited, refused; learn/correct: what the store did; ...
     std::string account;    // the account acted as (at a sign-in: the name given)
     std::string role;       // admin, viewer, or "" when not known (a failed sign-in)

@@ -388,4 +388,9 @@ private:
     std::size_t linear_learned_ = 0;         // learned since the last refit
 };
 
+// What an undo that undid nothing says (nothing, not_undoable, changed,
+// scan_gone, untagged), in the words `mailsift correct --undo` and the
+// console both use; "" for undone and withdrawn.
+const char* undo_problem(Trainer::UndoOutcome::Result r);
+
 }  // namespace mailsift::engine

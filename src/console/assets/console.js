@@ -374,13 +374,19 @@ function historyRow(e) {
 // One history line's details and explanation, as mailsiftd kept them when it
 // scored the message: asked for by the line's id (one delivery of it), corrected
 // by its signature (the message, whichever delivery).
-const explainState = { signature: null, row: null };
+const explainState = { id: null, signature: null, row: null };
 
 async function explainLine(id, row) {
   text('history-error', ''); text('correct-result', '');
   let x;
   try { x = await api('/api/explanation?id=' + encodeURIComponent(id)); } catch (e) { text('history-error', e.message); return; }
-  explainState.signature = x.signature; explainState.row = row;
+  renderExplanation(x, row);
+  $('explain-panel').scrollIntoView({ block: 'nearest' });
+}
+
+// The details panel for line `x` (/api/explanation), opened from `row`.
+function renderExplanation(x, row) {
+  explainState.id = x.id; explainState.signature = x.signature; explainState.row = row;
   const scored = x.scored !== false;
   text('explain-why', scored ? 'Why' : 'Not scored,');
   text('explain-verdict', scored ? x.verdict : 'skipped');
@@ -411,8 +417,8 @@ async function explainLine(id, row) {
   $('explain-correct').hidden = !scored;
   reasonRows($('explain-toward-spam'), p ? p.toward_spam : []);
   reasonRows($('explain-toward-ham'), p ? p.toward_ham : []);
+  showCorrections(x);  // corrections.js: the trail, and Undo
   $('explain-panel').hidden = false;
-  $('explain-panel').scrollIntoView({ block: 'nearest' });
 }
 
 async function correct(signature, cls, row) {
@@ -421,18 +427,23 @@ async function correct(signature, cls, row) {
     const r = await api('/api/correct', { method: 'POST', headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ signature, class: cls }) });
     text('correct-result', `${r.signature}: corrected to ${r.class}: ${r.result}`);
-    // What a reload shows (the server keeps it): this account's correction, now,
-    // on every delivery of the message shown (corrections are the message's).
-    const c = { class: r.class || cls, at: Math.floor(Date.now() / 1000), by: 'console:' + state.account };
-    const lines = [...$('history-rows').querySelectorAll('tr')].filter((t) => t.dataset.signature === signature);
-    if (row && !lines.includes(row)) lines.push(row);
-    for (const line of lines) {
-      line.classList.add('corrected');
-      const cell = line.querySelector('td.correction');
-      if (cell) { cell.textContent = correctionText(c); cell.title = cell.textContent; }
-    }
-    if (explainState.signature === signature && !$('explain-panel').hidden) text('explain-corrected', correctionText(c));
+    // What a reload shows (the server keeps it): this account's correction, now.
+    markCorrected(signature, { class: r.class || cls, at: Math.floor(Date.now() / 1000), by: 'console:' + state.account }, row);
+    // The details of this message, open: its trail and Undo as the server has them now.
+    if (explainState.signature === signature && !$('explain-panel').hidden) await refreshLine();
   } catch (e) { text('history-error', e.message); }
+}
+
+// Every delivery of the message shown (corrections are the message's), and
+// `row`: its latest correction that stands is `c` (null: none).
+function markCorrected(signature, c, row) {
+  const lines = [...$('history-rows').querySelectorAll('tr')].filter((t) => t.dataset.signature === signature);
+  if (row && !lines.includes(row)) lines.push(row);
+  for (const line of lines) {
+    line.classList.toggle('corrected', !!c);
+    const cell = line.querySelector('td.correction');
+    if (cell) { cell.textContent = correctionText(c); cell.title = cell.textContent; }
+  }
 }
 
 // Scan -----------------------------------------------------------------
@@ -579,6 +590,7 @@ document.addEventListener('DOMContentLoaded', async () => {
   for (const cls of ['spam', 'ham']) {
     $('explain-' + cls).addEventListener('click', () => correct(explainState.signature, cls, explainState.row));
   }
+  $('explain-undo').addEventListener('click', undoCorrection);
   $('learn-spam').addEventListener('click', () => learn('spam'));
   $('learn-ham').addEventListener('click', () => learn('ham'));
   window.addEventListener('popstate', () => { if (state.account) route(); });
