@@ -28,7 +28,8 @@ namespace {
 
 const char* const evaluate_help = R"(usage: mailsift evaluate (--spam PATH... --ham PATH... | --index FILE)
                          [--split every:N | --split fraction:F | --split head:F |
-                          --folds K | --online [--train-on-error]]
+                          --folds K | --online [--train-on-error] |
+                          --deployed [--split head:F] [--batch N] [--one-sided]]
                          [--class-sorted] [--train-margin LOG_ODDS] [--json]
                          [--plot DIR]
                          [--scores FILE]
@@ -50,7 +51,16 @@ all training ham, as learn --spam then learn --ham would. Splits and folds
 train in a temporary database as learn does (and refit the linear scorer as
 each command ends); --online does too, each message a learn command of its
 own (judged by train_margin against the model just before it), and scores
-each message as classify would after the messages before it were learned. Reports n, AUC, 1-ROCA%, false positive and
+each message as classify would after the messages before it were learned.
+--deployed measures the loop users run: the first half (--split head:F: the
+first F) learned class by class, as the README teaches, then the rest scored
+as mailsiftd scores it, N at a time (--batch, default 100), every scan
+recorded; after each N, every spam left in the inbox (scored ham or unsure)
+is corrected to spam and every ham in Junk to ham, as 'mailsift correct' of
+the delivered copy does, one command a move (--one-sided: users never look
+in Junk, only spam in the inbox is corrected). It reports the users' moves,
+and ham in Junk, spam in the inbox and unsure of the same model never
+corrected, on the same messages. Reports n, AUC, 1-ROCA%, false positive and
 negative rates at the configured thresholds, unsure share, FNR at FPR <= 0.1%
 and <= 1%, lam%, a confusion table, a reliability table (predicted P(spam) vs
 observed spam share) with its expected calibration error and worst bin of at
@@ -146,6 +156,9 @@ struct EvaluateOptions {
     CLI::Option *split_given = nullptr, *folds_given = nullptr, *plot_given = nullptr, *margin_given = nullptr,
                 *scores_given = nullptr;
     bool online = false, train_on_error = false, class_sorted = false, json = false;
+    bool deployed = false, one_sided = false;
+    std::string batch;
+    CLI::Option* batch_given = nullptr;
 };
 
 bool given(const CLI::Option* o) { return o != nullptr && o->count() > 0; }
@@ -181,9 +194,29 @@ evaluation::Plan plan_of(const EvaluateOptions& o) {
         if (plan.folds < 2) usage_error("evaluate: --folds takes a number of folds, at least 2");
     }
     if (o.online) plan.mode = evaluation::Plan::Mode::online;
+    if (o.deployed) {
+        if (o.online || given(o.folds_given)) usage_error("evaluate: --deployed takes no --online or --folds");
+        if (given(o.split_given) && plan.mode != evaluation::Plan::Mode::split_head) {
+            usage_error("evaluate: --deployed takes --split head:F (what is learned first), no other split");
+        }
+        if (!given(o.split_given)) plan.fraction = 0.5;
+        plan.mode = evaluation::Plan::Mode::deployed;
+        if (given(o.batch_given)) {
+            try {
+                plan.batch = std::stoul(o.batch);
+            } catch (const std::exception&) {
+                plan.batch = 0;
+            }
+            if (plan.batch < 1) usage_error("evaluate: --batch takes a number of messages, at least 1");
+        }
+        plan.one_sided = o.one_sided;
+    } else if (given(o.batch_given) || o.one_sided) {
+        usage_error("evaluate: --batch and --one-sided go with --deployed");
+    }
     plan.class_sorted = o.class_sorted;
     plan.train_on_error = o.train_on_error;
-    if (plan.class_sorted && (plan.mode == evaluation::Plan::Mode::online || plan.mode == evaluation::Plan::Mode::folds)) {
+    if (plan.class_sorted && (plan.mode == evaluation::Plan::Mode::online || plan.mode == evaluation::Plan::Mode::folds ||
+                              plan.mode == evaluation::Plan::Mode::deployed)) {
         usage_error("evaluate: --class-sorted goes with --split");
     }
     if (plan.train_on_error && plan.mode != evaluation::Plan::Mode::online) {
@@ -194,6 +227,34 @@ evaluation::Plan plan_of(const EvaluateOptions& o) {
 
 Json bin_json(const evaluation::ReliabilityBin& b) {
     return Json{{"low", json_number(b.low)}, {"high", json_number(b.high)}, {"messages", b.messages}};
+}
+
+// --deployed: what the users did, and the same model never corrected.
+Json deployed_json(const evaluation::Run& run) {
+    if (!run.deployed) return nullptr;
+    const auto& d = *run.deployed;
+    const auto u = evaluation::evaluate(d.uncorrected);
+    return Json{{"moved_to_junk", d.moved_to_junk},
+                {"moved_from_junk", d.moved_from_junk},
+                {"uncorrected",
+                 {{"ham_in_junk", u.confusion.ham_as_spam},
+                  {"spam_in_inbox", u.confusion.spam_as_ham + u.confusion.spam_as_unsure},
+                  {"unsure_percent", json_number(u.unsure_percent)},
+                  {"one_minus_roca_percent", json_number(u.one_minus_roca_percent, 6)},
+                  {"fnr_at_fpr_0.1_percent", json_number(u.fnr_at_fpr_01_percent)},
+                  {"expected_calibration_error", json_number(u.expected_calibration_error, 6)}}}};
+}
+
+void print_deployed(const evaluation::Run& run) {
+    if (!run.deployed) return;
+    const auto& d = *run.deployed;
+    const auto u = evaluation::evaluate(d.uncorrected);
+    std::printf("\nusers' moves      %zu to Junk (spam left in the inbox), %zu out of Junk (ham)\n", d.moved_to_junk,
+                d.moved_from_junk);
+    std::printf("never corrected   ham in Junk %zu, spam in the inbox %zu, unsure %.3f%%, 1-ROCA%% %.4f, "
+                "FNR at FPR<=0.1%% %.3f%%, ECE %.4f\n",
+                u.confusion.ham_as_spam, u.confusion.spam_as_ham + u.confusion.spam_as_unsure, u.unsure_percent,
+                u.one_minus_roca_percent, u.fnr_at_fpr_01_percent, u.expected_calibration_error);
 }
 
 int run_evaluate(const Context& ctx, const EvaluateOptions& o) {
@@ -296,6 +357,7 @@ int run_evaluate(const Context& ctx, const EvaluateOptions& o) {
             {"reliability", std::move(reliability)},
             {"expected_calibration_error", json_number(r.expected_calibration_error, 6)},
             {"worst_bin", std::move(worst)},
+            {"deployed", deployed_json(run)},
             {"train_messages_per_second", json_number(train_rate)},
             {"score_messages_per_second", json_number(score_rate)},
         };
@@ -321,6 +383,7 @@ int run_evaluate(const Context& ctx, const EvaluateOptions& o) {
                     b.observed_spam);
     }
     print_calibration(r);
+    print_deployed(run);
     std::printf("\nthroughput        train %.0f msgs/s, score %.0f msgs/s\n", train_rate, score_rate);
     return exit_ok;
 }
@@ -404,6 +467,9 @@ void add_evaluation_commands(Registry& r) {
         o->folds_given = sub->add_option("--folds", o->folds);
         sub->add_flag("--online", o->online);
         sub->add_flag("--train-on-error", o->train_on_error);
+        sub->add_flag("--deployed", o->deployed);
+        o->batch_given = sub->add_option("--batch", o->batch);
+        sub->add_flag("--one-sided", o->one_sided);
         sub->add_flag("--class-sorted", o->class_sorted);
         o->margin_given = sub->add_option("--train-margin", o->train_margin);
         sub->add_flag("--json", o->json);

@@ -1,6 +1,8 @@
 // Train/test runs in temporary databases.
 #include "mailsift/evaluation/runner.hpp"
 
+#include "runner_internal.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <span>
@@ -11,26 +13,19 @@
 
 namespace mailsift::evaluation {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
+namespace detail {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// An empty database at `db_path`: evaluation keeps its own temporary file.
 store::SqliteDatabase fresh_database(const std::filesystem::path& db_path) {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_path.string() + suffix);
     return store::SqliteDatabase(db_path, store::Database::Mode::read_write);
 }
 
-// Trains on `train` and scores `test` in a fresh database at `db_path`. The
-// training is one learn command, or two when `second` > 0: train[0, second)
-// and then train[second, end), as `learn --spam A` and then `learn --ham B`.
-void train_and_score(const std::vector<const LabelledMessage*>& train, const std::vector<const LabelledMessage*>& test,
-                     const engine::Settings& settings, const std::filesystem::path& db_path, const Loader& load,
-                     Run& out, const std::function<void()>& tick, std::size_t second = 0) {
-    store::SqliteDatabase db = fresh_database(db_path);
-    auto t0 = Clock::now();
+void learn_commands(store::Database& db, const std::vector<const LabelledMessage*>& train,
+                    const engine::Settings& settings, const Loader& load, Run& out, const std::function<void()>& tick,
+                    std::size_t second) {
+    const auto t0 = Clock::now();
     const auto learn_command = [&](std::span<const LabelledMessage* const> messages) {
         engine::Trainer trainer(db, settings);
         for (const auto* m : messages) {
@@ -58,7 +53,39 @@ void train_and_score(const std::vector<const LabelledMessage*>& train, const std
         learn_command(all);
     }
     out.train_seconds += seconds_since(t0);
-    t0 = Clock::now();
+}
+
+std::size_t class_sort(std::vector<const LabelledMessage*>& train) {
+    // All spam first, then all ham, in two commands: `learn --spam A` then `learn --ham B`.
+    const auto ham = std::stable_partition(train.begin(), train.end(), [](const LabelledMessage* m) { return m->spam; });
+    return static_cast<std::size_t>(ham - train.begin());
+}
+
+std::optional<std::string> load_usable(const Loader& load, const std::string& path, const engine::Settings& settings,
+                                       Run& out) {
+    auto raw = load(path);
+    if (!raw || engine::refused(engine::check_message(*raw, raw->size(), settings.limits))) {
+        ++out.unreadable;
+        return std::nullopt;
+    }
+    return raw;
+}
+
+}  // namespace detail
+
+namespace {
+
+using namespace detail;
+
+// Trains on `train` and scores `test` in a fresh database at `db_path`. The
+// training is one learn command, or two when `second` > 0: train[0, second)
+// and then train[second, end), as `learn --spam A` and then `learn --ham B`.
+void train_and_score(const std::vector<const LabelledMessage*>& train, const std::vector<const LabelledMessage*>& test,
+                     const engine::Settings& settings, const std::filesystem::path& db_path, const Loader& load,
+                     Run& out, const std::function<void()>& tick, std::size_t second = 0) {
+    store::SqliteDatabase db = fresh_database(db_path);
+    learn_commands(db, train, settings, load, out, tick, second);
+    const auto t0 = Clock::now();
     engine::Settings scoring = settings;
     scoring.reasons = 0;
     const engine::Filter filter(db, scoring);
@@ -74,18 +101,6 @@ void train_and_score(const std::vector<const LabelledMessage*>& train, const std
         out.scored_paths.push_back(m->path);
     }
     out.score_seconds += seconds_since(t0);
-}
-
-// The message at `path`, or nothing (counted as unreadable) when it cannot be
-// read or is no message at all.
-std::optional<std::string> load_usable(const Loader& load, const std::string& path, const engine::Settings& settings,
-                                       Run& out) {
-    auto raw = load(path);
-    if (!raw || engine::refused(engine::check_message(*raw, raw->size(), settings.limits))) {
-        ++out.unreadable;
-        return std::nullopt;
-    }
-    return raw;
 }
 
 // TREC online protocol, each message a learn command of its own: scored by the
@@ -137,6 +152,10 @@ Run run(const std::vector<LabelledMessage>& corpus, const Plan& plan, const engi
         online(corpus, plan, settings, db_path, load, out, tick);
         return out;
     }
+    if (plan.mode == Plan::Mode::deployed) {
+        deployed(corpus, plan, settings, work_dir, load, out, tick);
+        return out;
+    }
 
     if (plan.mode == Plan::Mode::folds) {
         for (std::size_t k = 0; k < folds; ++k) {
@@ -160,12 +179,7 @@ Run run(const std::vector<LabelledMessage>& corpus, const Plan& plan, const engi
         }
         (is_test ? test : train).push_back(&corpus[i]);
     }
-    std::size_t second = 0;
-    if (plan.class_sorted) {
-        // All spam first, then all ham, in two commands: `learn --spam A` then `learn --ham B`.
-        const auto ham = std::stable_partition(train.begin(), train.end(), [](const LabelledMessage* m) { return m->spam; });
-        second = static_cast<std::size_t>(ham - train.begin());
-    }
+    const std::size_t second = plan.class_sorted ? class_sort(train) : 0;
     train_and_score(train, test, settings, db_path, load, out, tick, second);
     return out;
 }

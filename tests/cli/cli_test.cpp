@@ -1101,6 +1101,14 @@ TEST_CASE("evaluate --online classifies each message before learning it", "[cli]
     REQUIRE(json_int(toe.out, "trained") == wrong);
     REQUIRE(wrong < 10);
     REQUIRE(sb.mailsift("evaluate --index " + index + " --train-on-error").status == 2);  // only with --online
+    // The deployed loop: its report, and its options only with it.
+    const auto deployed = sb.mailsift("--config /dev/null evaluate --index " + index + " --deployed --batch 2 --json");
+    REQUIRE(deployed.status == 0);
+    REQUIRE(json_int(deployed.out, "messages") == 5);
+    REQUIRE(json_int(deployed.out, "ham_in_junk", deployed.out.find("\"uncorrected\"")) >= 0);
+    REQUIRE(sb.mailsift("evaluate --index " + index + " --one-sided").status == 2);
+    REQUIRE(sb.mailsift("evaluate --index " + index + " --deployed --split every:3").status == 2);
+    REQUIRE(sb.mailsift("evaluate --index " + index + " --deployed --batch 0").status == 2);
 
     // A thick threshold learns the errors and what scored within the margin: fewer than all,
     // and no fewer than the plain train-on-error run.

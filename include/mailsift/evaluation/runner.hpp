@@ -29,6 +29,12 @@ struct Plan {
         split_head,      // chronological: the first `fraction` of the corpus (in its order) trains, the rest is test
         folds,           // k-fold cross-validation: fold = i % folds
         online,          // TREC: in corpus order, classify each message, then learn its gold label
+        // As deployed (deployed.cpp): the first `fraction` learned class by
+        // class, as the README teaches; the rest scored by the daemon's code in
+        // batches of `batch`, each scan recorded, and after each batch the
+        // messages users see as wrong corrected through `mailsift correct`'s
+        // code of their delivered copies, one command each.
+        deployed,
     };
     Mode mode = Mode::split_every;
     std::size_t every = 5;
@@ -36,6 +42,10 @@ struct Plan {
     std::size_t folds = 10;
     bool train_on_error = false;  // online: learn only messages not classified right (unsure counts as wrong)
     bool class_sorted = false;    // splits: learn all training spam, then all training ham
+    std::size_t batch = 100;      // deployed: messages scored between two rounds of corrections
+    // deployed: users move spam out of the inbox only, never look in Junk
+    // (one-sided feedback); otherwise ham in Junk is moved back out too.
+    bool one_sided = false;
     // Thick-threshold training is settings.train_margin, in every mode, as `learn` does it.
 };
 
@@ -51,6 +61,15 @@ struct Run {
     std::size_t unreadable = 0;  // loader failures and messages the trainer refused
     double train_seconds = 0.0;
     double score_seconds = 0.0;
+    // Mode::deployed: what the users did, and how the same model would have
+    // delivered the same messages with no corrections at all.
+    struct Deployed {
+        std::size_t moved_to_junk = 0;   // spam left in the inbox (ham or unsure), corrected to spam
+        std::size_t moved_from_junk = 0;  // ham in Junk, corrected to ham
+        // The model as first learned, never corrected, on the same messages (beside `scored`).
+        std::vector<Scored> uncorrected;
+    };
+    std::optional<Deployed> deployed;
 };
 
 // Runs the plan with `settings`, each training in a fresh database under `work_dir`.
