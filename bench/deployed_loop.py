@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""The loop users run, through a real mailsiftd (issue 42), bogofilter beside it.
+
+usage: bench/deployed_loop.py --index FILE [--split F] [--batch N] [--one-sided]
+                              [--mailsift BIN] [--mailsiftd BIN] [--work DIR]
+                              [--no-bogofilter] [--scores-prefix PATH]
+
+A TREC index in arrival order (paths relative to it, or absolute). The first F
+(default 0.5) is learned as the README teaches, class by class: `mailsift learn
+--spam` of its spam, then `learn --ham` of its ham. The rest goes through a
+mailsiftd started here on a loopback port (built-in defaults, stats_interval 1),
+over the milter protocol as an MTA speaks it, N messages a batch (default 100).
+After each batch the users move what they see wrong: every spam left in the
+inbox (X-Mailsift-Status No or Unsure) is corrected with `mailsift correct
+--spam` of the delivered copy (mailsiftd's headers on top), every ham in Junk
+(Yes) with `correct --ham`, one process a move, as the IMAPSieve recipe runs
+them; unsure ham stays. --one-sided: nobody looks in Junk. Before the
+corrections of a batch, the scans of the batch are waited for (mailsiftd writes
+them every stats_interval), as a user moves mail after it arrived.
+
+bogofilter (Debian's, defaults -C) runs the same loop: `-s -b` then `-n -b` of
+the first part, each batch classified with `-TT` (cutoffs 0.99 / 0.45: Junk at
+>= 0.99, inbox below), its moves registered with `-s`/`-n`.
+
+Prints one row per filter: 1-ROCA% (mailsift from the header's
+uncalibrated-log-odds, two decimals; bogofilter's spamicity), FNR% at FPR <=
+0.1%, ham in Junk, spam in the inbox, unsure%, the users' moves, and ECE of
+mailsift's P(spam). With --scores-prefix, the LABEL<TAB>SCORE<TAB>VERDICT<TAB>PATH
+lines of each filter (bench/roc.py reads them).
+
+A benchmark: it prints numbers; it fails only when a program misbehaves.
+Loopback only; it ends only the mailsiftd it started.
+"""
+import argparse
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+# ---------------------------------------------------------------- milter
+def frame(cmd, data=b""):
+    return struct.pack(">I", len(data) + 1) + cmd + data
+
+
+def read_frame(sock):
+    def exactly(n):
+        buf = b""
+        while len(buf) < n:
+            chunk = sock.recv(n - len(buf))
+            if not chunk:
+                raise ConnectionError("mailsiftd closed the connection")
+            buf += chunk
+        return buf
+
+    (length,) = struct.unpack(">I", exactly(4))
+    body = exactly(length)
+    return body[:1], body[1:]
+
+
+def z(data):
+    return (data if isinstance(data, bytes) else data.encode("utf-8", "replace")) + b"\0"
+
+
+def split_message(raw):
+    """(headers as (name, value) bytes pairs, unfolded as an MTA passes them; body)."""
+    for sep in (b"\r\n\r\n", b"\n\n"):
+        at = raw.find(sep)
+        if at >= 0:
+            head, body = raw[:at], raw[at + len(sep):]
+            break
+    else:
+        head, body = raw, b""
+    headers = []
+    for line in head.replace(b"\r\n", b"\n").split(b"\n"):
+        if line[:1] in (b" ", b"\t") and headers:
+            name, value = headers[-1]
+            headers[-1] = (name, value + b"\n" + line)
+        elif b":" in line:
+            name, value = line.split(b":", 1)
+            headers.append((name.strip(), value.lstrip(b" ")))
+    return headers, body.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+
+
+def milter_scan(port, raw):
+    """Sends one message; returns mailsiftd's added header fields {name: value}."""
+    headers, body = split_message(raw)
+    value = {n.decode("latin-1").lower(): v for n, v in headers}
+    rcpt = value.get("to", b"<user@example.org>").split(b",")[0].strip() or b"<user@example.org>"
+    if b"<" not in rcpt:
+        rcpt = b"<" + rcpt + b">"
+    added = {}
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+        s.sendall(frame(b"O", struct.pack(">III", 6, 0x1FF, 0)))
+        read_frame(s)
+        s.sendall(frame(b"C", z("mx.example.net") + b"4" + struct.pack(">H", 25) + z("192.0.2.25")))
+        read_frame(s)
+        s.sendall(frame(b"H", z("mx.example.net")))
+        read_frame(s)
+        s.sendall(frame(b"M", z("<sender@example.net>")))
+        read_frame(s)
+        s.sendall(frame(b"R", z(rcpt[:900])))
+        read_frame(s)
+        for name, v in headers:
+            s.sendall(frame(b"L", z(name) + z(v)))
+            read_frame(s)
+        s.sendall(frame(b"N"))
+        read_frame(s)
+        for i in range(0, len(body), 65535):
+            s.sendall(frame(b"B", body[i:i + 65535]))
+            read_frame(s)
+        s.sendall(frame(b"E"))
+        while True:
+            cmd, data = read_frame(s)
+            if cmd in (b"h", b"i"):
+                if cmd == b"i":
+                    data = data[4:]
+                parts = data.split(b"\0")
+                added[parts[0].decode()] = parts[1].decode("utf-8", "replace")
+            elif cmd in (b"a", b"c", b"r", b"t", b"d", b"y"):
+                break
+        s.sendall(frame(b"Q"))
+    return added
+
+
+# ---------------------------------------------------------------- metrics
+def metrics(rows):
+    """rows: (spam, score, verdict, p or None). 1-ROCA%, FNR at FPR<=0.1%, counts, ECE."""
+    spam = sorted(r[1] for r in rows if r[0])
+    ham = sorted(r[1] for r in rows if not r[0])
+    # 1-ROCA%: misranked pairs (ties half) over all pairs.
+    import bisect
+    bad = 0.0
+    for h in ham:
+        below = bisect.bisect_left(spam, h)
+        ties = bisect.bisect_right(spam, h) - below
+        bad += below + ties / 2
+    one_minus_roca = 100.0 * bad / (len(spam) * len(ham)) if spam and ham else float("nan")
+    k = int(0.001 * len(ham))
+    t = sorted(ham, reverse=True)[k] if k < len(ham) else float("-inf")
+    fnr = 100.0 * sum(1 for s in spam if not s > t) / len(spam) if spam else float("nan")
+    out = {
+        "one_minus_roca_percent": one_minus_roca,
+        "fnr_at_fpr_0.1_percent": fnr,
+        "ham_in_junk": sum(1 for r in rows if not r[0] and r[2] == "spam"),
+        "spam_in_inbox": sum(1 for r in rows if r[0] and r[2] != "spam"),
+        "unsure_percent": 100.0 * sum(1 for r in rows if r[2] == "unsure") / len(rows),
+        "messages": len(rows),
+    }
+    ps = [r for r in rows if r[3] is not None]
+    if ps:
+        ece = 0.0
+        for b in range(10):
+            inbin = [r for r in ps if min(int(r[3] * 10), 9) == b]
+            if inbin:
+                ece += len(inbin) / len(ps) * abs(sum(r[3] for r in inbin) / len(inbin) -
+                                                  sum(1 for r in inbin if r[0]) / len(inbin))
+        out["ece"] = ece
+    return out
+
+
+# ---------------------------------------------------------------- the loops
+def read_index(path):
+    base = os.path.dirname(os.path.abspath(path))
+    out = []
+    with open(path) as f:
+        for line in f:
+            label, p = line.split(None, 1)
+            p = p.strip()
+            out.append((label == "spam", p if os.path.isabs(p) else os.path.join(base, p)))
+    return out
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def mailsift_loop(args, train, rest, work):
+    db = os.path.join(work, "mailsift.db")
+    conf = os.path.join(work, "mailsift.conf")
+    with open(conf, "w") as f:
+        f.write(f"database = {db}\nstats_interval = 1\nhistory = off\n")
+    for spam in (True, False):
+        lst = os.path.join(work, "train.spam" if spam else "train.ham")
+        with open(lst, "w") as f:
+            f.writelines(p + "\n" for s, p in train if s == spam)
+        subprocess.run([args.mailsift, "--config", conf, "learn", "--spam" if spam else "--ham",
+                        "--files-from", lst], check=True, stdout=subprocess.DEVNULL)
+    port = free_port()
+    log = open(os.path.join(work, "mailsiftd.log"), "w")
+    daemon = subprocess.Popen([args.mailsiftd, "--foreground", "--config", conf,
+                               "--listen", f"inet:127.0.0.1:{port}"], stdout=log, stderr=log)
+    try:
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        rows, moves = [], [0, 0]
+        copy = os.path.join(work, "delivered.eml")
+        scanned = 0
+        for start in range(0, len(rest), args.batch):
+            batch = []
+            for spam, path in rest[start:start + args.batch]:
+                with open(path, "rb") as f:
+                    raw = f.read()
+                added = milter_scan(port, raw)
+                status = added.get("X-Mailsift-Status", "")
+                word = status.split(",")[0]
+                verdict = {"Yes": "spam", "No": "ham", "Unsure": "unsure"}.get(word)
+                if verdict is None:
+                    raise RuntimeError(f"{path}: X-Mailsift-Status {status!r}")
+                fields = dict(kv.strip().split("=", 1) for kv in status.split(",")[1:] if "=" in kv)
+                rows.append((spam, float(fields["uncalibrated-log-odds"]), verdict, float(fields["score"]), path))
+                batch.append((spam, path, raw, verdict, added))
+            scanned += len(batch)
+            # The scans of the batch written, as they are by the time a user moves a message.
+            for _ in range(600):
+                st = json.loads(subprocess.run([args.mailsift, "--config", conf, "stats", "--json"], check=True,
+                                               capture_output=True, text=True).stdout)
+                if st.get("signatures", 0) >= scanned:
+                    break
+                time.sleep(0.1)
+            for spam, path, raw, verdict, added in batch:
+                to_junk = spam and verdict != "spam"
+                out_of_junk = not spam and verdict == "spam" and not args.one_sided
+                if not (to_junk or out_of_junk):
+                    continue
+                with open(copy, "wb") as f:
+                    for name in ("X-Mailsift-Status", "X-Mailsift-Signature"):
+                        f.write(f"{name}: {added[name]}\n".encode())
+                    f.write(raw)
+                subprocess.run([args.mailsift, "--config", conf, "correct", "--spam" if to_junk else "--ham",
+                                "--quiet", copy], check=True)
+                moves[0 if to_junk else 1] += 1
+        return rows, moves
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=60)
+        log.close()
+
+
+def bogofilter_loop(args, train, rest, work):
+    db = os.path.join(work, "bogofilter")
+    os.makedirs(db, exist_ok=True)
+    for spam in (True, False):
+        names = "".join(p + "\n" for s, p in train if s == spam)
+        subprocess.run(["bogofilter", "-C", "-d", db, "-s" if spam else "-n", "-b"], input=names.encode(),
+                       check=True)
+    rows, moves = [], [0, 0]
+    for start in range(0, len(rest), args.batch):
+        part = rest[start:start + args.batch]
+        out = subprocess.run(["bogofilter", "-C", "-d", db, "-TT", "-b"],
+                             input="".join(p + "\n" for _, p in part).encode(), capture_output=True).stdout.decode()
+        spamicity = {}
+        for line in out.splitlines():
+            path, p = line.rsplit(None, 1)
+            spamicity[path] = float(p)
+        register = {True: [], False: []}
+        for spam, path in part:
+            p = spamicity[path]
+            verdict = "spam" if p >= 0.99 else "ham" if p < 0.45 else "unsure"
+            rows.append((spam, p, verdict, None, path))
+            if spam and verdict != "spam":
+                register[True].append(path)
+                moves[0] += 1
+            elif not spam and verdict == "spam" and not args.one_sided:
+                register[False].append(path)
+                moves[1] += 1
+        for spam, paths in register.items():
+            if paths:
+                subprocess.run(["bogofilter", "-C", "-d", db, "-s" if spam else "-n", "-b"],
+                               input="".join(p + "\n" for p in paths).encode(), check=True)
+    return rows, moves
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--index", required=True)
+    ap.add_argument("--split", type=float, default=0.5)
+    ap.add_argument("--batch", type=int, default=100)
+    ap.add_argument("--one-sided", action="store_true")
+    build = os.path.join(os.path.dirname(HERE), "build")
+    ap.add_argument("--mailsift", default=os.path.join(build, "src/cli/mailsift"))
+    ap.add_argument("--mailsiftd", default=os.path.join(build, "src/daemon/mailsiftd"))
+    ap.add_argument("--work")
+    ap.add_argument("--no-bogofilter", action="store_true")
+    ap.add_argument("--scores-prefix")
+    args = ap.parse_args()
+    if not (0 < args.split < 1) or args.batch < 1:
+        ap.error("--split takes 0 < F < 1, --batch at least 1")
+    if not args.no_bogofilter and shutil.which("bogofilter") is None:
+        ap.error("bogofilter is not installed (apt-get install bogofilter), or give --no-bogofilter")
+    index = read_index(args.index)
+    first = int(args.split * len(index))
+    train, rest = index[:first], index[first:]
+    work = args.work or tempfile.mkdtemp(prefix="mailsift-deployed-")
+    os.makedirs(work, exist_ok=True)
+    results = [("mailsift (mailsiftd + mailsift correct)", *mailsift_loop(args, train, rest, work))]
+    if not args.no_bogofilter:
+        results.append(("bogofilter (-TT, then -s/-n)", *bogofilter_loop(args, train, rest, work)))
+    feedback = "one-sided" if args.one_sided else "two-sided"
+    print(f"# the deployed loop: {args.index}, first {first} learned class by class, "
+          f"{len(rest)} deployed in batches of {args.batch}, {feedback} feedback")
+    print("| filter | 1-ROCA% | FNR% at FPR <= 0.1% | ham in Junk | spam in the inbox | unsure | moves (to Junk + out) | ECE |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, rows, moves in results:
+        m = metrics(rows)
+        ece = f"{m['ece']:.4f}" if "ece" in m else "-"
+        print(f"| {name} | {m['one_minus_roca_percent']:.4f} | {m['fnr_at_fpr_0.1_percent']:.3f} | "
+              f"{m['ham_in_junk']} | {m['spam_in_inbox']} | {m['unsure_percent']:.2f}% | "
+              f"{moves[0]} + {moves[1]} | {ece} |")
+        if args.scores_prefix:
+            tag = name.split()[0]
+            with open(f"{args.scores_prefix}.{tag}.tsv", "w") as f:
+                for spam, score, verdict, _, path in rows:
+                    f.write(f"{'spam' if spam else 'ham'}\t{score}\t{verdict}\t{path}\n")
+    if not args.work:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
