@@ -282,7 +282,10 @@ int undo(const Context& ctx, const TrainOptions& opts) {
             }
         } else if (o.result == R::withdrawn) {
             ++withdrawn;
-            if (!opts.quiet) report(label, "withdrew its correction, which was waiting for its scan");
+            if (!opts.quiet) {
+                report(label, std::string("withdrew its correction to ") + store::to_string(o.to) +
+                                  ", which was waiting for its scan");
+            }
         } else {
             report(label, engine::undo_problem(o.result));
             status = exit_input;

@@ -243,9 +243,8 @@ Response App::undo(const Request& req, const Actor& actor) {
         const auto o = trainer.undo_signature(*id, static_cast<std::int64_t>(std::time(nullptr)));
         trainer.commit();
         const bool undone = o.result == R::undone;
-        // The class of the correction found; none was found to undo (nothing),
-        // or one still waiting for its scan was withdrawn, which says none.
-        const bool found = o.result != R::nothing && o.result != R::withdrawn && o.result != R::untagged;
+        // The class of the correction found (or withdrawn); none was found to undo.
+        const bool found = o.result != R::nothing && o.result != R::untagged;
         const char* cls = store::to_string(o.to);
         audit(req, actor.client,
               audit_event("undo", undo_word(o.result), actor.account, actor.role, {},
@@ -262,8 +261,9 @@ Response App::undo(const Request& req, const Actor& actor) {
             j["class"] = cls;
             j["now"] = o.was ? json(store::to_string(*o.was)) : json("not learned");
         } else {
-            j["result"] = "withdrew its correction, which was waiting for its scan: nothing had been trained";
-            j["class"] = nullptr;
+            j["result"] = std::string("withdrew its correction to ") + cls +
+                          ", which was waiting for its scan: nothing had been trained";
+            j["class"] = cls;
             j["now"] = nullptr;
         }
         return json_answer(req, http::status::ok, j);

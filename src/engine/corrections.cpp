@@ -153,8 +153,9 @@ Trainer::UndoOutcome Trainer::undo_signature(const store::Digest& id, std::int64
     open_batch();
     UndoOutcome o;
     // A correction still waiting for its scan has trained nothing: withdrawn.
-    if (batch_->drop_deferred_correction(id)) {
+    if (const auto waiting = batch_->drop_deferred_correction(id)) {
         o.result = UndoOutcome::Result::withdrawn;
+        o.to = *waiting;
         return o;
     }
     const auto latest = batch_->latest_correction(id);

@@ -272,8 +272,8 @@ void TrainingBatch::defer_correction(const Digest& signature, Class to, std::int
     remember([=, by = std::string(by)](TrainingBatch& b) { b.tx_->defer_correction(signature, to, now, by); });
 }
 
-bool TrainingBatch::drop_deferred_correction(const Digest& signature) {
-    const bool dropped = retrying([&] { return tx_->drop_deferred_correction(signature); });
+std::optional<Class> TrainingBatch::drop_deferred_correction(const Digest& signature) {
+    const auto dropped = retrying([&] { return tx_->drop_deferred_correction(signature); });
     remember([=](TrainingBatch& b) { b.tx_->drop_deferred_correction(signature); });
     return dropped;
 }

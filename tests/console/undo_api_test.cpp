@@ -201,13 +201,13 @@ TEST_CASE("Undo in the console takes back the latest correction first, and withd
     REQUIRE(w.result() == http::status::ok);
     const json wj = json::parse(w.body());
     CHECK(wj["undone"] == false);
-    CHECK(wj["class"].is_null());
+    CHECK(wj["class"] == "spam");
     CHECK(wj["now"].is_null());
     CHECK(wj["result"].get<std::string>().rfind("withdrew its correction", 0) == 0);
     check_same(counts(c), before_withdraw);
     REQUIRE(c.audited.size() == 1);
     CHECK(c.audited.back() ==
-          "console audit: event=undo outcome=withdrawn account=root role=admin client=192.0.2.1 target=-:" + waiting);
+          "console audit: event=undo outcome=withdrawn account=root role=admin client=192.0.2.1 target=spam:" + waiting);
     CHECK(post("/api/undo", body_of(waiting)).result() == http::status::conflict);
 }
 

@@ -219,7 +219,9 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         REQUIRE(t.correct_or_defer_signature(later, store::Class::spam, 2000).deferred);
         t.commit();
         engine::Trainer u(*db, engine::Settings{});
-        REQUIRE(u.undo_signature(later, 2100).result == engine::Trainer::UndoOutcome::Result::withdrawn);
+        const auto o = u.undo_signature(later, 2100);
+        REQUIRE(o.result == engine::Trainer::UndoOutcome::Result::withdrawn);
+        REQUIRE(o.to == store::Class::spam);
         u.commit();
         REQUIRE_FALSE(db->has_deferred_corrections());
         REQUIRE(db->corrections_of(later).empty());

@@ -26,8 +26,9 @@
 //        (/api/explanation's "corrections") marked undone. 200 with
 //        {"signature","result","undone","class","now"} when undone (class: what
 //        the correction said; now: "spam", "ham" or "not learned"), or withdrawn
-//        (undone false, class and now null: it was waiting for its scan and had
-//        trained nothing); 409 with the reason when nothing was undone
+//        (undone false, class what it asked for, now null: it was waiting for
+//        its scan and had trained nothing); 409 with the reason when nothing
+//        was undone
 //   POST /api/scan          (admin) the message as the body: verdict and explanation
 //   POST /api/learn?class=spam|ham  (admin) the message as the body: trained once
 //

@@ -625,7 +625,8 @@ public:
     virtual std::optional<CorrectionRecord> latest_correction(const Digest& signature) = 0;
     virtual void mark_undone(std::int64_t correction_id, std::int64_t at, std::string_view by) = 0;
     virtual void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) = 0;
-    virtual bool drop_deferred_correction(const Digest& signature) = 0;  // false: none was waiting
+    // The class the dropped one asked for; nullopt: none was waiting.
+    virtual std::optional<Class> drop_deferred_correction(const Digest& signature) = 0;
     virtual std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit) = 0;
     virtual void commit() = 0;
     // Throws the backend's Error (naming the database) with `what`.
@@ -701,8 +702,9 @@ public:
     // with it, or not at all).
     std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit);
     // Forgets a deferred correction of `signature`: a later one has its say,
-    // or it is undone before its scan came. false: none was waiting.
-    bool drop_deferred_correction(const Digest& signature);
+    // or it is undone before its scan came. The class it asked for; nullopt:
+    // none was waiting.
+    std::optional<Class> drop_deferred_correction(const Digest& signature);
     void commit();
 
 private:

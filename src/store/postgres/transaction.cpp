@@ -213,9 +213,11 @@ public:
                 {Param::digest(signature), Param(to == Class::spam ? 1 : 0), Param(now), Param::text(by)});
     }
 
-    bool drop_deferred_correction(const Digest& signature) override {
-        return c_.exec("DELETE FROM deferred_corrections WHERE signature = $1", {Param::digest(signature)})
-                   .affected() > 0;
+    std::optional<Class> drop_deferred_correction(const Digest& signature) override {
+        auto r = c_.exec("DELETE FROM deferred_corrections WHERE signature = $1 RETURNING corrected_to",
+                         {Param::digest(signature)});
+        if (r.rows() == 0) return std::nullopt;
+        return r.integer(0, 0) == 1 ? Class::spam : Class::ham;
     }
 
     std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit) override {

@@ -129,11 +129,17 @@ void SqliteTransaction::defer_correction(const Digest& signature, Class to, std:
     if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot defer correction: ") + db_.error_text());
 }
 
-bool SqliteTransaction::drop_deferred_correction(const Digest& signature) {
-    Statement q(db_.db_, "DELETE FROM deferred_corrections WHERE signature = ?1", db_.path_);
+std::optional<Class> SqliteTransaction::drop_deferred_correction(const Digest& signature) {
+    Statement q(db_.db_, "DELETE FROM deferred_corrections WHERE signature = ?1 RETURNING corrected_to", db_.path_);
     bind_digest(q.get(), 1, signature);
-    if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot drop deferred correction: ") + db_.error_text());
-    return sqlite3_changes(db_.db_) > 0;
+    std::optional<Class> dropped;
+    int rc = sqlite3_step(q.get());
+    if (rc == SQLITE_ROW) {
+        dropped = sqlite3_column_int(q.get(), 0) == 1 ? Class::spam : Class::ham;
+        rc = sqlite3_step(q.get());
+    }
+    if (rc != SQLITE_DONE) db_.fail(std::string("cannot drop deferred correction: ") + db_.error_text());
+    return dropped;
 }
 
 std::vector<ReadyCorrection> SqliteTransaction::take_ready_corrections(std::size_t limit) {

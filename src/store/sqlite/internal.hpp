@@ -184,7 +184,7 @@ public:
     std::optional<CorrectionRecord> latest_correction(const Digest& signature) override;
     void mark_undone(std::int64_t correction_id, std::int64_t at, std::string_view by) override;
     void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) override;
-    bool drop_deferred_correction(const Digest& signature) override;
+    std::optional<Class> drop_deferred_correction(const Digest& signature) override;
     std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit) override;
     void commit() override;
     [[noreturn]] void fail(const std::string& what) const override { db_.fail(what); }
