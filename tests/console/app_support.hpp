@@ -129,5 +129,23 @@ struct Console {
 
 inline std::string fixture(const std::string& name) { return slurp(fs::path(MAILSIFT_TEST_DATA) / "messages" / name); }
 
+// Adds to `r` the scan of `raw` as mailsiftd's recorder writes it, and
+// returns its history line (signature, time 1000, verdict, the envelope of
+// carol's meeting notes), for the caller to change and add.
+inline store::HistoryEntry add_scan(store::Recording& r, const std::string& raw, const engine::Classification& scored) {
+    const auto id = engine::message_digest(raw);
+    r.scans.push_back({id, 1000, scored.score.verdict, scored.features});
+    store::HistoryEntry e;
+    e.signature = id;
+    e.scanned_at = 1000;
+    e.verdict = scored.score.verdict;
+    e.probability = scored.score.probability;
+    e.action = "accepted";
+    e.sender = "<carol@university.example>";
+    e.recipients = "<team@example.org>";
+    e.size = raw.size();
+    return e;
+}
+
 
 }  // namespace console_test

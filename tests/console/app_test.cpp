@@ -567,18 +567,9 @@ TEST_CASE("History lists what mailsiftd recorded, and a click corrects it as mai
     REQUIRE(scored.parts);
     {
         store::Recording r;
-        r.scans.push_back({id, 1000, scored.score.verdict, scored.features});
-        store::HistoryEntry e;
-        e.signature = id;
-        e.scanned_at = 1000;
-        e.verdict = scored.score.verdict;
-        e.probability = scored.score.probability;
-        e.action = "accepted";
-        e.sender = "<carol@university.example>";
-        e.recipients = "<team@example.org>";
+        store::HistoryEntry e = add_scan(r, raw, scored);
         e.from = "Carol <carol@university.example>";
         e.subject = "Notes & <b>minutes</b>";
-        e.size = raw.size();
         e.explanation = engine::encode(*scored.parts);
         r.history.push_back(e);
         e.explanation.clear();  // a line written before explanations were kept

@@ -15,23 +15,12 @@ namespace {
 
 // A scan of `raw` and its history line, as mailsiftd's recorder writes them: its signature.
 store::Digest record_line(Console& c, const std::string& raw) {
-    const auto scored = c.filter->classify(raw, nullptr, true, true);
-    const auto id = engine::message_digest(raw);
     store::Recording r;
-    r.scans.push_back({id, 1000, scored.score.verdict, scored.features});
-    store::HistoryEntry e;
-    e.signature = id;
-    e.scanned_at = 1000;
-    e.verdict = scored.score.verdict;
-    e.probability = scored.score.probability;
-    e.action = "accepted";
-    e.sender = "<carol@university.example>";
-    e.recipients = "<team@example.org>";
+    store::HistoryEntry e = add_scan(r, raw, c.filter->classify(raw, nullptr, true, true));
     e.subject = "Notes";
-    e.size = raw.size();
     r.history.push_back(e);
     store::open(c.db.string(), store::Database::Mode::read_write)->record(r);
-    return id;
+    return *e.signature;
 }
 
 model::Counts counts(const Console& c) {
@@ -105,13 +94,20 @@ TEST_CASE("Undo in the console puts the counts back, keeps the trail, and refuse
     head.set(http::field::cookie, "mailsift_session=" + admin.token);
     CHECK(c.app->body_allowed(head, c.now));
     CHECK(c.app->max_body_bytes(http::verb::post, "/api/undo") == small_body_bytes);
-    // Malformed: 400, nothing undone; a GET: 405.
+    // Malformed: 400, nothing undone, no audit line; a GET: 405.
+    c.audited.clear();
     for (const std::string& bad : {std::string("{"), std::string("[]"), std::string("{\"signature\": 5}"),
                                   std::string("{\"class\": \"spam\"}"), std::string("{\"signature\": \"xyz\"}"),
-                                  "{\"signature\": \"" + sig + "0\"}"}) {
+                                  "{\"signature\": \"" + sig + "0\"}",
+                                  // From the wire: a CR/LF, a NUL and a forged audit line in the one field.
+                                  "{\"signature\": \"" + sig + "\\r\\n\"}",
+                                  "{\"signature\": \"" + sig + "\\u0000\"}",
+                                  "{\"signature\": \"" + sig + "\\n<6>console audit: event=sign-in outcome=failed "
+                                  "account=admin role=- client=203.0.113.77 target=-\"}"}) {
         INFO(bad);
         CHECK(post("/api/undo", bad, admin).result() == http::status::bad_request);
     }
+    CHECK(c.audited.empty());
     CHECK(c.send(http::verb::get, "/api/undo", "", admin.token).result() == http::status::method_not_allowed);
     CHECK(counts(c).messages == after_correction.messages);
     CHECK(line()["corrections"][0]["undone_at"].is_null());

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 
+#include "../support/fixture.hpp"
 #include "../support/temp_dir.hpp"
 #include <filesystem>
 #include <fstream>
@@ -19,17 +20,10 @@
 #include "mailsift/features/view.hpp"
 
 using namespace mailsift;
+using mailsift::testing::fixture;
 using TempDir = mailsift::testing::TempDir;
 
 namespace {
-
-std::string fixture(const std::string& name) {
-    std::ifstream in(std::string(MAILSIFT_TEST_DATA) + "/messages/" + name, std::ios::binary);
-    REQUIRE(in);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 const char* const spam_fixtures[] = {"spam_money_offer.eml", "spam_cheap_pills.eml", "spam_investment.eml"};
 const char* const ham_fixtures[] = {"ham_meeting_notes.eml", "ham_patch_review.eml", "ham_build_report.eml"};

@@ -5,25 +5,17 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "../support/backends.hpp"
+#include "../support/fixture.hpp"
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/features/feature_hash.hpp"
 
 using namespace mailsift;
+using mailsift::testing::fixture;
 
 namespace {
-
-std::string fixture(const std::string& name) {
-    std::ifstream in(std::string(MAILSIFT_TEST_DATA) + "/messages/" + name, std::ios::binary);
-    REQUIRE(in);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 void train_fixtures(store::Database& db) {
     engine::Trainer t(db, engine::Settings{});

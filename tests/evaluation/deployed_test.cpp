@@ -3,24 +3,16 @@
 // what they see wrong, their corrections reach the mail that comes after, and
 // the model never corrected scores the same messages beside it.
 #include <catch2/catch.hpp>
-#include <fstream>
 #include <map>
-#include <sstream>
 
+#include "../support/fixture.hpp"
 #include "../support/temp_dir.hpp"
 #include "mailsift/evaluation/runner.hpp"
 
 using namespace mailsift;
+using mailsift::testing::fixture;
 
 namespace {
-
-std::string fixture(const std::string& name) {
-    std::ifstream in(std::string(MAILSIFT_TEST_DATA) + "/messages/" + name, std::ios::binary);
-    REQUIRE(in);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 // One campaign's copies: the same offer, each with its own number and recipient.
 std::string campaign(int i) {

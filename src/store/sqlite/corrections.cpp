@@ -10,6 +10,21 @@
 
 namespace mailsift::store {
 
+namespace {
+
+// A correction row's first columns: rowid, verdict, corrected_to, at, by_whom.
+CorrectionRecord correction_row(sqlite3_stmt* q) {
+    CorrectionRecord r;
+    r.id = sqlite3_column_int64(q, 0);
+    r.verdict = static_cast<model::Verdict>(sqlite3_column_int(q, 1));
+    r.to = sqlite3_column_int(q, 2) == 1 ? Class::spam : Class::ham;
+    r.at = sqlite3_column_int64(q, 3);
+    if (const auto* by = reinterpret_cast<const char*>(sqlite3_column_text(q, 4))) r.by = by;
+    return r;
+}
+
+}  // namespace
+
 void SqliteDatabase::prune_deferred_corrections(std::int64_t before) {
     // A scan older than the cut-off is pruned anyway: one that has not come by then never will.
     Statement q(db_, "DELETE FROM deferred_corrections WHERE requested_at < ?1", path_);
@@ -69,12 +84,7 @@ std::optional<CorrectionRecord> SqliteTransaction::latest_correction(const Diges
     const int rc = sqlite3_step(q.get());
     if (rc == SQLITE_DONE) return std::nullopt;
     if (rc != SQLITE_ROW) db_.fail(std::string("cannot read corrections: ") + db_.error_text());
-    CorrectionRecord r;
-    r.id = sqlite3_column_int64(q.get(), 0);
-    r.verdict = static_cast<model::Verdict>(sqlite3_column_int(q.get(), 1));
-    r.to = sqlite3_column_int(q.get(), 2) == 1 ? Class::spam : Class::ham;
-    r.at = sqlite3_column_int64(q.get(), 3);
-    if (const auto* by = reinterpret_cast<const char*>(sqlite3_column_text(q.get(), 4))) r.by = by;
+    CorrectionRecord r = correction_row(q.get());
     if (sqlite3_column_type(q.get(), 5) != SQLITE_NULL) {
         const std::string_view blob(static_cast<const char*>(sqlite3_column_blob(q.get(), 5)),
                                     static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 5)));
@@ -101,12 +111,7 @@ std::vector<CorrectionRecord> SqliteDatabase::corrections_of(const Digest& signa
     std::vector<CorrectionRecord> out;
     int rc = SQLITE_ROW;
     while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
-        CorrectionRecord r;
-        r.id = sqlite3_column_int64(q.get(), 0);
-        r.verdict = static_cast<model::Verdict>(sqlite3_column_int(q.get(), 1));
-        r.to = sqlite3_column_int(q.get(), 2) == 1 ? Class::spam : Class::ham;
-        r.at = sqlite3_column_int64(q.get(), 3);
-        if (const auto* by = reinterpret_cast<const char*>(sqlite3_column_text(q.get(), 4))) r.by = by;
+        CorrectionRecord r = correction_row(q.get());
         if (sqlite3_column_int(q.get(), 5) != 0) r.undo.emplace();
         r.undone_at = sqlite3_column_int64(q.get(), 6);
         if (const auto* by = reinterpret_cast<const char*>(sqlite3_column_text(q.get(), 7))) r.undone_by = by;
