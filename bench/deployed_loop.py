@@ -12,7 +12,9 @@ mailsiftd started here on a loopback port (built-in defaults, stats_interval 1),
 over the milter protocol as an MTA speaks it, N messages a batch (default 100).
 After each batch the users move what they see wrong: every spam left in the
 inbox (X-Mailsift-Status No or Unsure) is corrected with `mailsift correct
---spam` of the delivered copy (mailsiftd's headers on top), every ham in Junk
+--spam` of the delivered copy (mailsiftd's fields at the end of its header
+block, as the MTA adds them; a corpus file's mbox "From " line is not sent),
+every ham in Junk
 (Yes) with `correct --ham`, one process a move, as the IMAPSieve recipe runs
 them; unsure ham stays. --one-sided: nobody looks in Junk. Before the
 corrections of a batch, the scans of the batch are waited for (mailsiftd writes
@@ -67,6 +69,24 @@ def read_frame(sock):
 
 def z(data):
     return (data if isinstance(data, bytes) else data.encode("utf-8", "replace")) + b"\0"
+
+
+def without_mbox_line(raw):
+    """A corpus file's mbox "From " line is no part of what an MTA receives."""
+    if raw.startswith(b"From "):
+        nl = raw.find(b"\n")
+        return raw[nl + 1:] if nl >= 0 else b""
+    return raw
+
+
+def delivered_copy(raw, added):
+    """The message as delivered: mailsiftd's fields at the end of its header block, as the MTA adds them."""
+    lf, crlf = raw.find(b"\n\n"), raw.find(b"\r\n\r\n")
+    at, eol = (lf + 1, b"\n") if lf >= 0 else (len(raw), b"\n")
+    if crlf >= 0 and crlf + 2 < at:
+        at, eol = crlf + 2, b"\r\n"
+    fields = b"".join(f"{name}: {added[name]}".encode() + eol for name in ("X-Mailsift-Status", "X-Mailsift-Signature"))
+    return raw[:at] + fields + raw[at:]
 
 
 def split_message(raw):
@@ -213,7 +233,7 @@ def mailsift_loop(args, train, rest, work):
             batch = []
             for spam, path in rest[start:start + args.batch]:
                 with open(path, "rb") as f:
-                    raw = f.read()
+                    raw = without_mbox_line(f.read())
                 added = milter_scan(port, raw)
                 status = added.get("X-Mailsift-Status", "")
                 word = status.split(",")[0]
@@ -237,9 +257,7 @@ def mailsift_loop(args, train, rest, work):
                 if not (to_junk or out_of_junk):
                     continue
                 with open(copy, "wb") as f:
-                    for name in ("X-Mailsift-Status", "X-Mailsift-Signature"):
-                        f.write(f"{name}: {added[name]}\n".encode())
-                    f.write(raw)
+                    f.write(delivered_copy(raw, added))
                 subprocess.run([args.mailsift, "--config", conf, "correct", "--spam" if to_junk else "--ham",
                                 "--quiet", copy], check=True)
                 moves[0 if to_junk else 1] += 1

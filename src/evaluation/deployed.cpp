@@ -22,10 +22,22 @@ namespace mailsift::evaluation::detail {
 
 namespace {
 
-// The copy a user moves: mailsiftd's headers on top of the message as it came.
+// The copy a user moves: the message as it came, mailsiftd's fields added at
+// the end of its header block, as the MTA adds a milter's header fields (a
+// corpus file's mbox "From " line stays first, as a mailbox would keep it).
 std::string delivered_copy(const std::string& raw, const store::Digest& id, model::Verdict verdict) {
-    return std::string("X-Mailsift-Status: ") + engine::verdict_word(verdict) + "\nX-Mailsift-Signature: " +
-           engine::signature_text(id) + "\n" + raw;
+    // Where the header block ends: after its last line, before the empty one.
+    std::size_t at = raw.size();
+    std::string eol = "\n";
+    if (const std::size_t lf = raw.find("\n\n"); lf != std::string::npos) at = lf + 1;
+    if (const std::size_t crlf = raw.find("\r\n\r\n"); crlf != std::string::npos && crlf + 2 < at) {
+        at = crlf + 2;
+        eol = "\r\n";
+    }
+    std::string fields = std::string("X-Mailsift-Status: ") + engine::verdict_word(verdict) + eol +
+                         "X-Mailsift-Signature: " + engine::signature_text(id) + eol;
+    if (at == raw.size() && !raw.empty() && raw.back() != '\n') fields.insert(0, eol);
+    return raw.substr(0, at) + fields + raw.substr(at);
 }
 
 }  // namespace
