@@ -220,12 +220,17 @@ def mailsift_loop(args, train, rest, work):
     daemon = subprocess.Popen([args.mailsiftd, "--foreground", "--config", conf,
                                "--listen", f"inet:127.0.0.1:{port}"], stdout=log, stderr=log)
     try:
-        for _ in range(300):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        # Listening comes before the model is loaded: wait for the daemon to say it has it.
+        log_path = os.path.join(work, "mailsiftd.log")
+        for _ in range(600):
+            with open(log_path, errors="replace") as f:
+                if "loaded model" in f.read():
+                    break
+            if daemon.poll() is not None:
+                raise RuntimeError(f"mailsiftd exited: see {log_path}")
+            time.sleep(0.1)
+        else:
+            raise RuntimeError(f"mailsiftd loaded no model in 60 s: see {log_path}")
         rows, moves = [], [0, 0]
         copy = os.path.join(work, "delivered.eml")
         scanned = 0
