@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "log.hpp"
+#include "mailsift/engine/trainer.hpp"
 
 namespace mailsift::daemon {
 
@@ -103,7 +104,7 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
     counters_.clear();
     const auto now = std::chrono::steady_clock::now();
     // Expiry: a pass an hour, one batch a write until it is done.
-    const bool prune = pruning_ || now - last_prune_ > std::chrono::hours(1);
+    const bool prune = pruning_ || !last_prune_ || now - *last_prune_ > std::chrono::hours(1);
     if (batch.packed.empty() && batch.contacts.empty() && batch.counter_increments.empty() && batch.history.empty() &&
         !prune) {
         return;

@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -98,7 +99,10 @@ private:
     bool stopping_ = false;
     std::uint64_t failures_ = 0;  // failed attempts since the last write that succeeded
     std::chrono::steady_clock::time_point outage_began_{};  // the first of those
-    std::chrono::steady_clock::time_point last_prune_{};  // when the last expiry pass ended
+    // When the last expiry pass ended; none yet: the first write runs one (the
+    // clock's epoch is the boot, so a default time point would wait for the
+    // machine's first hour of uptime).
+    std::optional<std::chrono::steady_clock::time_point> last_prune_;
     bool pruning_ = false;                                // a pass has more to delete
     store::ScanPrune pruned_;                             // what this pass deleted so far
     std::thread thread_;
