@@ -12,6 +12,7 @@
 
 #include "command.hpp"
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/trainer.hpp"
 #include "message_source.hpp"
 #include "pipeline.hpp"
 

@@ -10,6 +10,7 @@
 #include "history.hpp"
 #include "mailsift/console/app.hpp"
 #include "mailsift/engine/explain.hpp"
+#include "mailsift/engine/trainer.hpp"
 #include "mailsift/mime/message.hpp"
 #include "mailsift/store/database.hpp"
 #include "web.hpp"

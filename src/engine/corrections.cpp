@@ -3,7 +3,7 @@
 // takes, and undone: the model put back as it was before the correction.
 #include <string>
 
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/trainer.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/slots.hpp"
 #include "mailsift/features/view.hpp"
@@ -47,29 +47,33 @@ Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Clas
     const auto lines = parse_feature_lines(scan.features);
     std::string from;
     const std::vector<store::TrainTerm> terms = scan_terms(lines, &from);
-    std::optional<store::TrainingBatch::LinearStep> step;
+    // The features as combine() takes them: without the envelope.
+    std::vector<model::Term> model_terms;
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> kept;
+    model_terms.reserve(terms.size());
+    kept.reserve(terms.size());
+    for (const auto& t : terms) {
+        if (features::milter_only(t.text)) continue;
+        model_terms.push_back({t.id, t.count, features::is_header_feature(t.text)});
+        kept.emplace_back(t.id, t.count);
+    }
+    // The slots the milter scored: the view the scan recorded and its features.
+    // A scan recorded without a view (by an older mailsift): the view of the
+    // message, when the correction has it, else the features alone.
+    std::string view;
+    std::vector<model::Slot> slots;
     if (settings_.scorer == Scorer::linear) {
-        // A scan keeps the features, not the message: with the message at hand (a
-        // correction of a delivered copy), the slots are its view's 4-grams and the
-        // scan's features, as the milter scored them; without it, the features alone.
-        std::vector<model::Term> model_terms;
-        std::vector<std::pair<std::uint64_t, std::uint32_t>> kept;
-        model_terms.reserve(terms.size());
-        kept.reserve(terms.size());
-        for (const auto& t : terms) {
-            // The naive-Bayes input and the slots as combine() takes them: without the envelope.
-            if (features::milter_only(t.text)) continue;
-            model_terms.push_back({t.id, t.count, features::is_header_feature(t.text)});
-            kept.emplace_back(t.id, t.count);
+        if (auto recorded = recorded_view(scan.features)) {
+            view = std::move(*recorded);
+        } else {
+            view = features::message_view(raw, settings_.slots.ngram_bytes);
         }
-        std::vector<model::Slot> slots;
-        features::message_slots(features::message_view(raw, settings_.slots.ngram_bytes), kept, settings_.slots, slots);
-        step = linear_step(model_terms, std::move(slots), c == store::Class::spam);
+        features::message_slots(view, kept, settings_.slots, slots);
     }
     // Keyed by the signature: correcting the same scan again is a no-op, the other way moves it.
     store::CorrectionUndo undo;
     undo.was = batch_->learned_class(scan.id);
-    const store::LearnResult r = learn_terms(scan.id, terms, from, c, now, step ? &*step : nullptr, &undo);
+    const store::LearnResult r = train(scan.id, terms, model_terms, std::move(slots), view, from, c, now, &undo);
     if (r != store::LearnResult::already_learned) {
         batch_->record_correction({scan.verdict, c, now, scan.id, by != nullptr ? *by : corrector_, std::move(undo)});
     }
@@ -207,6 +211,13 @@ Trainer::UndoOutcome Trainer::undo_signature(const store::Digest& id, std::int64
         back.step.nb_weight = -u.nb_weight;
         batch_->add_linear(back);
         if (linear_) linear_->apply(back.slots, back.step);
+        for (const auto& replay : u.replays) {  // and the replays it took, each the same way
+            back.slots.assign(replay.slots.begin(), replay.slots.end());
+            back.step.feature = -replay.feature;
+            back.step.nb_weight = -replay.nb_weight;
+            batch_->add_linear(back);
+            if (linear_) linear_->apply(back.slots, back.step);
+        }
     }
     if (!u.contact.empty()) batch_->remove_contact(u.contact);
     batch_->mark_undone(latest->id, now, corrector_);

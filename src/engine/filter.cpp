@@ -172,12 +172,54 @@ std::string feature_lines(const features::FeatureBag& bag) {
     return out;
 }
 
+namespace {
+constexpr std::string_view view_key = "!view:";
+}  // namespace
+
+void append_view_line(std::string_view view, std::string& lines) {
+    lines.reserve(lines.size() + view_key.size() + view.size() + view.size() / 16 + 3);
+    lines.append(view_key);
+    for (const char ch : view) {
+        switch (ch) {
+            case '\\': lines.append("\\\\"); break;
+            case '\n': lines.append("\\n"); break;
+            case '\t': lines.append("\\t"); break;
+            default: lines.push_back(ch);
+        }
+    }
+    lines.append("\t1\n");
+}
+
+std::optional<std::string> recorded_view(std::string_view lines) {
+    std::size_t at = 0;
+    if (!lines.starts_with(view_key)) {
+        at = lines.find("\n!view:");
+        if (at == std::string_view::npos) return std::nullopt;
+        ++at;
+    }
+    std::string_view line = lines.substr(at + view_key.size());
+    line = line.substr(0, line.find('\n'));
+    if (const std::size_t tab = line.rfind('\t'); tab != std::string_view::npos) line = line.substr(0, tab);
+    std::string view;
+    view.reserve(line.size());
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        if (line[i] != '\\' || i + 1 == line.size()) {
+            view.push_back(line[i]);
+            continue;
+        }
+        const char e = line[++i];
+        view.push_back(e == 'n' ? '\n' : e == 't' ? '\t' : e);
+    }
+    return view;
+}
+
 std::vector<std::pair<std::string, std::uint32_t>> parse_feature_lines(std::string_view lines) {
     std::vector<std::pair<std::string, std::uint32_t>> out;
     while (!lines.empty()) {
         const std::size_t nl = lines.find('\n');
         const std::string_view line = lines.substr(0, nl);
         lines.remove_prefix(nl == std::string_view::npos ? lines.size() : nl + 1);
+        if (line.starts_with(view_key)) continue;
         const std::size_t tab = line.rfind('\t');
         if (tab == std::string_view::npos || tab == 0) continue;
         std::uint32_t n = 0;
@@ -410,6 +452,7 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
     if (m->linear) {
         features::message_view(raw, settings_.slots.ngram_bytes, view);
         features::message_slots(view, bag, settings_.slots, slots);
+        if (record_features) append_view_line(view, c.features);
     }
     const Combined combined = combine(bag, slots, m->snapshot, m->linear.get(), settings_, settings_.reasons);
     c.score = combined.score;

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/trainer.hpp"
 #include "mailsift/engine/model_settings.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/slots.hpp"
@@ -227,7 +227,8 @@ std::vector<model::Term> sample_terms(const store::LinearSample& s) {
 
 }  // namespace
 
-void Trainer::rehearse(const store::Digest& digest, std::string_view prefix, store::Class c) {
+void Trainer::rehearse(const store::Digest& digest, std::string_view prefix, store::Class c,
+                       store::CorrectionUndo* undo) {
     const auto& lp = settings_.linear;
     const int mine = c == store::Class::spam ? 1 : 0;
     const std::uint64_t n = ++linear_seen_[mine];
@@ -259,6 +260,7 @@ void Trainer::rehearse(const store::Digest& digest, std::string_view prefix, sto
         step.slots = std::move(slots);  // lent to the step, and taken back for the next replay
         batch_->add_linear(step);
         m.apply(step.slots, step.step);
+        if (undo != nullptr) undo->replays.push_back({step.step.feature, step.step.nb_weight, step.slots});
         slots = std::move(step.slots);
     }
 }
@@ -366,20 +368,29 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
     std::vector<store::TrainTerm> terms;
     terms.reserve(p.bag.size());
     for (std::uint32_t i : p.order) terms.push_back({entries[i].id, entries[i].count, p.bag.text(entries[i])});
+    return {MessageProblem::none, train(p.digest, terms, model_terms, p.slots, p.prefix, p.from_address, c, now, undo)};
+}
+
+store::LearnResult Trainer::train(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
+                                  const std::vector<model::Term>& model_terms, std::vector<model::Slot> slots,
+                                  std::string_view view, std::string_view from_address, store::Class c,
+                                  std::int64_t now, store::CorrectionUndo* undo) {
+    const bool linear = settings_.scorer == Scorer::linear;
     std::optional<store::TrainingBatch::LinearStep> step;
-    if (linear) step = linear_step(model_terms, p.slots, c == store::Class::spam);
+    if (linear) step = linear_step(model_terms, std::move(slots), c == store::Class::spam);
     if (selection_) selection_model(model_terms);  // its rows as the store has them, before they change here
-    const store::LearnResult r = learn_terms(p.digest, terms, p.from_address, c, now, step ? &*step : nullptr, undo);
-    if (linear && r != store::LearnResult::already_learned) {
+    const store::LearnResult r = learn_terms(digest, terms, from_address, c, now, step ? &*step : nullptr, undo);
+    if (r == store::LearnResult::already_learned) return r;
+    if (linear) {
         ++linear_learned_;
-        if (settings_.linear.rehearsal > 0) rehearse(p.digest, p.prefix, c);
+        if (settings_.linear.rehearsal > 0) rehearse(digest, view, c, undo);
     }
-    if (selection_ && r != store::LearnResult::already_learned) {
+    if (selection_) {
         // Keep the selection model in step (a move takes the message out of the other class).
         if (r == store::LearnResult::moved) selection_->unlearn(model_terms, c != store::Class::spam);
         selection_->learn(model_terms, c == store::Class::spam);
     }
-    return {MessageProblem::none, r};
+    return r;
 }
 
 store::UnlearnResult Trainer::unlearn(std::string_view raw, store::Class c) {

@@ -16,6 +16,7 @@
 #include <algorithm>
 
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/trainer.hpp"
 #include "runner_internal.hpp"
 
 namespace mailsift::evaluation::detail {

@@ -3,8 +3,10 @@
 // 2 spam), the linear step (hash_bits; the feature step as binary32 and the
 // naive-Bayes weight's as binary64, little-endian), the contact added
 // (varint length, bytes), and the slots ascending as varint gaps (0 for a
-// slot listed again). A correction's step touches a few thousand slots: a few
-// kilobytes, and corrections are few.
+// slot listed again). Format 2 adds the replays the correction took (a varint
+// count, then each replay's feature step, naive-Bayes weight step and slots, as
+// above); format 1 records none. A correction's step touches a few thousand
+// slots: a few kilobytes, and corrections are few.
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -15,7 +17,7 @@ namespace mailsift::store {
 
 namespace {
 
-constexpr unsigned char undo_format = 1;
+constexpr unsigned char undo_format = 2, undo_format_without_replays = 1;
 
 template <class T>
 void put_le(std::string& out, T v) {
@@ -23,6 +25,16 @@ void put_le(std::string& out, T v) {
     std::memcpy(b, &v, sizeof v);
     if constexpr (std::endian::native == std::endian::big) std::reverse(std::begin(b), std::end(b));
     out.append(reinterpret_cast<const char*>(b), sizeof v);
+}
+
+void put_slots(std::string& out, std::vector<std::uint32_t> slots) {
+    std::sort(slots.begin(), slots.end());
+    put_varint(out, slots.size());
+    std::uint32_t last = 0;
+    for (const std::uint32_t s : slots) {
+        put_varint(out, s - last);
+        last = s;
+    }
 }
 
 template <class T>
@@ -33,6 +45,21 @@ bool get_le(std::string_view in, std::size_t& i, T& v) {
     if constexpr (std::endian::native == std::endian::big) std::reverse(std::begin(b), std::end(b));
     std::memcpy(&v, b, sizeof v);
     i += sizeof v;
+    return true;
+}
+
+bool get_slots(std::string_view blob, std::size_t& i, std::vector<std::uint32_t>& slots) {
+    std::uint64_t n = 0;
+    if (!get_varint(blob, i, n) || n > blob.size() - i) return false;  // each slot takes a byte at least
+    slots.reserve(n);
+    std::uint64_t slot = 0;
+    for (std::uint64_t k = 0; k < n; ++k) {
+        std::uint64_t gap = 0;
+        if (!get_varint(blob, i, gap)) return false;
+        slot += gap;
+        if (slot > UINT32_MAX) return false;
+        slots.push_back(static_cast<std::uint32_t>(slot));
+    }
     return true;
 }
 
@@ -48,19 +75,20 @@ std::string encode_correction_undo(const CorrectionUndo& undo) {
     put_le(out, undo.nb_weight);
     put_varint(out, undo.contact.size());
     out += undo.contact;
-    std::vector<std::uint32_t> slots = undo.slots;
-    std::sort(slots.begin(), slots.end());
-    put_varint(out, slots.size());
-    std::uint32_t last = 0;
-    for (const std::uint32_t s : slots) {
-        put_varint(out, s - last);
-        last = s;
+    put_slots(out, undo.slots);
+    put_varint(out, undo.replays.size());
+    for (const auto& r : undo.replays) {
+        put_le(out, r.feature);
+        put_le(out, r.nb_weight);
+        put_slots(out, r.slots);
     }
     return out;
 }
 
 std::optional<CorrectionUndo> decode_correction_undo(std::string_view blob) {
-    if (blob.size() < 3 || static_cast<unsigned char>(blob[0]) != undo_format) return std::nullopt;
+    if (blob.size() < 3) return std::nullopt;
+    const auto format = static_cast<unsigned char>(blob[0]);
+    if (format != undo_format && format != undo_format_without_replays) return std::nullopt;
     CorrectionUndo u;
     switch (static_cast<unsigned char>(blob[1])) {
         case 0: break;
@@ -76,15 +104,15 @@ std::optional<CorrectionUndo> decode_correction_undo(std::string_view blob) {
     if (n > blob.size() - i) return std::nullopt;
     u.contact.assign(blob.substr(i, n));
     i += n;
-    if (!get_varint(blob, i, n) || n > blob.size() - i) return std::nullopt;  // each slot takes a byte at least
-    u.slots.reserve(n);
-    std::uint64_t slot = 0;
-    for (std::uint64_t k = 0; k < n; ++k) {
-        std::uint64_t gap = 0;
-        if (!get_varint(blob, i, gap)) return std::nullopt;
-        slot += gap;
-        if (slot > UINT32_MAX) return std::nullopt;
-        u.slots.push_back(static_cast<std::uint32_t>(slot));
+    if (!get_slots(blob, i, u.slots)) return std::nullopt;
+    if (format == undo_format) {
+        if (!get_varint(blob, i, n) || n > blob.size() - i) return std::nullopt;  // a replay takes 13 bytes at least
+        u.replays.resize(n);
+        for (auto& r : u.replays) {
+            if (!get_le(blob, i, r.feature) || !get_le(blob, i, r.nb_weight) || !get_slots(blob, i, r.slots)) {
+                return std::nullopt;
+            }
+        }
     }
     if (i != blob.size()) return std::nullopt;
     return u;

@@ -13,6 +13,7 @@
 #include "../support/temp_dir.hpp"
 #include "mailsift/console/app.hpp"
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/trainer.hpp"
 #include "mailsift/store/database.hpp"
 
 namespace console_test {

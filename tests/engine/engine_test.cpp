@@ -12,6 +12,7 @@
 
 #include "mailsift/engine/explain.hpp"
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/trainer.hpp"
 #include "mailsift/engine/model_settings.hpp"
 #include "mailsift/store/sqlite_database.hpp"
 #include "mailsift/engine/settings.hpp"

@@ -9,6 +9,7 @@
 #include "../support/backends.hpp"
 #include "../support/fixture.hpp"
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/trainer.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/features/feature_hash.hpp"
 

@@ -608,11 +608,13 @@ fi
 # ---------------------------------------------------------------- reject threshold (SIGHUP reload)
 reload_config 0.5
 
-send reject1 "$MESSAGES/spam_investment.eml"
+# A spam fixture nobody corrected: spam_investment.eml was corrected to ham by its
+# signature above, and a correction teaches the model that message is wanted.
+send reject1 "$MESSAGES/spam_money_offer.eml"
 if [ "$SEND_RC" -eq 5 ] && [[ "$SEND_OUT" == 550\ * ]]; then
-    ok "spam fixture spam_investment.eml rejected at SMTP level ($SEND_OUT)"
+    ok "spam fixture spam_money_offer.eml rejected at SMTP level ($SEND_OUT)"
 else
-    not_ok "spam fixture spam_investment.eml rejected with 550 (got: $SEND_OUT)"
+    not_ok "spam fixture spam_money_offer.eml rejected with 550 (got: $SEND_OUT)"
 fi
 
 send ham2 "$MESSAGES/ham_patch_review.eml"

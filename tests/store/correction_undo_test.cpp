@@ -14,6 +14,7 @@ TEST_CASE("A correction's undo record reads back as written, and a damaged one i
     u.nb_weight = 0.00731;
     u.slots = {262143, 7, 7, 0, 70000, 7};  // unsorted, repeated: a slot listed twice is stepped twice
     u.contact = "friend@example.org";
+    u.replays = {{0.0193f, -0.0011, {12, 3, 3}}, {-0.5f, 0.25, {}}};
     const std::string blob = store::encode_correction_undo(u);
     const auto back = store::decode_correction_undo(blob);
     REQUIRE(back);
@@ -23,6 +24,13 @@ TEST_CASE("A correction's undo record reads back as written, and a damaged one i
     REQUIRE(back->nb_weight == u.nb_weight);
     REQUIRE(back->contact == u.contact);
     REQUIRE(back->slots == std::vector<std::uint32_t>{0, 7, 7, 7, 70000, 262143});
+    REQUIRE(back->replays.size() == 2);
+    REQUIRE(back->replays[0].feature == 0.0193f);
+    REQUIRE(back->replays[0].nb_weight == -0.0011);
+    REQUIRE(back->replays[0].slots == std::vector<std::uint32_t>{3, 3, 12});
+    REQUIRE(back->replays[1].feature == -0.5f);
+    REQUIRE(back->replays[1].nb_weight == 0.25);
+    REQUIRE(back->replays[1].slots.empty());
 
     store::CorrectionUndo none;  // not learned before, no step, no contact
     const auto plain = store::decode_correction_undo(store::encode_correction_undo(none));
@@ -30,11 +38,21 @@ TEST_CASE("A correction's undo record reads back as written, and a damaged one i
     REQUIRE_FALSE(plain->was);
     REQUIRE(plain->hash_bits == 0);
     REQUIRE(plain->slots.empty());
+    REQUIRE(plain->replays.empty());
+
+    // A record of format 1 (mailsift before the replays were recorded): no replays.
+    std::string first = store::encode_correction_undo(none);
+    first[0] = 1;
+    REQUIRE(first.back() == '\0');  // the replays' count, 0, is the last byte
+    first.pop_back();
+    const auto old = store::decode_correction_undo(first);
+    REQUIRE(old);
+    REQUIRE(old->replays.empty());
 
     // Every cut of the record, a later format, a class that is none, bytes after the end.
     for (std::size_t n = 0; n < blob.size(); ++n) REQUIRE_FALSE(store::decode_correction_undo(blob.substr(0, n)));
     std::string later = blob;
-    later[0] = 2;
+    later[0] = 3;
     REQUIRE_FALSE(store::decode_correction_undo(later));
     std::string bad_class = blob;
     bad_class[1] = 3;

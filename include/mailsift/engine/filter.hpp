@@ -1,12 +1,10 @@
 // mailsift::engine — the facade both programs use: raw message in, verdict out
-// (Filter), and training that updates the store (Trainer).
+// (Filter); training that updates the store is Trainer's (trainer.hpp).
 //
 // Wires mime -> features -> model <-> store. Knows nothing about sockets or argv.
 // Contract:
 //  - Filter::classify never touches SQLite: it scores against an in-memory
 //    Model (snapshot + contacts) that refresh() swaps when the database changed.
-//  - Trainer groups messages into store transactions; a message with a problem
-//    (empty, not a message, over the size limit) is reported and not learned.
 #pragma once
 
 #include <cstdint>
@@ -90,7 +88,19 @@ std::optional<model::Verdict> verdict_of_status(std::string_view status);
 
 // "feature<TAB>count" lines: how a scan's features are recorded, and back.
 std::string feature_lines(const features::FeatureBag& bag);
+// The features of recorded lines; the view line (below) is not one of them.
 std::vector<std::pair<std::string, std::uint32_t>> parse_feature_lines(std::string_view lines);
+// A scan also records the message's view (features/view.hpp), the text the
+// linear scorer's 4-grams were read from, as one more line: "!view:" and the
+// view with '\\', '\n' and '\t' escaped, then "<TAB>1". No feature begins with
+// '!' (every feature is namespaced), so no message can forge the line. With
+// it, a correction by signature (console, daemon, `correct --signature`)
+// steps exactly the slots a correction of the delivered copy steps: the ones
+// the milter scored.
+void append_view_line(std::string_view view, std::string& lines);
+// The view recorded in `lines`; nullopt for a scan recorded without one
+// (before schema 17's mailsift, or with the naive-Bayes scorer).
+std::optional<std::string> recorded_view(std::string_view lines);
 
 struct Classification {
     model::Score score;
@@ -198,199 +208,5 @@ private:
     mutable std::mutex model_mutex_;  // guards the pointer only; a Model is immutable
     std::shared_ptr<const Model> model_;
 };
-
-struct TrainCounts {
-    std::size_t learned = 0, already_learned = 0, moved = 0, unlearned = 0, not_learned = 0;
-    std::size_t confident = 0;  // train_margin: already scored right beyond the margin, not learned
-};
-
-class Trainer {
-public:
-    // How much of the model a trainer reads: all of it at first use (a batch),
-    // or the totals and then the rows of the features it learns, scores and
-    // replays, as it needs them (a command of a few messages: correct, as the
-    // IMAPSieve recipe runs it once per moved message). Both learn the same.
-    enum class Reads : std::uint8_t { whole_model, rows };
-    // `settings` as configured: the settings kept with the model in `db` take
-    // precedence; a store with none records these at its first commit.
-    Trainer(store::Database& db, Settings settings, Reads reads = Reads::whole_model);
-    ~Trainer();
-    const Settings& settings() const { return settings_; }
-    // Where the configuration disagrees with the settings kept with the model.
-    const std::vector<std::string>& setting_notes() const { return setting_notes_; }
-
-    struct LearnOutcome {
-        MessageProblem problem = MessageProblem::none;  // not none: nothing was learned
-        store::LearnResult result = store::LearnResult::learned;
-        // settings.train_margin: the model already scored it right beyond the
-        // margin, so nothing was learned (`result` is then meaningless).
-        bool confident = false;
-    };
-    // Adds one message to the open batch (committing every settings.batch_messages).
-    LearnOutcome learn(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now);
-
-    // learn() in two halves, so that bulk training can featurize on several
-    // threads: prepare() only reads (safe to call concurrently, not with the
-    // learning half), learn_prepared() writes, in the order messages are given.
-    struct Prepared {
-        MessageProblem problem = MessageProblem::none;
-        store::Digest digest{};
-        features::FeatureBag bag;
-        std::vector<std::uint32_t> order;  // bag entries in id order: the store keeps lists sorted
-        std::string from_address;
-        std::vector<model::Slot> slots;  // settings.scorer == linear: the linear scorer's slots
-        std::string prefix;              // and the message's view (features/view.hpp), its 4-grams' source
-    };
-    Prepared prepare(std::string_view raw, std::size_t size_bytes) const;
-    // How the models this trainer holds in memory (the counts and the weights
-    // as the store holds them, kept in step with what it learns) score a
-    // prepared message: what classify would say after a commit. `evaluate
-    // --online` scores with it, so that it measures this trainer's regime.
-    Combined score(const Prepared& p);
-    // Starts a learn command of one message, as the IMAPSieve recipe runs
-    // `mailsift correct` and `evaluate --online` judges each message: the
-    // margin is judged against the counts as they are now, contacts learned
-    // before count, and the refit is due by this command's messages alone.
-    // Call before each message's learn_prepared() and refit_linear() after it.
-    void begin_command();
-    // `selective`: apply settings.train_margin (learn; a correction is always trained).
-    // `undo`: a correction's, given what undoing it takes (its step, the contact it added).
-    LearnOutcome learn_prepared(const Prepared& p, store::Class c, std::int64_t now, bool selective = true,
-                                store::CorrectionUndo* undo = nullptr);
-    store::UnlearnResult unlearn(std::string_view raw, store::Class c);
-
-    // A correction: when the message carries a signature the database knows,
-    // trains the features recorded at scan time (under the signature) and notes
-    // the correction for error rates; otherwise learns the message as it is.
-    struct CorrectOutcome {
-        MessageProblem problem = MessageProblem::none;
-        store::LearnResult result = store::LearnResult::learned;
-        bool by_signature = false;
-        // train_on_error: mailsiftd's verdict was confident and already right, so nothing was trained.
-        bool confirmed = false;
-        // By signature, before its scan was written: kept, and trained when the scan arrives.
-        bool deferred = false;
-    };
-    CorrectOutcome correct(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now);
-    // Who the corrections of this trainer are from, as store::Correction::by
-    // ("console:NAME", "cli:USER"); kept with each, and shown in the history.
-    void set_corrector(std::string by) { corrector_ = std::move(by); }
-    // Without the message: nothing when the signature is unknown (expired or never scanned here).
-    std::optional<CorrectOutcome> correct_signature(const store::Digest& id, store::Class c, std::int64_t now);
-    // The same, but a signature without a scan yet is not an error: the correction
-    // is kept in the database and trained, once, when mailsiftd writes that scan
-    // (apply_deferred_corrections). Checked and kept under the write lock, so a
-    // scan written at the same moment is either found here or finds the correction.
-    CorrectOutcome correct_or_defer_signature(const store::Digest& id, store::Class c, std::int64_t now);
-    // Undoes the latest correction of a signature that stands: the model put
-    // back as it was before it (the message unlearned, or moved back to the
-    // class it was learned as; the linear scorer's step taken back; the
-    // contact it added removed), the correction kept in its line's trail,
-    // marked undone by corrector_, and counted nowhere. Undoing again undoes
-    // the one before. Not the same as correcting to the other class, which
-    // learns the message as that class. Committed by commit().
-    struct UndoOutcome {
-        enum class Result : std::uint8_t {
-            undone,
-            withdrawn,     // the correction was still waiting for its scan: dropped, nothing was trained
-            nothing,       // no correction of it stands
-            not_undoable,  // recorded by a mailsift from before undo: correct it instead
-            changed,       // learned otherwise since (learn, unlearn): left as it is
-            scan_gone,     // moving it back needs its features: the scan expired and no message was given
-            untagged,      // undo(raw): the message carries no X-Mailsift-Signature
-        } result = Result::nothing;
-        store::Class to = store::Class::ham;  // what the correction undone had said
-        std::optional<store::Class> was;      // learned as now (nullopt: not learned)
-    };
-    // `raw`: the message, when the caller has it (moving back without its scan).
-    UndoOutcome undo_signature(const store::Digest& id, std::int64_t now, std::string_view raw = {});
-    // By the message's X-Mailsift-Signature.
-    UndoOutcome undo(std::string_view raw, std::int64_t now);
-    // Trains the deferred corrections whose scans are written now, and commits;
-    // returns how many. mailsiftd's recorder calls it after each write.
-    std::size_t apply_deferred_corrections(std::int64_t now);
-    // settings.scorer == linear, after a learn command: when this trainer has
-    // learned at least refit_after messages since the last refit (or a tenth of
-    // the rehearsal samples held, on a small model), linear_epochs
-    // passes over both classes' rehearsal samples, shuffled together, so that
-    // what was learned one class at a time (a Junk folder, then an inbox) is
-    // refitted as one mixed set; committed in a batch of its own. Returns the
-    // number of samples refitted (0: not due, or a class has none yet).
-    static constexpr std::size_t refit_after = 100;
-    std::size_t refit_linear();
-    // Commits the open batch, if any.
-    void commit();
-    const TrainCounts& counts() const { return counts_; }
-    // What the batches committed so far hold; after an error, counts() less this was rolled back.
-    const TrainCounts& committed() const { return committed_; }
-    // Messages given to the open batch (not yet committed).
-    std::size_t in_batch() const { return batch_ ? in_batch_ : 0; }
-
-private:
-    void open_batch();
-    // train_on_error: mailsiftd said `said` with confidence and `c` agrees: nothing to train.
-    bool confirmed_only(model::Verdict said, store::Class c) const;
-    void prepare_parsed(std::string_view raw, const mime::ParsedMessage& parsed, Prepared& p) const;
-    store::LearnResult learn_terms(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
-                                   std::string_view from_address, store::Class c, std::int64_t now,
-                                   const store::TrainingBatch::LinearStep* linear = nullptr,
-                                   store::CorrectionUndo* undo = nullptr);
-    // `raw`: the message itself, when the correction has it (its view's 4-grams are learned too).
-    // `by`: who asked (a deferred correction's requester); nullptr: corrector_.
-    CorrectOutcome learn_scan(const store::Scan& scan, store::Class c, std::int64_t now, std::string_view raw = {},
-                              const std::string* by = nullptr);
-    // The counts as the store holds them now (commits the open batch first).
-    model::Snapshot load_counts();
-    // The model thick-threshold training scores against: the counts as they
-    // were at this trainer's first selective learn, never changed after.
-    const model::Snapshot& known_model(std::span<const model::Term> terms = {});
-    // Reads::rows: adds the store's rows of those of `terms` not read into
-    // `counts` yet (`covered`: the ids read so far, present or not).
-    void cover(model::Snapshot& counts, std::unordered_set<model::FeatureId>& covered, std::span<const model::Term> terms);
-    // settings.scorer == linear: the counts the linear scorer's naive-Bayes
-    // input is taken from: loaded at first use, then kept in step with what
-    // this trainer learns. With Reads::rows, `terms`' rows are read first
-    // when they were not yet (cover()).
-    model::Snapshot& selection_model(std::span<const model::Term> terms = {});
-    // settings.scorer == linear: the weights as the store held them at first
-    // use, then kept in step with the steps this trainer takes.
-    model::LinearModel& linear_model();
-    // settings.scorer == linear: both of the above, loaded before a batch opens
-    // (loading commits the open batch; a correction must not be split by it),
-    // and known_model() for a selective learn.
-    void load_linear_models(bool selective = false);
-    // The linear scorer's step for a message (naive-Bayes input from the selection model).
-    store::TrainingBatch::LinearStep linear_step(const std::vector<model::Term>& terms, std::vector<model::Slot> slots,
-                                                 bool spam);
-
-    store::Database& db_;
-    std::string corrector_;  // set_corrector()
-    Reads reads_ = Reads::whole_model;
-    Settings settings_;
-    std::string settings_to_record_;  // model_settings_text(), while the store records none
-    std::vector<std::string> setting_notes_;
-    store::ContactSet contacts_;
-    std::unique_ptr<store::TrainingBatch> batch_;
-    std::size_t in_batch_ = 0;
-    TrainCounts counts_;
-    TrainCounts committed_;
-    std::optional<model::Snapshot> selection_;
-    std::optional<model::Snapshot> known_;
-    std::unordered_set<model::FeatureId> covered_selection_, covered_known_;  // Reads::rows
-    // Keeps a learned message in its class's rehearsal sample (a uniform
-    // reservoir, linear_rehearsal a class) and replays linear_replays messages
-    // of the other class that the model scores within linear_replay_margin.
-    void rehearse(const store::Digest& digest, std::string_view prefix, store::Class c);
-    std::optional<model::LinearModel> linear_;
-    std::uint64_t linear_seen_[2] = {0, 0};  // ham, spam: offered to the samples, as the store counts them
-    bool one_message_ = false;               // begin_command(): known_model() is the counts as they are
-    std::vector<std::string> new_contacts_;  // learned as contacts since begin_command()
-    std::size_t linear_learned_ = 0;         // learned since the last refit
-};
-
-// What an undo that undid nothing says (nothing, not_undoable, changed,
-// scan_gone, untagged), in the words `mailsift correct --undo` and the
-// console both use; "" for undone and withdrawn.
-const char* undo_problem(Trainer::UndoOutcome::Result r);
 
 }  // namespace mailsift::engine

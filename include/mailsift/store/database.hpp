@@ -248,6 +248,14 @@ struct CorrectionUndo {
     float feature = 0.0f;
     double nb_weight = 0.0;
     std::vector<std::uint32_t> slots;
+    // The rehearsal replays it took (steps on kept messages of the other
+    // class, Trainer::rehearse), each subtracted again as the step above.
+    struct Replay {
+        float feature = 0.0f;
+        double nb_weight = 0.0;
+        std::vector<std::uint32_t> slots;
+    };
+    std::vector<Replay> replays;
     // The sender it made a contact (a correction to ham), removed again; "": none.
     std::string contact;
 };

@@ -1,0 +1,187 @@
+// One training lifecycle (issue 42): a verdict corrected by the delivered copy
+// (`mailsift correct FILE`, the IMAPSieve recipe), by its signature alone
+// (`correct --signature`), or before its scan was written (the console's and
+// the daemon's deferred corrections) leaves the same model, on every backend:
+// the same counts, the same linear weights, the same rehearsal sample, because
+// all of them train the scan (its features and the view the milter scored)
+// through the same step, rehearsal and replays.
+#include <catch2/catch.hpp>
+#include <algorithm>
+
+#include "../support/backends.hpp"
+#include "../support/fixture.hpp"
+#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/settings.hpp"
+#include "mailsift/engine/trainer.hpp"
+#include "mailsift/features/view.hpp"
+
+using namespace mailsift;
+using mailsift::testing::fixture;
+
+namespace {
+
+// A message scored ham at the milter: its view holds a tab, a backslash and a
+// folded header, which the scan's view line must carry unharmed.
+const std::string scanned_spam =
+    "From: Lottery <winner@prize-center.example>\r\nSubject: You WON a FREE\r\n prize!!!\r\n"
+    "X-Note: a\ttab and a \\ backslash\r\n\r\n"
+    "CONGRATULATIONS! You have WON $250,000. Claim your FREE prize now, limited offer, act now!!!\r\n";
+
+struct Model {
+    model::Counts counts;
+    std::vector<float> weights;
+    double bias = 0.0, nb_weight = 0.0;
+    std::vector<store::LinearSample> samples;
+};
+
+Model model_of(store::Database& db) {
+    Model m;
+    m.counts = db.load_counts(model::TermFrequency::raw);
+    const engine::Filter f(db, engine::Settings{});
+    const auto loaded = f.model();
+    REQUIRE(loaded->linear);
+    m.weights.assign(loaded->linear->weights().begin(), loaded->linear->weights().end());
+    m.bias = loaded->linear->bias();
+    m.nb_weight = loaded->linear->nb_weight();
+    m.samples = db.linear_samples();
+    return m;
+}
+
+void require_same(const Model& a, const Model& b) {
+    REQUIRE(a.counts.messages == b.counts.messages);
+    REQUIRE(a.counts.features.size() == b.counts.features.size());
+    for (const auto& [id, c] : a.counts.features) {
+        const auto it = b.counts.features.find(id);
+        REQUIRE(it != b.counts.features.end());
+        REQUIRE(it->second.spam == c.spam);
+        REQUIRE(it->second.ham == c.ham);
+    }
+    // The same steps on the same slots in the same order: the same floats.
+    REQUIRE(a.weights == b.weights);
+    REQUIRE(a.bias == b.bias);
+    REQUIRE(a.nb_weight == b.nb_weight);
+    REQUIRE(a.samples.size() == b.samples.size());
+    for (std::size_t i = 0; i < a.samples.size(); ++i) {
+        REQUIRE(a.samples[i].c == b.samples[i].c);
+        REQUIRE(a.samples[i].prefix == b.samples[i].prefix);
+        REQUIRE(a.samples[i].terms == b.samples[i].terms);
+    }
+}
+
+// A store as `learn --spam` and `learn --ham` of the fixtures leave it.
+void train_fixtures(store::Database& db) {
+    engine::Trainer t(db, engine::Settings{});
+    for (auto f : {"spam_money_offer.eml", "spam_cheap_pills.eml", "spam_investment.eml"}) {
+        t.learn(fixture(f), fixture(f).size(), store::Class::spam, 1000);
+    }
+    for (auto f : {"ham_meeting_notes.eml", "ham_patch_review.eml", "ham_build_report.eml"}) {
+        t.learn(fixture(f), fixture(f).size(), store::Class::ham, 1000);
+    }
+    t.commit();
+    t.refit_linear();
+}
+
+// What mailsiftd records of the message: its scan, as the milter scored it.
+store::Recording scan_of(store::Database& db, const store::Digest& id) {
+    const engine::Filter f(db, engine::Settings{});
+    const auto c = f.classify(scanned_spam, nullptr, /*record_features=*/true);
+    store::Recording rec;
+    rec.scans.push_back({id, 1500, model::Verdict::ham, c.features});
+    return rec;
+}
+
+}  // namespace
+
+TEST_CASE("A correction by the delivered copy, by signature and deferred leave the same model", "[engine]") {
+    FOR_EACH_BACKEND(s);
+    testing::TestStore by_file_store(s_kind), by_signature_store(s_kind), deferred_store(s_kind);
+    auto by_file = by_file_store.open(), by_signature = by_signature_store.open(), deferred = deferred_store.open();
+    for (auto* db : {by_file.get(), by_signature.get(), deferred.get()}) train_fixtures(*db);
+    const Model before = model_of(*by_file);
+    require_same(before, model_of(*by_signature));
+
+    const store::Digest id = engine::message_digest(scanned_spam);
+    const store::Recording rec = scan_of(*by_file, id);
+    // The scan keeps the view the 4-grams were read from, and it is no feature.
+    const auto view = engine::recorded_view(rec.scans[0].features);
+    REQUIRE(view);
+    REQUIRE(*view == features::message_view(scanned_spam, engine::Settings{}.slots.ngram_bytes));
+    REQUIRE(view->find("a\ttab and a \\ backslash") != std::string::npos);
+    for (const auto& [text, n] : engine::parse_feature_lines(rec.scans[0].features)) {
+        REQUIRE(text.find("view") != 0);
+        REQUIRE(text[0] != '!');
+    }
+
+    // 1. The delivered copy, as the MTA delivers it: LF line ends, mailsiftd's
+    //    fields at the end of the header block, a trace field in front.
+    by_file->record(rec);
+    std::string delivered = "Return-Path: <winner@prize-center.example>\n" + scanned_spam;
+    for (std::size_t at; (at = delivered.find("\r\n")) != std::string::npos;) delivered.erase(at, 1);
+    delivered.insert(delivered.find("\n\n") + 1, "X-Mailsift-Status: No, score=0.2000\nX-Mailsift-Signature: " +
+                                                      engine::signature_text(id) + "\n");
+    {
+        engine::Trainer t(*by_file, engine::Settings{}, engine::Trainer::Reads::rows);
+        const auto o = t.correct(delivered, delivered.size(), store::Class::spam, 2000);
+        REQUIRE(o.by_signature);
+        REQUIRE(o.result == store::LearnResult::learned);
+        t.commit();
+    }
+    // 2. The signature alone (`correct --signature`).
+    by_signature->record(scan_of(*by_signature, id));
+    {
+        engine::Trainer t(*by_signature, engine::Settings{}, engine::Trainer::Reads::rows);
+        REQUIRE(t.correct_signature(id, store::Class::spam, 2000)->result == store::LearnResult::learned);
+        t.commit();
+    }
+    // 3. Before the scan is written (the console, the daemon): kept, then
+    //    trained when the recorder writes the scan.
+    {
+        engine::Trainer t(*deferred, engine::Settings{}, engine::Trainer::Reads::rows);
+        REQUIRE(t.correct_or_defer_signature(id, store::Class::spam, 2000).deferred);
+        t.commit();
+        deferred->record(scan_of(*deferred, id));
+        engine::Trainer d(*deferred, engine::Settings{}, engine::Trainer::Reads::rows);
+        REQUIRE(d.apply_deferred_corrections(2000) == 1);
+    }
+
+    const Model corrected = model_of(*by_file);
+    REQUIRE(corrected.counts.messages.spam == before.counts.messages.spam + 1);
+    REQUIRE(corrected.weights != before.weights);
+    // The correction took the rehearsal `learn` takes: it is kept as a sample, with the milter's view.
+    REQUIRE(corrected.samples.size() == before.samples.size() + 1);
+    REQUIRE(std::any_of(corrected.samples.begin(), corrected.samples.end(),
+                        [&](const store::LinearSample& x) { return x.c == store::Class::spam && x.prefix == *view; }));
+    require_same(corrected, model_of(*by_signature));
+    require_same(corrected, model_of(*deferred));
+
+    // And each is undone to the model before it, the replays it took included.
+    for (auto* db : {by_file.get(), by_signature.get()}) {
+        engine::Trainer u(*db, engine::Settings{});
+        REQUIRE(u.undo_signature(id, 2100).result == engine::Trainer::UndoOutcome::Result::undone);
+        u.commit();
+        const Model undone = model_of(*db);
+        REQUIRE(undone.counts.messages == before.counts.messages);
+        double worst = 0.0;
+        for (std::size_t i = 0; i < undone.weights.size(); ++i) {
+            worst = std::max(worst, static_cast<double>(std::abs(undone.weights[i] - before.weights[i])));
+        }
+        REQUIRE(worst < 1e-6);
+        REQUIRE(undone.bias == Approx(before.bias).margin(1e-6));
+    }
+}
+
+TEST_CASE("A scan's view line carries any byte and is found wherever the lines put it", "[engine]") {
+    using namespace std::string_literals;
+    const std::string view = "Subject:a\\nb\tc\n\nbody\\\\ \0 end\n"s;
+    REQUIRE(view.find('\0') != std::string::npos);
+    std::string lines = "w:hello\t2\n";
+    engine::append_view_line(view, lines);
+    lines += "w:zz\t1\n";
+    REQUIRE(engine::recorded_view(lines) == view);
+    REQUIRE(engine::parse_feature_lines(lines) ==
+            std::vector<std::pair<std::string, std::uint32_t>>{{"w:hello", 2}, {"w:zz", 1}});
+    std::string first;
+    engine::append_view_line("", first);  // an empty view, first of the lines
+    REQUIRE(engine::recorded_view(first) == std::string());
+    REQUIRE_FALSE(engine::recorded_view("w:hello\t2\nw:!view:x\t1\n"));
+}
