@@ -215,8 +215,7 @@ int train(const Context& ctx, const std::string& command, const TrainOptions& op
             return true;
         });
     }
-    trainer.commit();
-    if (learning) trainer.refit_linear();  // model = linear: refit on both classes' samples
+    trainer.finish();  // model = linear: refit on both classes' samples when due
     } catch (const store::Error& e) {
         // Say what is kept: every batch committed before the error; the open one rolled back.
         const auto& done = trainer.committed();
@@ -377,7 +376,7 @@ int correct(const Context& ctx, const TrainOptions& opts) {
         note_result(m.label, o);
         return true;
     });
-    trainer.commit();
+    trainer.commit();  // a correction is not followed by a refit (Trainer::finish)
     if (quiet) return status;
     const auto& c = trainer.counts();
     std::cout << "corrected to " << store::to_string(to) << ": " << by_signature << " by signature, " << as_message

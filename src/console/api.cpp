@@ -106,7 +106,7 @@ Response App::learn(const Request& req, const Actor& actor) {
         const auto now = static_cast<std::int64_t>(std::time(nullptr));
         // As `mailsift learn` one message: thick-threshold training applies.
         const auto outcome = trainer.learn(raw, raw.size(), cls == "spam" ? store::Class::spam : store::Class::ham, now);
-        trainer.commit();
+        trainer.finish();
         json j;
         j["class"] = std::string(cls);
         j["signature"] = engine::signature_text(engine::message_identity(raw));

@@ -315,6 +315,11 @@ std::size_t Trainer::refit_linear() {
     return samples.size();
 }
 
+std::size_t Trainer::finish() {
+    commit();
+    return refit_linear();
+}
+
 store::TrainingBatch::LinearStep Trainer::linear_step(const std::vector<model::Term>& terms,
                                                       std::vector<model::Slot> slots, bool spam) {
     // The naive-Bayes input as scoring would see it now, before this message is counted.

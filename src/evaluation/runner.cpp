@@ -43,8 +43,7 @@ void learn_commands(store::Database& db, const std::vector<const LabelledMessage
             }
             if (!o.confident) ++out.trained;  // train_margin: what the model knew was not learned
         }
-        trainer.commit();
-        trainer.refit_linear();  // as mailsift learn ends
+        trainer.finish();  // as mailsift learn ends
     };
     const std::span<const LabelledMessage* const> all(train);
     if (second > 0 && second < train.size()) {
@@ -133,7 +132,7 @@ void online(const std::vector<LabelledMessage>& corpus, const Plan& plan, const 
         }
         out.train_seconds += seconds_since(t0);
     }
-    trainer.commit();
+    trainer.finish();
 }
 
 }  // namespace
