@@ -204,6 +204,24 @@ def free_port():
         return s.getsockname()[1]
 
 
+def wait_for_reload(mailsift, conf, log_path):
+    """Waits until mailsiftd has reloaded the model the batch's corrections left:
+    its log's last "reloaded model" line counts the messages the store counts.
+    `evaluate --deployed` refreshes before each batch; without this wait the next
+    batch's first messages would be scored by whichever model the daemon's
+    refresh thread happened to hold, and the two loops could not be compared."""
+    st = json.loads(subprocess.run([mailsift, "--config", conf, "stats", "--json"], check=True,
+                                   capture_output=True, text=True).stdout)
+    want = f"{st['messages']['spam']} spam, {st['messages']['ham']} ham"
+    for _ in range(600):
+        with open(log_path, errors="replace") as f:
+            reloads = [line for line in f if "reloaded model" in line]
+        if reloads and want in reloads[-1]:
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"mailsiftd did not reload the corrected model ({want}) in 30 s: see {log_path}")
+
+
 def mailsift_loop(args, train, rest, work):
     db = os.path.join(work, "mailsift.db")
     conf = os.path.join(work, "mailsift.conf")
@@ -234,6 +252,7 @@ def mailsift_loop(args, train, rest, work):
         rows, moves = [], [0, 0]
         copy = os.path.join(work, "delivered.eml")
         scanned = 0
+        corrected = False
         for start in range(0, len(rest), args.batch):
             batch = []
             for spam, path in rest[start:start + args.batch]:
@@ -266,6 +285,10 @@ def mailsift_loop(args, train, rest, work):
                 subprocess.run([args.mailsift, "--config", conf, "correct", "--spam" if to_junk else "--ham",
                                 "--quiet", copy], check=True)
                 moves[0 if to_junk else 1] += 1
+                corrected = True
+            if corrected:
+                wait_for_reload(args.mailsift, conf, log_path)
+                corrected = False
         return rows, moves
     finally:
         daemon.terminate()
