@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # accuracy.sh - the accuracy benchmark: mailsift next to bogofilter on every corpus
 # in ../shared/corpus, both filters on the same messages in the same order, in one
-# run, and a summary against issue 32's targets. A benchmark, not a test: markdown
+# run, and a summary against issue 32's targets (and issue 42's, for the loop users
+# run). A benchmark, not a test: markdown
 # on stdout (docs/accuracy.md is regenerated from it), progress on stderr; exits 0
 # whenever it ran, 2 on bad arguments.
 #
 # usage: bench/accuracy.sh [--protocol LIST]... [--only NAME[,NAME...]]...
 #                          [--without-collection-headers] [--config FILE]
-#                          [--mailsift PATH] [--corpora DIR] [--jobs N]
-#                          [--costliest N]
+#                          [--mailsift PATH] [--mailsiftd PATH] [--corpora DIR]
+#                          [--jobs N] [--costliest N]
 #
-#   --protocol LIST  stream, online, split, class-sorted, long: a comma list, or the
-#                    option repeated (default: all five)
+#   --protocol LIST  stream, online, split, class-sorted, long, deployed: a comma
+#                    list, or the option repeated (default: all six). deployed (the
+#                    loop users run) runs on the stream and on every other corpus
+#                    with an index; not on spamassassin, which has none (its sorted
+#                    paths are no arrival order)
 #   --only NAME      only these corpus folders (repeatable or a comma list); the
 #                    long stream is then theirs, concatenated; the stream needs
 #                    trec07p-first10k and trec07p-next10k
@@ -21,14 +25,17 @@
 #                    mail rather than of where and when the corpus was collected
 #   --config FILE    a mailsift configuration to measure instead of the defaults
 #   --mailsift PATH  the binary (default build/src/cli/mailsift of this repository)
+#   --mailsiftd PATH the daemon, for the deployed protocol (default
+#                    build/src/daemon/mailsiftd of this repository)
 #   --corpora DIR    the corpus folders (default ../shared/corpus)
 #   --jobs N         jobs run at a time (default: the CPUs, nproc)
 #   --costliest N    after each table, the N costliest messages of each of its rows
 #                    (costliest.py: the misranked spam-ham pairs each is in), path
-#                    relative to the corpus folders, label, score (default 0: none)
+#                    relative to the corpus folders, label, score (default 0: none;
+#                    not for the deployed table)
 #
-# Protocols (issues 13, 21 and 32); every filter starts from an empty model, with its
-# built-in defaults (mailsift: an empty config file; bogofilter: -C):
+# Protocols (issues 13, 21, 32 and 42); every filter starts from an empty model, with
+# its built-in defaults (mailsift: an empty config file; bogofilter: -C):
 #   stream        one server's stream, trec07p-first10k's index then
 #                 trec07p-next10k's (20,000 messages): online on all of it, and the
 #                 split of the two, first10k learned and next10k classified (as
@@ -51,7 +58,23 @@
 #   long          all the corpora concatenated into one online stream, in folder
 #                 order (each corpus in its index order, spamassassin in sorted-path
 #                 order): the online protocol on about 34,000 messages.
-# Metrics, the same scripts for both filters: 1-ROCA% (roc.py, on mailsift's
+#   deployed      the loop users run (issue 42): the first half of the index learned
+#                 class by class (learn --spam, then --ham), the rest delivered 100 at
+#                 a time; after each 100 every spam in the inbox (scored ham or
+#                 unsure) is moved to Junk and every ham in Junk out of it, one move a
+#                 command (two-sided), or only the spam (one-sided: users never look in
+#                 Junk); both variants. On the stream (trec07p-first10k learned,
+#                 trec07p-next10k deployed) and on every other corpus with an index
+#                 (trec07p-first10k or -next10k alone only when the stream cannot run;
+#                 spamassassin never: no index). Three rows each: mailsift evaluate
+#                 --deployed (in-process: the daemon's Filter, correct's Trainer; its
+#                 --json also gives the same model never corrected), and from
+#                 bench/deployed_loop.py --json a real mailsiftd (--mailsiftd) over the
+#                 milter protocol with one mailsift correct process a move, and
+#                 bogofilter (-TT a batch, -s/-n a move) beside it. Its own table, after
+#                 the others; the summary puts its rows against issue 42's targets.
+# Metrics, the same scripts for both filters (deployed: evaluate's --json and
+# deployed_loop.py's own, see its table's notes): 1-ROCA% (roc.py, on mailsift's
 # log-odds and bogofilter's 16-digit spamicity), the share of its misranked pairs
 # that the 10 costliest messages are in (costliest.py), FNR at FPR <= 0.1% and <= 1%
 # (fnr_at_fpr.py), FPR, FNR and unsure share at each filter's default thresholds,
@@ -59,7 +82,7 @@
 # CPU seconds (user+sys, /usr/bin/time, per job), database size. The jobs (one
 # filter, one corpus, one protocol) run --jobs at a time; each has its own files.
 # The summary (accuracy_summary.py) puts every corpus x protocol row against
-# issue 32's targets.
+# issue 32's targets, and every deployed row against issue 42's.
 
 # The job functions run indirectly (start_job "$func"), cleanup from a trap:
 # shellcheck disable=SC2317
@@ -71,6 +94,7 @@ bench=$repo_root/bench
 # shellcheck source-path=SCRIPTDIR source=corpus_split.sh
 . "$bench/corpus_split.sh"
 mailsift=$repo_root/build/src/cli/mailsift
+mailsiftd=$repo_root/build/src/daemon/mailsiftd
 corpora=$repo_root/../shared/corpus
 config=
 only=()
@@ -78,14 +102,16 @@ protocols=()
 strip_collection=0
 max_jobs=$(nproc 2>/dev/null || echo 1)
 costliest=0
-all_protocols=(stream online split class-sorted long)
+all_protocols=(stream online split class-sorted long deployed)
 
-usage() { sed -n '2,28s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+# The comment above, from its second line to the protocols.
+usage() { sed -n '2,/^# Protocols/{/^# Protocols/d; s/^# \{0,1\}//p;}' "${BASH_SOURCE[0]}"; }
 bad_usage() { echo "accuracy: $*" >&2; usage >&2; exit 2; }
 command_line="bench/accuracy.sh${*:+ $*}"
 while (($#)); do
     case $1 in
         --mailsift) [[ -n ${2:-} ]] || bad_usage "--mailsift needs a path"; mailsift=$2; shift 2 ;;
+        --mailsiftd) [[ -n ${2:-} ]] || bad_usage "--mailsiftd needs a path"; mailsiftd=$2; shift 2 ;;
         --corpora)  [[ -n ${2:-} ]] || bad_usage "--corpora needs a directory"; corpora=$2; shift 2 ;;
         --only)     [[ -n ${2:-} ]] || bad_usage "--only needs a corpus name"
                     IFS=, read -ra names_ <<<"$2"; only+=("${names_[@]}"); shift 2 ;;
@@ -93,8 +119,8 @@ while (($#)); do
         --protocol) [[ -n ${2:-} ]] || bad_usage "--protocol needs a list"
                     IFS=, read -ra protos_ <<<"$2"
                     for p in "${protos_[@]}"; do
-                        case $p in stream|online|split|class-sorted|long) protocols+=("$p") ;;
-                                   *) bad_usage "unknown protocol '$p' (stream, online, split, class-sorted, long)" ;; esac
+                        case $p in stream|online|split|class-sorted|long|deployed) protocols+=("$p") ;;
+                                   *) bad_usage "unknown protocol '$p' (stream, online, split, class-sorted, long, deployed)" ;; esac
                     done
                     shift 2 ;;
         --jobs)     [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || bad_usage "--jobs needs a positive integer"; max_jobs=$2; shift 2 ;;
@@ -111,6 +137,10 @@ has() { local p; for p in "${protocols[@]}"; do [[ $p == "$1" ]] && return 0; do
 corpora=$(cd "$corpora" && pwd)
 [[ $mailsift == /* ]] || mailsift=$PWD/$mailsift
 [[ -x $mailsift ]] || bad_usage "$mailsift is not an executable (build first)"
+if has deployed; then
+    [[ $mailsiftd == /* ]] || mailsiftd=$PWD/$mailsiftd
+    [[ -x $mailsiftd ]] || bad_usage "$mailsiftd is not an executable (build first, or --mailsiftd PATH)"
+fi
 if [[ -n $config ]]; then
     [[ -f $config ]] || bad_usage "no configuration file at $config"
     config=$(cd "$(dirname "$config")" && pwd)/$(basename "$config")
@@ -307,6 +337,74 @@ bf_online() {
     put "$d" db "$(size_of "$d/db")"
 }
 
+# ---------------------------------------------------------------- deployed jobs
+# The loop users run (issue 42) on a list's index: its first half learned class by
+# class, the rest deployed; FEEDBACK two-sided or one-sided.
+
+# deployed_m JSON DIR KIND: the figures of a deployed run as DIR/m "key value" lines.
+# KIND evaluate: mailsift evaluate --deployed --json (with deployed.uncorrected, the
+# same model never corrected, as unc_* keys); mailsift or bogofilter: that filter of
+# deployed_loop.py --json.
+deployed_m() {
+    python3 - "$@" <<'PY'
+import json, sys
+path, d, kind = sys.argv[1:4]
+with open(path) as f:
+    j = json.load(f)
+if kind == "evaluate":
+    c, dep = j["confusion"], j["deployed"]
+    unc = dep["uncorrected"]
+    m = {"n_spam": j["spam"], "n_ham": j["ham"],
+         "one_minus_roca_pct": j["one_minus_roca_percent"], "fnr_at_fpr_0.1_pct": j["fnr_at_fpr_0.1_percent"],
+         "ham_in_junk": c["ham"]["spam"], "spam_in_inbox": c["spam"]["ham"] + c["spam"]["unsure"],
+         "unsure_pct": j["unsure_percent"], "moves_spam": dep["moved_to_junk"], "moves_ham": dep["moved_from_junk"],
+         "ece": j["expected_calibration_error"],
+         "unc_ham_in_junk": unc["ham_in_junk"], "unc_spam_in_inbox": unc["spam_in_inbox"],
+         "unc_unsure_pct": unc["unsure_percent"]}
+else:
+    (r,) = [r for r in j["filters"] if r["filter"] == kind]
+    m = {"n_spam": r["spam"], "n_ham": r["ham"],
+         "one_minus_roca_pct": r["one_minus_roca_percent"], "fnr_at_fpr_0.1_pct": r["fnr_at_fpr_0.1_percent"],
+         "ham_in_junk": r["ham_in_junk"], "spam_in_inbox": r["spam_in_inbox"], "unsure_pct": r["unsure_percent"],
+         "moves_spam": r["moved_to_junk"], "moves_ham": r["moved_from_junk"],
+         "ece": r["expected_calibration_error"], "seconds": r["seconds"]}
+with open(d + "/m", "a") as f:
+    for k, v in m.items():
+        if v is not None:  # a missing key reads n/a
+            f.write(f"{k} {v}\n")
+PY
+}
+
+# ms_deployed LIST FEEDBACK: mailsift evaluate --deployed, in-process, in a temporary
+# database.
+ms_deployed() {
+    local t=$tmp/c/$1 d=$tmp/r/$1/ms-deployed-$2 rc=0 one=()
+    local cpuf=$d/cpu
+    mkdir -p "$d"; : >"$cpuf"
+    if [[ $2 == one-sided ]]; then one=(--one-sided); fi
+    cpu "$mailsift" --config "$config" evaluate --index "$t/index" --deployed --split head:0.5 "${one[@]}" \
+        --json --scores "$d/raw" >"$d/json" 2>>"$d/log" || rc=$?
+    exit_note "$d" "mailsift evaluate --deployed" "$rc"
+    deployed_m "$d/json" "$d" evaluate
+    put "$d" cpu_total "$(cpu_total)"
+}
+
+# dl_deployed LIST FEEDBACK: bench/deployed_loop.py --json, a real mailsiftd on a
+# loopback port and mailsift correct, and bogofilter's loop beside; its rows in
+# DIR/mailsiftd and DIR/bogofilter. Its databases are removed when it ends.
+dl_deployed() {
+    local t=$tmp/c/$1 d=$tmp/r/$1/dl-deployed-$2 one=()
+    mkdir -p "$d"
+    if [[ $2 == one-sided ]]; then one=(--one-sided); fi
+    python3 "$bench/deployed_loop.py" --index "$t/index" --split 0.5 "${one[@]}" \
+        --mailsift "$mailsift" --mailsiftd "$mailsiftd" --config "$config" --work "$d/work" --json \
+        >"$d/json" 2>>"$d/log"
+    rm -rf "$d/work"
+    mkdir -p "$d/mailsiftd" "$d/bogofilter"
+    deployed_m "$d/json" "$d/mailsiftd" mailsift
+    deployed_m "$d/json" "$d/bogofilter" bogofilter
+}
+
 # ---------------------------------------------------------------- job pool
 # start_job ID FUNCTION ARGS...: in the background, its output in $tmp/logs. A job
 # that fails leaves n/a in its row; the others go on.
@@ -370,10 +468,11 @@ fi
 # One server's stream: trec07p-first10k's index, then trec07p-next10k's; its split
 # learns the first and classifies the second.
 stream_first=trec07p-first10k stream_next=trec07p-next10k
-run_stream=0
-if has stream; then
+run_stream=0 deployed_stream=0
+if has stream || has deployed; then
     if [[ -f $tmp/c/$stream_first/index && -f $tmp/c/$stream_next/index ]]; then
-        run_stream=1
+        if has stream; then run_stream=1; fi
+        if has deployed; then deployed_stream=1; fi
         mkdir -p "$tmp/c/stream"
         cp "$tmp/c/$stream_first/index" "$tmp/c/stream/train"
         cp "$tmp/c/$stream_next/index" "$tmp/c/stream/test"
@@ -382,6 +481,21 @@ if has stream; then
     else
         say "stream skipped: it needs $stream_first and $stream_next (--only)"
     fi
+fi
+# The deployed loop: on the stream, and on every other corpus with an index (the
+# stream's two halves alone only when the stream cannot run).
+deployed_lists=()
+if has deployed; then
+    if ((deployed_stream)); then deployed_lists+=(stream); fi
+    for name in "${names[@]}"; do
+        if [[ ! -f $src/$name/index ]]; then
+            say "deployed: $name skipped (no index: no arrival order)"
+        elif ((deployed_stream)) && [[ $name == "$stream_first" || $name == "$stream_next" ]]; then
+            continue  # the stream's own halves
+        else
+            deployed_lists+=("$name")
+        fi
+    done
 fi
 # Warm the page cache so that no job pays for the first read of a file.
 for name in "${names[@]}"; do cut -d' ' -f2 "$tmp/c/$name/index"; done | xargs -d '\n' cat >/dev/null
@@ -412,11 +526,20 @@ for name in "${names[@]}"; do cut -d' ' -f2 "$tmp/c/$name/index"; done | xargs -
         echo "$((n / 4)) stream/ms-split ms_split stream index"
         echo "$((n / 4)) stream/ms-class ms_split stream class"
     fi
+    # The real daemon's loop is about 10 ms a message, twice (two-sided and one-sided).
+    for list in "${deployed_lists[@]}"; do
+        n=$(wc -l <"$tmp/c/$list/index")
+        for feedback in two-sided one-sided; do
+            echo "$((n * 5)) $list/dl-deployed-$feedback dl_deployed $list $feedback"
+            echo "$((n / 4)) $list/ms-deployed-$feedback ms_deployed $list $feedback"
+        done
+    done
 } | sort -k1,1nr -s >"$tmp/jobs"
 mapfile -t job_lines <"$tmp/jobs"
 long_note=
 ((run_long)) && long_note="; long stream of $(wc -l <"$tmp/c/long/index") messages"
-((run_stream)) && long_note+="; one server's stream of $(wc -l <"$tmp/c/stream/index") messages"
+((run_stream || deployed_stream)) && long_note+="; one server's stream of $(wc -l <"$tmp/c/stream/index") messages"
+((${#deployed_lists[@]})) && long_note+="; deployed on ${deployed_lists[*]}"
 say "${#job_lines[@]} jobs, $max_jobs at a time: ${names[*]}$long_note"
 for line in "${job_lines[@]}"; do
     read -r _ id func list mode <<<"$line"
@@ -476,10 +599,15 @@ echo "# mailsift vs bogofilter: accuracy on every corpus"
 echo
 echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs, $(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 echo "- mailsift: $("$mailsift" --version 2>/dev/null | head -n 1) ($(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$repo_root" diff --quiet HEAD -- src include 2>/dev/null || echo '+changes')), config: $([[ $config != "$tmp/empty.conf" ]] && echo "$config" || echo 'built-in defaults')"
+if has deployed; then echo "- mailsiftd (deployed, real-daemon rows): $mailsiftd, $("$mailsiftd" --version 2>/dev/null | head -n 1)"; fi
 echo "- bogofilter: $(bogofilter -V 2>&1 | head -n 1) (Debian $(dpkg-query -W -f '${Version}' bogofilter 2>/dev/null || echo '?')), defaults (-C), cutoffs 0.99 / 0.45"
 echo "- command: \`$command_line\`; protocols: ${protocols[*]}; $max_jobs jobs at a time"
 echo "- corpora: $corpora$( ((strip_collection)) && echo ', copies without the Received, Delivered-To, Date and Message-ID fields')"
 echo
+# Whether any of the tables before the deployed one is printed.
+classic=0
+if has stream || has online || has split || has class-sorted || has long; then classic=1; fi
+if ((classic)); then
 echo "Rows: online = TREC online protocol (mailsift \`evaluate --online\`, bogofilter \`-TT\` then \`-s\`/\`-n\`"
 echo "per message); split = first half of the index learned, second half classified (spamassassin: sorted"
 echo "paths, every 5th tested), mailsift in arrival order (\`learn --index\`) or class by class (\`learn --spam\`,"
@@ -491,6 +619,7 @@ fi
 echo "10 costliest: the share of the row's misranked spam-ham pairs (a ham scored above a spam, ties half:"
 echo "what 1-ROCA% counts) that involve one of its 10 costliest messages."
 echo
+fi
 if ((run_stream)); then
     r=$tmp/r/stream t=$tmp/c/stream
     echo "## one server's stream: $stream_first then $stream_next ($(thousands "$(wc -l <"$t/index")") messages)"
@@ -546,6 +675,7 @@ if ((run_long)); then
     echo
     report_costliest "${rows[@]}"
 fi
+if ((classic)); then
 echo "FPR/FNR/unsure: at each filter's own thresholds (mailsift's configured ones; bogofilter spam >= 0.99,"
 echo "ham < 0.45); unsure is neither. Online, CPU is the whole run (classify and learn together): mailsift"
 echo "learns in one process (evaluate --online), bogofilter runs two processes per message, so the"
@@ -554,6 +684,71 @@ echo "a time, so they shared the machine."
 echo "ECE: expected calibration error of the probability over 10 equal bins; the worst bin holding at least"
 echo "30 messages, with its |mean predicted - observed spam share|."
 echo
+fi
+# ---------------------------------------------------------------- the deployed table
+# fmt_num VALUE DECIMALS: VALUE rounded, or n/a.
+fmt_num() { if [[ $1 =~ ^-?[0-9.]+([eE][-+]?[0-9]+)?$ ]]; then printf "%.$2f" "$1"; else echo n/a; fi; }
+# deployed_row CORPUS FEEDBACK LABEL DIR UNCORRECTED_DIR [NOTE]: one row; UNCORRECTED_DIR
+# holds the unc_* keys (evaluate's), or - for none.
+deployed_row() {
+    local d=$4 u=$5 note=${6:-} unc=—
+    if [[ ! -s $d/m ]]; then printf '| %s | %s | %s | n/a (the job failed) ||||||||\n' "$1" "$2" "$3"; return; fi
+    if [[ $u != - ]]; then
+        unc="$(get "$u" unc_ham_in_junk) / $(get "$u" unc_spam_in_inbox) / $(fmt_num "$(get "$u" unc_unsure_pct)" 2)$note"
+    fi
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s + %s | %s | %s |\n' "$1" "$2" "$3" \
+        "$(fmt_num "$(get "$d" one_minus_roca_pct)" 4)" "$(fmt_num "$(get "$d" fnr_at_fpr_0.1_pct)" 3)" \
+        "$(get "$d" ham_in_junk)" "$(get "$d" spam_in_inbox)" "$(fmt_num "$(get "$d" unsure_pct)" 2)" \
+        "$(get "$d" moves_spam)" "$(get "$d" moves_ham)" "$(fmt_num "$(get "$d" ece)" 4)" "$unc"
+}
+# deployed_name LIST: the corpus column.
+deployed_name() { if [[ $1 == stream ]]; then echo "one server's stream"; else echo "$1"; fi; }
+if ((${#deployed_lists[@]})); then
+    echo "## the loop users run (issue 42): half learned class by class, the rest deployed, corrected after each 100"
+    echo
+    echo "| corpus | feedback | filter, loop | 1-ROCA% | FNR% at FPR<=0.1% | ham in Junk | spam in the inbox | unsure% | users' moves (spam + ham) | ECE | same model never corrected: ham in Junk / spam in the inbox / unsure% |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    for list in "${deployed_lists[@]}"; do
+        for feedback in two-sided one-sided; do
+            e=$tmp/r/$list/ms-deployed-$feedback l=$tmp/r/$list/dl-deployed-$feedback
+            deployed_row "$(deployed_name "$list")" "$feedback" "mailsift, evaluate --deployed" "$e" "$e"
+            deployed_row "$(deployed_name "$list")" "$feedback" "mailsift, mailsiftd + mailsift correct" "$l/mailsiftd" "$e" " (a)"
+            deployed_row "$(deployed_name "$list")" "$feedback" "bogofilter" "$l/bogofilter" -
+        done
+    done
+    echo
+    parts=()
+    for list in "${deployed_lists[@]}"; do
+        t=$tmp/c/$list n=$(wc -l <"$tmp/c/$list/index")
+        awk -v h=$((n / 2)) 'NR <= h' "$t/index" >"$t/deployed.learned"
+        awk -v h=$((n / 2)) 'NR > h' "$t/index" >"$t/deployed.deployed"
+        part="$(deployed_name "$list"):"
+        if [[ $list == stream ]]; then part="$(deployed_name "$list") ($stream_first learned, $stream_next deployed):"; fi
+        part+=" $(wc -l <"$t/deployed.learned") learned ($(count "$t/deployed.learned" spam) spam),"
+        part+=" $(wc -l <"$t/deployed.deployed") deployed ($(count "$t/deployed.deployed" spam) spam, $(count "$t/deployed.deployed" ham) ham)"
+        parts+=("$part")
+    done
+    note=$(printf '%s; ' "${parts[@]}")
+    echo "${note%; }. Not on spamassassin (no index: its sorted paths are no arrival order)$( ((deployed_stream)) && echo "; $stream_first and $stream_next alone are the stream's halves")."
+    echo
+    echo "The loop: the first half of the index learned class by class (\`learn --spam\`, then \`--ham\`), the rest"
+    echo "scored 100 at a time; after each 100, every spam in the inbox (scored ham or unsure) moved to Junk"
+    echo "and, two-sided, every ham in Junk moved out, one command a move (mailsift: \`correct\` of the delivered"
+    echo "copy; bogofilter: \`-s\`/\`-n\`); one-sided: users never look in Junk. Unsure ham stays in the inbox."
+    echo "evaluate --deployed runs it in one process (the daemon's Filter, correct's Trainer) and reports the"
+    echo "same model never corrected on the same messages; bench/deployed_loop.py runs it through a real"
+    echo "mailsiftd (\`--mailsiftd\`) over the milter protocol on a loopback port, one \`mailsift correct\` process"
+    echo "a move, and bogofilter (\`-C\`, cutoffs 0.99 / 0.45: Junk at >= 0.99) beside it."
+    echo "The figures of the evaluate rows are evaluate's own (\`--json\`); those of the other rows are"
+    echo "deployed_loop.py's (\`--json\`): the real daemon's 1-ROCA% and FNR from the X-Mailsift-Status header's"
+    echo "two-decimal uncalibrated-log-odds (ties count half), its ECE from the header's score; bogofilter's"
+    echo "from its spamicity, taken as the probability as in the other protocols' tables. Moves: spam moved to Junk +"
+    echo "ham moved out of it."
+    echo "(a) deployed_loop.py does not measure the model never corrected: these are the evaluate row's"
+    echo "figures, of the same model (the same half learned class by class by the same \`learn\`) on the same"
+    echo "messages."
+    echo
+fi
 
 # The summary: one manifest line per corpus x protocol row.
 # CORPUS PROTOCOL MAILSIFT_DIR BOGOFILTER_DIR ARRIVAL_DIR (tabs; see accuracy_summary.py).
@@ -573,6 +768,16 @@ for name in "${names[@]}"; do
     if [[ -d $r/ms-class ]]; then row "$name" class-sorted "$r/ms-class" "$r/bf-split" "$arrival"; fi
 done
 if ((run_long)); then row "long stream" long "$tmp/r/long/ms-online" "$tmp/r/long/bf-online" -; fi
+# Deployed rows: deployed CORPUS FEEDBACK LOOP MAILSIFT_DIR BOGOFILTER_DIR UNCORRECTED_DIR.
+for list in "${deployed_lists[@]}"; do
+    for feedback in two-sided one-sided; do
+        e=$tmp/r/$list/ms-deployed-$feedback l=$tmp/r/$list/dl-deployed-$feedback
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' deployed "$(deployed_name "$list")" "$feedback" \
+            "evaluate --deployed" "$e" "$l/bogofilter" "$e" >>"$tmp/manifest"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' deployed "$(deployed_name "$list")" "$feedback" \
+            "mailsiftd + mailsift correct" "$l/mailsiftd" "$l/bogofilter" "$e" >>"$tmp/manifest"
+    done
+done
 python3 "$bench/accuracy_summary.py" "$tmp/manifest" || echo "(the summary failed: see stderr)"
 echo
 if [[ -s $tmp/failed ]]; then

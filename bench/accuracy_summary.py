@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """accuracy_summary.py MANIFEST - the summary of bench/accuracy.sh: every corpus x
-protocol row, mailsift against bogofilter, and whether issue 32's targets hold.
+protocol row, mailsift against bogofilter, and whether issue 32's targets hold;
+every row of the loop users run (the deployed protocol) against issue 42's.
 
 MANIFEST: one row per line, tab-separated: CORPUS PROTOCOL MAILSIFT_DIR
 BOGOFILTER_DIR ARRIVAL_DIR. CORPUS is a corpus folder, "stream" (one server's
@@ -26,6 +27,21 @@ The targets (issue 32), and the rows each applies to:
 Cells of rows a target does not apply to are shown in parentheses and do not count.
 Beside mailsift's 1-ROCA%, the share of its misranked pairs that its 10 costliest
 messages are in (costliest.py).
+
+Deployed rows (issue 42), seven fields: "deployed" CORPUS FEEDBACK LOOP
+MAILSIFT_DIR BOGOFILTER_DIR UNCORRECTED_DIR. FEEDBACK is two-sided or one-sided,
+LOOP the mailsift row's name (evaluate --deployed, or the real mailsiftd's);
+BOGOFILTER_DIR is bogofilter's loop on the same messages with the same feedback;
+UNCORRECTED_DIR holds the same model never corrected (unc_* keys: evaluate's
+deployed.uncorrected). Each DIR's "m" file: n_spam, n_ham, one_minus_roca_pct,
+fnr_at_fpr_0.1_pct, ham_in_junk, spam_in_inbox, unsure_pct, moves_spam,
+moves_ham, ece. Issue 42's targets, on every deployed mailsift row:
+  ham in Junk  never more than the same model never corrected, and at most 0.05%
+            of the ham deployed
+  unsure    at most 3% of the messages deployed
+  ranking   FNR% at FPR <= 0.1% below bogofilter's (both 0 counts as met)
+  moves     the users' moves (spam + ham) at most a fifth of bogofilter's
+  calibration  ECE <= 0.02
 """
 import sys
 
@@ -36,6 +52,11 @@ ECE_MAX = 0.02
 BIN_GAP_MAX = 0.10
 ORDER_RATIO_MAX = 1.10
 ORDER_ABS_MAX = 0.002
+# Issue 42, the loop users run.
+HAM_IN_JUNK_MAX_PCT = 0.05
+DEPLOYED_UNSURE_MAX = 3.0
+MOVES_RATIO_MAX = 0.2
+DEPLOYED_ECE_MAX = 0.02
 HEADLINE = ("stream", "online")  # the row the ranking targets apply to
 ONLINE = {"online", "long"}
 PROTOCOL_NAME = {
@@ -204,12 +225,21 @@ TARGETS = [
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: accuracy_summary.py MANIFEST")
-    rows = []
+    rows, deployed = [], []
     with open(sys.argv[1]) as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
             if len(parts) == 5:
                 rows.append(Row(*parts))
+            elif len(parts) == 7 and parts[0] == "deployed":
+                deployed.append(DeployedRow(*parts[1:]))
+    if rows:
+        summary(rows)
+    if deployed:
+        deployed_summary(deployed)
+
+
+def summary(rows):
     out = print
     out("## Summary: mailsift against issue 32's targets, bogofilter beside it")
     out()
@@ -252,7 +282,13 @@ def main():
     out()
     out("### Targets")
     out()
-    for key, title, applies, met, worst_of, show in TARGETS:
+    print_targets(rows, TARGETS)
+    out()
+
+
+def print_targets(rows, targets):
+    out = print
+    for key, title, applies, met, worst_of, show in targets:
         mine = [r for r in rows if applies(r)]
         if not mine:
             out(f"- **{title}**: no row to check")
@@ -277,6 +313,106 @@ def main():
             worst += ("; and, against 0: " if worst else "; worst, against 0: ") + \
                 "; ".join(f"{r.name}, {show(r)}" for r in unranked)
         out(f"- **{title}**: {state}{worst}")
+
+
+class DeployedRow:
+    def __init__(self, corpus, feedback, loop, ms_dir, bf_dir, unc_dir):
+        self.name = f"{corpus}, {feedback}, {loop}"
+        ms, bf, unc = load(ms_dir), load(bf_dir), load(unc_dir)
+        self.has_ms = bool(ms)
+        self.ham_in_junk, self.unc_ham_in_junk = num(ms, "ham_in_junk"), num(unc, "unc_ham_in_junk")
+        n_ham = num(ms, "n_ham")
+        self.ham_in_junk_pct = None if self.ham_in_junk is None or not n_ham else 100.0 * self.ham_in_junk / n_ham
+        self.unsure, self.bf_unsure = num(ms, "unsure_pct"), num(bf, "unsure_pct")
+        self.fnr, self.bf_fnr = num(ms, "fnr_at_fpr_0.1_pct"), num(bf, "fnr_at_fpr_0.1_pct")
+        self.moves, self.bf_moves = self._moves(ms), self._moves(bf)
+        self.ece, self.bf_ece = num(ms, "ece"), num(bf, "ece")
+
+    @staticmethod
+    def _moves(m):
+        a, b = num(m, "moves_spam"), num(m, "moves_ham")
+        return None if a is None or b is None else int(a + b)
+
+    def all_rows(self):
+        return True
+
+    def ham_in_junk_met(self):
+        if self.ham_in_junk is None or self.unc_ham_in_junk is None or self.ham_in_junk_pct is None:
+            return None
+        return self.ham_in_junk <= self.unc_ham_in_junk and self.ham_in_junk_pct <= HAM_IN_JUNK_MAX_PCT
+
+    def unsure_met(self):
+        return None if self.unsure is None else self.unsure <= DEPLOYED_UNSURE_MAX
+
+    def fnr_met(self):
+        if self.fnr is None or self.bf_fnr is None:
+            return None
+        return self.fnr < self.bf_fnr or self.fnr == self.bf_fnr == 0
+
+    def moves_ratio(self):
+        if self.moves is None or not self.bf_moves:
+            return None
+        return self.moves / self.bf_moves
+
+    def moves_met(self):
+        if self.moves is None or self.bf_moves is None:
+            return None
+        return self.moves <= MOVES_RATIO_MAX * self.bf_moves
+
+    def ece_met(self):
+        return None if self.ece is None else self.ece <= DEPLOYED_ECE_MAX
+
+
+DEPLOYED_TARGETS = [
+    ("hamjunk", f"ham in Junk never more than the same model never corrected, and <= {HAM_IN_JUNK_MAX_PCT:g}% of the ham",
+     DeployedRow.all_rows, DeployedRow.ham_in_junk_met,
+     lambda r: r.ham_in_junk_pct,
+     lambda r: f"{fmt(r.ham_in_junk, '.0f')} ({fmt(r.ham_in_junk_pct, '.3f')}%), never corrected "
+               f"{fmt(r.unc_ham_in_junk, '.0f')}"),
+    ("unsure", f"unsure <= {DEPLOYED_UNSURE_MAX:g}%",
+     DeployedRow.all_rows, DeployedRow.unsure_met,
+     lambda r: r.unsure, lambda r: f"{fmt(r.unsure, '.2f')}% (bogofilter {fmt(r.bf_unsure, '.2f')}%)"),
+    ("fnr", "FNR% at FPR <= 0.1% below bogofilter's",
+     DeployedRow.all_rows, DeployedRow.fnr_met,
+     lambda r: None if r.fnr is None or r.bf_fnr is None else r.fnr - r.bf_fnr,
+     lambda r: f"{fmt(r.fnr, '.3f')} vs {fmt(r.bf_fnr, '.3f')}"),
+    ("moves", f"users' moves at most {MOVES_RATIO_MAX:g} x bogofilter's (one fifth)",
+     DeployedRow.all_rows, DeployedRow.moves_met,
+     DeployedRow.moves_ratio,
+     lambda r: f"{fmt(r.moves, 'd')} vs {fmt(r.bf_moves, 'd')} (ratio {fmt(r.moves_ratio(), '.3f')})"),
+    ("ece", f"ECE <= {DEPLOYED_ECE_MAX:g}",
+     DeployedRow.all_rows, DeployedRow.ece_met,
+     lambda r: r.ece, lambda r: f"{fmt(r.ece, '.4f')} (bogofilter {fmt(r.bf_ece, '.4f')})"),
+]
+
+
+def deployed_summary(rows):
+    out = print
+    out("## Summary: the loop users run against issue 42's targets, bogofilter beside it")
+    out()
+    out("| corpus, feedback, mailsift loop | ham in Junk (share of ham) / never corrected "
+        f"| <= never corrected, <= {HAM_IN_JUNK_MAX_PCT:g}% | unsure% | <= {DEPLOYED_UNSURE_MAX:g} "
+        "| FNR% at FPR<=0.1% mailsift / bogofilter | below "
+        "| moves mailsift / bogofilter (ratio) | <= 1/5 | ECE | <= 0.02 |")
+    out("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        out(f"| {r.name} "
+            f"| {fmt(r.ham_in_junk, '.0f')} ({fmt(r.ham_in_junk_pct, '.3f')}%) / {fmt(r.unc_ham_in_junk, '.0f')} "
+            f"| {verdict(r.ham_in_junk_met())} "
+            f"| {fmt(r.unsure, '.2f')} | {verdict(r.unsure_met())} "
+            f"| {fmt(r.fnr, '.3f')} / {fmt(r.bf_fnr, '.3f')} | {verdict(r.fnr_met())} "
+            f"| {fmt(r.moves, 'd')} / {fmt(r.bf_moves, 'd')} ({fmt(r.moves_ratio(), '.3f')}) "
+            f"| {verdict(r.moves_met())} "
+            f"| {fmt(r.ece, '.4f')} | {verdict(r.ece_met())} |")
+    out()
+    out("Every mailsift row of the deployed table, against bogofilter's loop on the same messages with the "
+        "same feedback. Never corrected: the same model as first learned, scoring the same messages "
+        "(evaluate --deployed's deployed.uncorrected; for the real daemon's row, the evaluate row's, "
+        "the same model). ham in Junk's share is of the ham deployed. FNR: equal at 0 counts as met.")
+    out()
+    out("### Issue 42's targets")
+    out()
+    print_targets(rows, DEPLOYED_TARGETS)
     out()
 
 

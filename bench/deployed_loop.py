@@ -2,13 +2,15 @@
 """The loop users run, through a real mailsiftd (issue 42), bogofilter beside it.
 
 usage: bench/deployed_loop.py --index FILE [--split F] [--batch N] [--one-sided]
-                              [--mailsift BIN] [--mailsiftd BIN] [--work DIR]
-                              [--no-bogofilter] [--scores-prefix PATH]
+                              [--mailsift BIN] [--mailsiftd BIN] [--config FILE]
+                              [--work DIR] [--no-bogofilter] [--scores-prefix PATH]
+                              [--json]
 
 A TREC index in arrival order (paths relative to it, or absolute). The first F
 (default 0.5) is learned as the README teaches, class by class: `mailsift learn
 --spam` of its spam, then `learn --ham` of its ham. The rest goes through a
-mailsiftd started here on a loopback port (built-in defaults, stats_interval 1),
+mailsiftd started here on a loopback port (built-in defaults, or the settings
+of --config FILE; either way stats_interval 1, history off, its own database),
 over the milter protocol as an MTA speaks it, N messages a batch (default 100).
 After each batch the users move what they see wrong: every spam left in the
 inbox (X-Mailsift-Status No or Unsure) is corrected with `mailsift correct
@@ -27,8 +29,16 @@ the first part, each batch classified with `-TT` (cutoffs 0.99 / 0.45: Junk at
 Prints one row per filter: 1-ROCA% (mailsift from the header's
 uncalibrated-log-odds, two decimals; bogofilter's spamicity), FNR% at FPR <=
 0.1%, ham in Junk, spam in the inbox, unsure%, the users' moves, and ECE of
-mailsift's P(spam). With --scores-prefix, the LABEL<TAB>SCORE<TAB>VERDICT<TAB>PATH
-lines of each filter (bench/roc.py reads them).
+the probability (mailsift's P(spam), the header's score; bogofilter's
+spamicity, as bench/accuracy.sh takes it). --json prints the same as one JSON
+object instead (bench/accuracy.sh's deployed protocol reads it): "index",
+"learned", "deployed", "batch", "feedback" (two-sided or one-sided) and
+"filters", a list of {"filter": "mailsift" or "bogofilter", "name", "messages",
+"spam", "ham", "one_minus_roca_percent", "fnr_at_fpr_0.1_percent",
+"ham_in_junk", "spam_in_inbox", "unsure_percent", "moved_to_junk",
+"moved_from_junk", "expected_calibration_error", "seconds"} (NaN as null).
+With --scores-prefix, the LABEL<TAB>SCORE<TAB>VERDICT<TAB>PATH lines of each
+filter (bench/roc.py reads them).
 
 A benchmark: it prints numbers; it fails only when a program misbehaves.
 Loopback only; it ends only the mailsiftd it started.
@@ -173,6 +183,8 @@ def metrics(rows):
         "spam_in_inbox": sum(1 for r in rows if r[0] and r[2] != "spam"),
         "unsure_percent": 100.0 * sum(1 for r in rows if r[2] == "unsure") / len(rows),
         "messages": len(rows),
+        "spam": len(spam),
+        "ham": len(ham),
     }
     ps = [r for r in rows if r[3] is not None]
     if ps:
@@ -226,6 +238,9 @@ def mailsift_loop(args, train, rest, work):
     db = os.path.join(work, "mailsift.db")
     conf = os.path.join(work, "mailsift.conf")
     with open(conf, "w") as f:
+        if args.config:  # the settings measured; the loop's own below them (the last of a key wins)
+            with open(args.config) as given:
+                f.write(given.read().rstrip("\n") + "\n")
         f.write(f"database = {db}\nstats_interval = 1\nhistory = off\n")
     for spam in (True, False):
         lst = os.path.join(work, "train.spam" if spam else "train.ham")
@@ -316,7 +331,7 @@ def bogofilter_loop(args, train, rest, work):
         for spam, path in part:
             p = spamicity[path]
             verdict = "spam" if p >= 0.99 else "ham" if p < 0.45 else "unsure"
-            rows.append((spam, p, verdict, None, path))
+            rows.append((spam, p, verdict, p, path))
             if spam and verdict != "spam":
                 register[True].append(path)
                 moves[0] += 1
@@ -339,12 +354,16 @@ def main():
     build = os.path.join(os.path.dirname(HERE), "build")
     ap.add_argument("--mailsift", default=os.path.join(build, "src/cli/mailsift"))
     ap.add_argument("--mailsiftd", default=os.path.join(build, "src/daemon/mailsiftd"))
+    ap.add_argument("--config", help="a mailsift configuration to measure instead of the built-in defaults")
     ap.add_argument("--work")
     ap.add_argument("--no-bogofilter", action="store_true")
     ap.add_argument("--scores-prefix")
+    ap.add_argument("--json", action="store_true", help="one JSON object on stdout instead of the markdown rows")
     args = ap.parse_args()
     if not (0 < args.split < 1) or args.batch < 1:
         ap.error("--split takes 0 < F < 1, --batch at least 1")
+    if args.config and not os.path.isfile(args.config):
+        ap.error(f"no configuration file at {args.config}")
     if not args.no_bogofilter and shutil.which("bogofilter") is None:
         ap.error("bogofilter is not installed (apt-get install bogofilter), or give --no-bogofilter")
     index = read_index(args.index)
@@ -352,27 +371,46 @@ def main():
     train, rest = index[:first], index[first:]
     work = args.work or tempfile.mkdtemp(prefix="mailsift-deployed-")
     os.makedirs(work, exist_ok=True)
-    results = [("mailsift (mailsiftd + mailsift correct)", *mailsift_loop(args, train, rest, work))]
+    t0 = time.monotonic()
+    results = [("mailsift", "mailsift (mailsiftd + mailsift correct)", *mailsift_loop(args, train, rest, work),
+                time.monotonic() - t0)]
     if not args.no_bogofilter:
-        results.append(("bogofilter (-TT, then -s/-n)", *bogofilter_loop(args, train, rest, work)))
+        t0 = time.monotonic()
+        results.append(("bogofilter", "bogofilter (-TT, then -s/-n)", *bogofilter_loop(args, train, rest, work),
+                        time.monotonic() - t0))
     feedback = "one-sided" if args.one_sided else "two-sided"
+    if args.json:
+        filters = []
+        for key, name, rows, moves, seconds in results:
+            m = metrics(rows)
+            m = {k: None if isinstance(v, float) and v != v else v for k, v in m.items()}  # NaN: null
+            filters.append({"filter": key, "name": name, **m, "expected_calibration_error": m.get("ece"),
+                            "moved_to_junk": moves[0], "moved_from_junk": moves[1], "seconds": round(seconds, 1)})
+            filters[-1].pop("ece", None)
+        print(json.dumps({"index": args.index, "learned": first, "deployed": len(rest), "batch": args.batch,
+                          "feedback": feedback, "filters": filters}, indent=1))
+    else:
+        print_markdown(args, first, rest, feedback, results)
+    if args.scores_prefix:
+        for key, _, rows, _, _ in results:
+            with open(f"{args.scores_prefix}.{key}.tsv", "w") as f:
+                for spam, score, verdict, _, path in rows:
+                    f.write(f"{'spam' if spam else 'ham'}\t{score}\t{verdict}\t{path}\n")
+    if not args.work:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def print_markdown(args, first, rest, feedback, results):
     print(f"# the deployed loop: {args.index}, first {first} learned class by class, "
           f"{len(rest)} deployed in batches of {args.batch}, {feedback} feedback")
     print("| filter | 1-ROCA% | FNR% at FPR <= 0.1% | ham in Junk | spam in the inbox | unsure | moves (to Junk + out) | ECE |")
     print("|---|---|---|---|---|---|---|---|")
-    for name, rows, moves in results:
+    for _, name, rows, moves, _ in results:
         m = metrics(rows)
         ece = f"{m['ece']:.4f}" if "ece" in m else "-"
         print(f"| {name} | {m['one_minus_roca_percent']:.4f} | {m['fnr_at_fpr_0.1_percent']:.3f} | "
               f"{m['ham_in_junk']} | {m['spam_in_inbox']} | {m['unsure_percent']:.2f}% | "
               f"{moves[0]} + {moves[1]} | {ece} |")
-        if args.scores_prefix:
-            tag = name.split()[0]
-            with open(f"{args.scores_prefix}.{tag}.tsv", "w") as f:
-                for spam, score, verdict, _, path in rows:
-                    f.write(f"{'spam' if spam else 'ham'}\t{score}\t{verdict}\t{path}\n")
-    if not args.work:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
