@@ -176,19 +176,41 @@ namespace {
 constexpr std::string_view view_key = "!view:";
 }  // namespace
 
+namespace {
+// Bytes the view line cannot carry raw: the separators of feature lines, the
+// escape itself, and every other control byte, so that `mailsift tokens
+// --signature` prints nothing a terminal would act on.
+constexpr bool needs_escape(unsigned char c) { return c < 0x20 || c == 0x7f || c == '\\'; }
+constexpr int hex_value(char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+}  // namespace
+
 void append_view_line(std::string_view view, std::string& lines) {
     lines.reserve(lines.size() + view_key.size() + view.size() + view.size() / 16 + 3);
     lines.append(view_key);
     // Runs of plain bytes appended whole: this runs for every message the milter scores.
-    for (std::size_t at = 0; at < view.size();) {
-        const std::size_t special = view.find_first_of("\\\n\t", at);
-        lines.append(view.substr(at, special == std::string_view::npos ? std::string_view::npos : special - at));
-        if (special == std::string_view::npos) break;
-        const char ch = view[special];
+    std::size_t run = 0;
+    for (std::size_t at = 0; at < view.size(); ++at) {
+        const auto ch = static_cast<unsigned char>(view[at]);
+        if (!needs_escape(ch)) continue;
+        lines.append(view.substr(run, at - run));
+        run = at + 1;
         lines.push_back('\\');
-        lines.push_back(ch == '\n' ? 'n' : ch == '\t' ? 't' : '\\');
-        at = special + 1;
+        if (ch == '\n') {
+            lines.push_back('n');
+        } else if (ch == '\t') {
+            lines.push_back('t');
+        } else if (ch == '\\') {
+            lines.push_back('\\');
+        } else {
+            constexpr std::string_view digits = "0123456789abcdef";
+            lines.push_back('x');
+            lines.push_back(digits[ch >> 4]);
+            lines.push_back(digits[ch & 0xf]);
+        }
     }
+    lines.append(view.substr(run));
     lines.append("\t1\n");
 }
 
@@ -210,6 +232,11 @@ std::optional<std::string> recorded_view(std::string_view lines) {
             continue;
         }
         const char e = line[++i];
+        if (e == 'x' && i + 2 < line.size() && hex_value(line[i + 1]) >= 0 && hex_value(line[i + 2]) >= 0) {
+            view.push_back(static_cast<char>(hex_value(line[i + 1]) * 16 + hex_value(line[i + 2])));
+            i += 2;
+            continue;
+        }
         view.push_back(e == 'n' ? '\n' : e == 't' ? '\t' : e);
     }
     return view;

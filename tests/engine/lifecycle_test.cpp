@@ -185,3 +185,21 @@ TEST_CASE("A scan's view line carries any byte and is found wherever the lines p
     REQUIRE(engine::recorded_view(first) == std::string());
     REQUIRE_FALSE(engine::recorded_view("w:hello\t2\nw:!view:x\t1\n"));
 }
+
+TEST_CASE("A scan's view line holds no raw control byte, and older records still read", "[engine]") {
+    using namespace std::string_literals;
+    // CR, NUL, ESC and DEL among text that looks like an escape ("\\x41").
+    const std::string view = "a\rb\0c\x1b[31md\x7f e \\x41 f\\"s;
+    std::string lines;
+    engine::append_view_line(view, lines);
+    const std::string_view body = std::string_view(lines).substr(0, lines.size() - 3);  // without "\t1\n"
+    for (const char c : body) {
+        const auto b = static_cast<unsigned char>(c);
+        INFO("byte " << int(b));
+        REQUIRE((b >= 0x20 && b != 0x7f));
+    }
+    REQUIRE(lines.ends_with("\t1\n"));
+    REQUIRE(engine::recorded_view(lines) == view);
+    // A record written before control bytes were escaped: only \\, \n and \t.
+    REQUIRE(engine::recorded_view("!view:x\\\\y\\nz\r\t1\n") == "x\\y\nz\r"s);
+}

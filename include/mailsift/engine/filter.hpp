@@ -92,7 +92,9 @@ std::string feature_lines(const features::FeatureBag& bag);
 std::vector<std::pair<std::string, std::uint32_t>> parse_feature_lines(std::string_view lines);
 // A scan also records the message's view (features/view.hpp), the text the
 // linear scorer's 4-grams were read from, as one more line: "!view:" and the
-// view with '\\', '\n' and '\t' escaped, then "<TAB>1". No feature begins with
+// view with '\\' as "\\\\", '\n' as "\\n", '\t' as "\\t" and every other
+// control byte as "\\xHH", then "<TAB>1" (records before that escaped only
+// the first three, and still read). No feature begins with
 // '!' (every feature is namespaced), so no message can forge the line. With
 // it, a correction by signature (console, daemon, `correct --signature`)
 // steps exactly the slots a correction of the delivered copy steps: the ones
