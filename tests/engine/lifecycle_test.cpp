@@ -10,6 +10,7 @@
 
 #include "../support/backends.hpp"
 #include "../support/fixture.hpp"
+#include "../support/model_state.hpp"
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/engine/trainer.hpp"
@@ -27,36 +28,9 @@ const std::string scanned_spam =
     "X-Note: a\ttab and a \\ backslash\r\n\r\n"
     "CONGRATULATIONS! You have WON $250,000. Claim your FREE prize now, limited offer, act now!!!\r\n";
 
-struct Model {
-    model::Counts counts;
-    std::vector<float> weights;
-    double bias = 0.0, nb_weight = 0.0;
-    std::vector<store::LinearSample> samples;
-};
-
-Model model_of(store::Database& db) {
-    Model m;
-    m.counts = db.load_counts(model::TermFrequency::raw);
-    const engine::Filter f(db, engine::Settings{});
-    const auto loaded = f.model();
-    REQUIRE(loaded->linear);
-    m.weights.assign(loaded->linear->weights().begin(), loaded->linear->weights().end());
-    m.bias = loaded->linear->bias();
-    m.nb_weight = loaded->linear->nb_weight();
-    m.samples = db.linear_samples();
-    return m;
-}
-
-void require_same(const Model& a, const Model& b) {
-    REQUIRE(a.counts.messages == b.counts.messages);
-    REQUIRE(a.counts.features.size() == b.counts.features.size());
-    for (const auto& [id, c] : a.counts.features) {
-        const auto it = b.counts.features.find(id);
-        REQUIRE(it != b.counts.features.end());
-        REQUIRE(it->second.spam == c.spam);
-        REQUIRE(it->second.ham == c.ham);
-    }
-    // The same steps on the same slots in the same order: the same floats.
+// The same steps on the same slots in the same order: the same floats.
+void require_same(const testing::ModelState& a, const testing::ModelState& b) {
+    testing::require_same_counts(a.counts, b.counts);
     REQUIRE(a.weights == b.weights);
     REQUIRE(a.bias == b.bias);
     REQUIRE(a.nb_weight == b.nb_weight);
@@ -66,19 +40,6 @@ void require_same(const Model& a, const Model& b) {
         REQUIRE(a.samples[i].prefix == b.samples[i].prefix);
         REQUIRE(a.samples[i].terms == b.samples[i].terms);
     }
-}
-
-// A store as `learn --spam` and `learn --ham` of the fixtures leave it.
-void train_fixtures(store::Database& db) {
-    engine::Trainer t(db, engine::Settings{});
-    for (auto f : {"spam_money_offer.eml", "spam_cheap_pills.eml", "spam_investment.eml"}) {
-        t.learn(fixture(f), fixture(f).size(), store::Class::spam, 1000);
-    }
-    for (auto f : {"ham_meeting_notes.eml", "ham_patch_review.eml", "ham_build_report.eml"}) {
-        t.learn(fixture(f), fixture(f).size(), store::Class::ham, 1000);
-    }
-    t.commit();
-    t.refit_linear();
 }
 
 // What mailsiftd records of the message: its scan, as the milter scored it.
@@ -96,9 +57,9 @@ TEST_CASE("A correction by the delivered copy, by signature and deferred leave t
     FOR_EACH_BACKEND(s);
     testing::TestStore by_file_store(s_kind), by_signature_store(s_kind), deferred_store(s_kind);
     auto by_file = by_file_store.open(), by_signature = by_signature_store.open(), deferred = deferred_store.open();
-    for (auto* db : {by_file.get(), by_signature.get(), deferred.get()}) train_fixtures(*db);
-    const Model before = model_of(*by_file);
-    require_same(before, model_of(*by_signature));
+    for (auto* db : {by_file.get(), by_signature.get(), deferred.get()}) testing::train_fixtures(*db, /*refit=*/true);
+    const testing::ModelState before = testing::model_state(*by_file);
+    require_same(before, testing::model_state(*by_signature));
 
     const store::Digest id = engine::message_digest(scanned_spam);
     const store::Recording rec = scan_of(*by_file, id);
@@ -144,29 +105,24 @@ TEST_CASE("A correction by the delivered copy, by signature and deferred leave t
         REQUIRE(d.apply_deferred_corrections(2000) == 1);
     }
 
-    const Model corrected = model_of(*by_file);
+    const testing::ModelState corrected = testing::model_state(*by_file);
     REQUIRE(corrected.counts.messages.spam == before.counts.messages.spam + 1);
     REQUIRE(corrected.weights != before.weights);
     // The correction took the rehearsal `learn` takes: it is kept as a sample, with the milter's view.
     REQUIRE(corrected.samples.size() == before.samples.size() + 1);
     REQUIRE(std::any_of(corrected.samples.begin(), corrected.samples.end(),
                         [&](const store::LinearSample& x) { return x.c == store::Class::spam && x.prefix == *view; }));
-    require_same(corrected, model_of(*by_signature));
-    require_same(corrected, model_of(*deferred));
+    require_same(corrected, testing::model_state(*by_signature));
+    require_same(corrected, testing::model_state(*deferred));
 
     // And each is undone to the model before it, the replays it took included.
     for (auto* db : {by_file.get(), by_signature.get()}) {
         engine::Trainer u(*db, engine::Settings{});
         REQUIRE(u.undo_signature(id, 2100).result == engine::Trainer::UndoOutcome::Result::undone);
         u.commit();
-        const Model undone = model_of(*db);
-        REQUIRE(undone.counts.messages == before.counts.messages);
-        double worst = 0.0;
-        for (std::size_t i = 0; i < undone.weights.size(); ++i) {
-            worst = std::max(worst, static_cast<double>(std::abs(undone.weights[i] - before.weights[i])));
-        }
-        REQUIRE(worst < 1e-6);
-        REQUIRE(undone.bias == Approx(before.bias).margin(1e-6));
+        const testing::ModelState undone = testing::model_state(*db);
+        testing::require_same_counts(undone.counts, before.counts);
+        testing::require_weights_near(undone, before);
     }
 }
 

@@ -8,6 +8,7 @@
 
 #include "../support/backends.hpp"
 #include "../support/fixture.hpp"
+#include "../support/model_state.hpp"
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/engine/settings.hpp"
@@ -18,62 +19,27 @@ using mailsift::testing::fixture;
 
 namespace {
 
-void train_fixtures(store::Database& db) {
-    engine::Trainer t(db, engine::Settings{});
-    for (auto f : {"spam_money_offer.eml", "spam_cheap_pills.eml", "spam_investment.eml"}) {
-        t.learn(fixture(f), fixture(f).size(), store::Class::spam, 1000);
-    }
-    for (auto f : {"ham_meeting_notes.eml", "ham_patch_review.eml", "ham_build_report.eml"}) {
-        t.learn(fixture(f), fixture(f).size(), store::Class::ham, 1000);
-    }
-    t.commit();
-}
-
 // What a correction or an undo may change, read back from the store.
 struct State {
-    model::Counts counts;
-    std::vector<float> weights;
-    double bias = 0.0, nb_weight = 0.0;
+    testing::ModelState model;
     bool contact = false;
     double log_odds = 0.0;  // the message's score
 };
 
 State state_of(store::Database& db, const std::string& raw) {
     State s;
-    s.counts = db.load_counts(model::TermFrequency::raw);
-    const engine::Filter f(db, engine::Settings{});
-    const auto m = f.model();
-    REQUIRE(m->linear);
-    s.weights.assign(m->linear->weights().begin(), m->linear->weights().end());
-    s.bias = m->linear->bias();
-    s.nb_weight = m->linear->nb_weight();
+    s.model = testing::model_state(db);
     s.contact = db.load_contacts().contains("winner@prize-center.example");
-    s.log_odds = f.classify(raw).score.log_odds;
+    s.log_odds = engine::Filter(db, engine::Settings{}).classify(raw).score.log_odds;
     return s;
 }
 
-void require_same_counts(const State& a, const State& b) {
-    REQUIRE(a.counts.messages == b.counts.messages);
-    REQUIRE(a.counts.features.size() == b.counts.features.size());
-    for (const auto& [id, c] : a.counts.features) {
-        const auto it = b.counts.features.find(id);
-        REQUIRE(it != b.counts.features.end());
-        REQUIRE(it->second.spam == c.spam);
-        REQUIRE(it->second.ham == c.ham);
-    }
-}
+void require_same_counts(const State& a, const State& b) { testing::require_same_counts(a.model.counts, b.model.counts); }
 
 // Counts exactly; weights as floats that had a step added and taken away.
 void require_same_model(const State& a, const State& b) {
     require_same_counts(a, b);
-    REQUIRE(a.weights.size() == b.weights.size());
-    double worst = 0.0;
-    for (std::size_t i = 0; i < a.weights.size(); ++i) {
-        worst = std::max(worst, static_cast<double>(std::abs(a.weights[i] - b.weights[i])));
-    }
-    REQUIRE(worst < 1e-6);
-    REQUIRE(a.bias == Approx(b.bias).margin(1e-6));
-    REQUIRE(a.nb_weight == Approx(b.nb_weight).margin(1e-9));
+    testing::require_weights_near(a.model, b.model);
     REQUIRE(a.contact == b.contact);
     REQUIRE(a.log_odds == Approx(b.log_odds).margin(1e-4));
 }
@@ -87,7 +53,7 @@ const std::string scanned_spam =
 TEST_CASE("Undoing a correction puts the model back as it was, and is not a correction the other way", "[engine]") {
     FOR_EACH_BACKEND(s);
     auto db = s.open();
-    train_fixtures(*db);
+    testing::train_fixtures(*db);
 
     // mailsiftd scanned the message and said ham; the delivered copy carries its signature.
     const engine::Filter f(*db, engine::Settings{});
@@ -107,9 +73,9 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         REQUIRE(t.correct(delivered, delivered.size(), store::Class::ham, 2000).result == store::LearnResult::learned);
         t.commit();
         const State corrected = state_of(*db, scanned_spam);
-        REQUIRE(corrected.counts.messages.ham == before.counts.messages.ham + 1);
+        REQUIRE(corrected.model.counts.messages.ham == before.model.counts.messages.ham + 1);
         REQUIRE(corrected.contact);  // the spammer became a contact
-        REQUIRE(corrected.bias != before.bias);
+        REQUIRE(corrected.model.bias != before.model.bias);
         REQUIRE(corrected.log_odds < before.log_odds);
         REQUIRE(db->corrections_since(0).false_positives == 0);  // said ham, corrected to ham: no error
         REQUIRE(db->corrections_since(0).false_negatives == 0);
@@ -188,8 +154,8 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         REQUIRE(t2.correct_signature(id, store::Class::ham, 2100)->result == store::LearnResult::moved);
         t2.commit();
         const State moved = state_of(*db, scanned_spam);
-        REQUIRE(moved.counts.messages.ham == before.counts.messages.ham + 1);
-        REQUIRE(moved.counts.messages.spam == before.counts.messages.spam);
+        REQUIRE(moved.model.counts.messages.ham == before.model.counts.messages.ham + 1);
+        REQUIRE(moved.model.counts.messages.spam == before.model.counts.messages.spam);
     }
 
     SECTION("learned otherwise since the correction: left as it is") {
