@@ -20,7 +20,8 @@ every ham in Junk
 (Yes) with `correct --ham`, one process a move, as the IMAPSieve recipe runs
 them; unsure ham stays. --one-sided: nobody looks in Junk. Before the
 corrections of a batch, the scans of the batch are waited for (mailsiftd writes
-them every stats_interval), as a user moves mail after it arrived.
+them every stats_interval), as a user moves mail after it arrived; after them,
+mailsiftd's refit of its linear scorer and its reload of the model it left.
 
 bogofilter (Debian's, defaults -C) runs the same loop: `-s -b` then `-n -b` of
 the first part, each batch classified with `-TT` (cutoffs 0.99 / 0.45: Junk at
@@ -217,21 +218,25 @@ def free_port():
 
 
 def wait_for_reload(mailsift, conf, log_path):
-    """Waits until mailsiftd has reloaded the model the batch's corrections left:
-    its log's last "reloaded model" line counts the messages the store counts.
-    `evaluate --deployed` refreshes before each batch; without this wait the next
-    batch's first messages would be scored by whichever model the daemon's
-    refresh thread happened to hold, and the two loops could not be compared."""
-    st = json.loads(subprocess.run([mailsift, "--config", conf, "stats", "--json"], check=True,
-                                   capture_output=True, text=True).stdout)
-    want = f"{st['messages']['spam']} spam, {st['messages']['ham']} ham"
-    for _ in range(600):
-        with open(log_path, errors="replace") as f:
-            reloads = [line for line in f if "reloaded model" in line]
-        if reloads and want in reloads[-1]:
-            return
+    """Waits until mailsiftd has refitted its linear scorer after the batch's
+    corrections (`mailsift stats`: nothing learned since the last refit) and
+    reloaded the model that left: its log's last "reloaded model" line is at the
+    store's model change. `evaluate --deployed` refits and refreshes before each
+    batch; without this wait the next batch's first messages would be scored by
+    whichever model the daemon's refresh thread happened to hold, and the two
+    loops could not be compared."""
+    st = {}
+    for _ in range(1200):
+        st = json.loads(subprocess.run([mailsift, "--config", conf, "stats", "--json"], check=True,
+                                       capture_output=True, text=True).stdout)
+        if st["linear"]["learned_since_refit"] == 0:
+            want = f"at model change {st['model_change']} in "
+            with open(log_path, errors="replace") as f:
+                reloads = [line for line in f if "reloaded model" in line]
+            if reloads and want in reloads[-1]:
+                return
         time.sleep(0.05)
-    raise RuntimeError(f"mailsiftd did not reload the corrected model ({want}) in 30 s: see {log_path}")
+    raise RuntimeError(f"mailsiftd did not refit and reload the corrected model in 60 s (stats: {st}): see {log_path}")
 
 
 def mailsift_loop(args, train, rest, work):

@@ -11,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -141,6 +142,10 @@ int stats(const Context& ctx, bool json) {
                    {"week", db.corrections_since(now - 7 * 86400)},
                    {"all", db.corrections_since(0)}};
     const auto counters = db.counters();
+    // The linear scorer's state alone (no page is written after the last change), and that change's number.
+    const auto linear = db.linear_weights_since(std::numeric_limits<std::int64_t>::max());
+    const std::uint64_t learned = linear.seen_spam + linear.seen_ham;
+    const std::uint64_t since_refit = learned > linear.refit_seen ? learned - linear.refit_seen : 0;
     // The settings kept with the model, and where the configuration says otherwise.
     const auto kept = engine::model_settings(db, ctx.settings);
     std::vector<std::pair<std::string, std::string>> model_settings;
@@ -191,6 +196,8 @@ int stats(const Context& ctx, bool json) {
             {"distinct_features", st.distinct_features},
             {"contacts", st.contacts},
             {"signatures", st.signatures},
+            {"model_change", linear.sequence},
+            {"linear", {{"learned", learned}, {"learned_since_refit", since_refit}}},
             {"model_settings", settings_json},
             {"corrections", std::move(corrections)},
             {"daemon", std::move(daemon)},
@@ -208,6 +215,10 @@ int stats(const Context& ctx, bool json) {
     std::printf("distinct features: %llu\n", u(st.distinct_features));
     std::printf("contacts:          %llu\n", u(st.contacts));
     std::printf("signatures kept:   %llu\n", u(st.signatures));
+    if (linear.hash_bits != 0) {
+        std::printf("linear scorer:     %llu messages learned, %llu since its last refit%s\n", u(learned), u(since_refit),
+                    since_refit > 0 ? " (mailsiftd refits when it sees them)" : "");
+    }
     for (const auto& w : warnings) std::printf("warning:           %s\n", w.c_str());
     std::printf("\nsettings kept with the model (mailsift.conf(5)):\n");
     if (model_settings.empty()) std::printf("  (none yet: the first training records them)\n");

@@ -3,6 +3,7 @@
 
 #include <ctime>
 #include <iterator>
+#include <utility>
 
 #include "log.hpp"
 #include "mailsift/engine/trainer.hpp"
@@ -73,12 +74,18 @@ void Recorder::flush() {
     written_.wait(lock, [&] { return flushes_done_ >= ticket || stopping_; });
 }
 
+void Recorder::model_changed() {
+    std::lock_guard lock(mutex_);
+    refit_requested_ = true;
+    if (!refit_failed_) wake_.notify_one();
+}
+
 void Recorder::run() {
     std::unique_lock lock(mutex_);
     for (;;) {
         wake_.wait_for(lock, options_.interval, [&] {
             return stopping_ || flush_requests_ > flushes_done_ ||
-                   (failures_ == 0 && batch_ready());  // after a failure: the interval
+                   (failures_ == 0 && (batch_ready() || (refit_requested_ && !refit_failed_)));  // after a failure: the interval
         });
         const std::uint64_t requested = flush_requests_;
         const bool final_write = stopping_;
@@ -105,13 +112,14 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
     const auto now = std::chrono::steady_clock::now();
     // Expiry: a pass an hour, one batch a write until it is done.
     const bool prune = pruning_ || !last_prune_ || now - *last_prune_ > std::chrono::hours(1);
+    const bool refit = std::exchange(refit_requested_, false);
     if (batch.packed.empty() && batch.contacts.empty() && batch.counter_increments.empty() && batch.history.empty() &&
-        !prune) {
+        !prune && !refit) {
         return;
     }
     lock.unlock();
     std::string problem;
-    bool pruned_ok = false;
+    bool pruned_ok = false, refitted_ok = !refit;
     store::ScanPrune pruned;
     try {
         // Never create the database: a missing one means "no model", not "empty model"
@@ -121,6 +129,7 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
         store::Database& db = *opened;
         db.record(batch);
         apply_deferred_corrections(db);
+        if (refit) refitted_ok = refit_linear(db);
         if (prune) {
             // Committed above already: a pruning failure must not put the batch back.
             try {
@@ -144,6 +153,8 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
         problem = e.what();
     }
     lock.lock();
+    if (!refitted_ok) refit_requested_ = true;  // again at the interval (or with the next write)
+    refit_failed_ = !refitted_ok;
     if (pruned_ok) {
         pruned_.scans += pruned.scans;
         pruned_.lines += pruned.lines;
@@ -194,6 +205,28 @@ void Recorder::apply_deferred_corrections(store::Database& db) {
     } catch (const std::exception& e) {
         log_warning(std::string("could not train the corrections waiting for their scans (trying again at the "
                                 "next write): ") + e.what());
+    }
+}
+
+// Committed after the batch, and after the deferred corrections it trained.
+bool Recorder::refit_linear(store::Database& db) {
+    try {
+        const auto start = std::chrono::steady_clock::now();
+        engine::Trainer trainer(db, options_.settings, engine::Trainer::Reads::rows);
+        const std::size_t n = trainer.refit_linear_if_behind();
+        if (n > 0) {
+            const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+            log_info("refitted the linear scorer over its " + std::to_string(n) +
+                     " rehearsal samples, with the messages learned since the last refit, in " +
+                     std::to_string(ms.count()) + " ms");
+            std::lock_guard lock(mutex_);
+            ++counters_["linear_refits"];
+        }
+        return true;
+    } catch (const std::exception& e) {
+        log_warning(std::string("could not refit the linear scorer after the model changed (trying again later): ") +
+                    e.what());
+        return false;
     }
 }
 

@@ -13,7 +13,11 @@
 // scans_dropped and contacts_dropped). Scoring never waits for it and mail is
 // never held for it. After each write it trains the corrections that came by
 // signature before their scan (mailsift correct --signature, deferred in the
-// database), and takes the database's packer for the scans that follow.
+// database), and takes the database's packer for the scans that follow. And
+// when the scorer saw the model change (model_changed()), it refits the linear
+// scorer if messages were learned since its last refit — the corrections of
+// `mailsift correct`, the console's, its own deferred ones — here, off the
+// scoring path (engine::Trainer::refit_linear_if_behind).
 #pragma once
 
 #include <algorithm>
@@ -61,7 +65,7 @@ public:
         // 2,000 a write is still 400 a second at the default interval, far
         // beyond any site's mail.
         std::size_t prune_batch = 2000;
-        engine::Settings settings;  // how a deferred correction is trained (train_on_error, batch size)
+        engine::Settings settings;  // how a deferred correction is trained, and the linear scorer refitted
         Metrics* metrics = nullptr;  // told of each write attempt and what waits
     };
     explicit Recorder(Options options);
@@ -77,12 +81,16 @@ public:
     void count(const std::string& name, std::int64_t n = 1);
     // Writes now and waits for it (tests, shutdown).
     void flush();
+    // The scorer loaded a changed model: at the next write (now), refit the
+    // linear scorer if it is behind; a failure is tried again at the interval.
+    void model_changed();
 
 private:
     void run();
     void write_batch(std::unique_lock<std::mutex>& lock);
     void restore(store::Recording& batch);
     void apply_deferred_corrections(store::Database& db);
+    bool refit_linear(store::Database& db);  // false: failed, said in the log
     // What a packed scan holds of the queue's bytes.
     static std::size_t cost(const store::PackedScan& p) { return sizeof p + p.blob.capacity(); }
     bool batch_ready() const { return pending_bytes_ >= std::min(options_.batch_bytes, options_.max_queued_bytes / 2); }
@@ -103,6 +111,7 @@ private:
     // clock's epoch is the boot, so a default time point would wait for the
     // machine's first hour of uptime).
     std::optional<std::chrono::steady_clock::time_point> last_prune_;
+    bool refit_requested_ = false, refit_failed_ = false;  // model_changed(); the last refit failed
     bool pruning_ = false;                                // a pass has more to delete
     store::ScanPrune pruned_;                             // what this pass deleted so far
     std::thread thread_;

@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -81,7 +82,8 @@ std::string Scorer::describe_model(const State& state) const {
     const auto m = state.filter->model();
     std::string out = std::to_string(m->snapshot.messages().spam) + " spam, " +
                       std::to_string(m->snapshot.messages().ham) + " ham, " +
-                      std::to_string(m->snapshot.vocabulary()) + " features";
+                      std::to_string(m->snapshot.vocabulary()) + " features, at model change " +
+                      std::to_string(std::max(m->sequence, m->linear_sequence));  // `mailsift stats`' model_change
     // Where mailsift.conf disagrees with the settings kept with the model (they win).
     for (const auto& note : state.filter->setting_notes()) out += "; warning: " + note;
     return out;

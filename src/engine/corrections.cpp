@@ -218,6 +218,8 @@ Trainer::UndoOutcome Trainer::undo_signature(const store::Digest& id, std::int64
             batch_->add_linear(back);
             if (linear_) linear_->apply(back.slots, back.step);
         }
+        // Its message's sample is out of use now: mailsiftd refits without it.
+        batch_->drop_linear_sample(u.hash_bits);
     }
     if (!u.contact.empty()) batch_->remove_contact(u.contact);
     batch_->mark_undone(latest->id, now, corrector_);

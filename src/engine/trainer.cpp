@@ -1,6 +1,7 @@
 // Trainer: featurize messages and record them in store transactions.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "mailsift/engine/trainer.hpp"
@@ -273,12 +274,30 @@ std::size_t Trainer::refit_linear() {
     const std::uint64_t held = std::min<std::uint64_t>(linear_seen_[0], lp.rehearsal) +
                                std::min<std::uint64_t>(linear_seen_[1], lp.rehearsal);
     if (linear_learned_ < refit_after && linear_learned_ * 10 < held) return 0;
+    return refit();
+}
+
+std::size_t Trainer::refit_linear_if_behind() {
+    if (settings_.scorer != Scorer::linear || settings_.linear.epochs == 0) return 0;
     commit();
+    // The state alone: no page or slot delta is written after the highest change number.
+    const store::LinearWeights state = db_.linear_weights_since(std::numeric_limits<std::int64_t>::max());
+    if (state.seen_spam + state.seen_ham <= state.refit_seen) return 0;
+    linear_.reset();  // the weights as they are now, with their counts
+    return refit();
+}
+
+std::size_t Trainer::refit() {
+    const auto& lp = settings_.linear;
+    commit();
+    // The weights and their counts read before the samples: the mark below
+    // counts the samples read, or fewer (then a later refit comes again).
+    model::LinearModel& m = linear_model();
+    const std::uint64_t mark = linear_seen_[0] + linear_seen_[1];
     const std::vector<store::LinearSample> samples = db_.linear_samples();
     const bool both = std::any_of(samples.begin(), samples.end(), [](const auto& s) { return s.c == store::Class::spam; }) &&
                       std::any_of(samples.begin(), samples.end(), [](const auto& s) { return s.c == store::Class::ham; });
     if (!both) return 0;
-    model::LinearModel& m = linear_model();
     // The naive-Bayes input of each sample: the counts do not change while refitting.
     std::vector<std::vector<model::Term>> terms;  // each sample's, built once
     terms.reserve(samples.size());
@@ -309,9 +328,15 @@ std::size_t Trainer::refit_linear() {
     const auto after = m.weights();
     for (std::size_t j = 0; j < delta.size(); ++j) delta[j] = after[j] - before[j];
     open_batch();
-    batch_->add_linear_weights(lp.hash_bits, std::move(delta), m.bias() - bias, m.nb_weight() - nb_weight);
-    commit();
+    batch_->add_linear_weights(lp.hash_bits, std::move(delta), m.bias() - bias, m.nb_weight() - nb_weight, mark);
     linear_learned_ = 0;
+    try {
+        commit();
+    } catch (const store::RefitSuperseded&) {
+        batch_.reset();   // rolled back: the other writer's refit stands
+        linear_.reset();  // this one's weights are not the store's; read them again when needed
+        return 0;
+    }
     return samples.size();
 }
 

@@ -10,9 +10,10 @@
 // message and its scan is recorded as the recorder records it; a move is
 // `mailsift correct` of the delivered copy (X-Mailsift-Status and
 // X-Mailsift-Signature on top), one Trainer and one commit each, as the
-// IMAPSieve recipe runs one process a move. Beside it, the model as first
-// learned scores the same messages, never corrected: what the corrections
-// changed, for better or worse.
+// IMAPSieve recipe runs one process a move; after a batch's moves, the linear
+// scorer is refitted as mailsiftd refits it once it sees them. Beside it, the
+// model as first learned scores the same messages, never corrected: what the
+// corrections changed, for better or worse.
 #include <algorithm>
 
 #include "mailsift/engine/filter.hpp"
@@ -107,6 +108,8 @@ void deployed(const std::vector<LabelledMessage>& corpus, const Plan& plan, cons
             ++(to_junk ? d.moved_to_junk : d.moved_from_junk);
             if (o.result != store::LearnResult::already_learned && !o.confirmed) ++out.trained;
         }
+        // mailsiftd refits once it has loaded the corrections (daemon/recorder.hpp), before the next mail.
+        engine::Trainer(db, settings).refit_linear_if_behind();
         out.train_seconds += seconds_since(t0);
     }
     out.deployed = std::move(d);

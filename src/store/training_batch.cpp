@@ -63,6 +63,8 @@ void TrainingBatch::restart() {
     linear_dirty_.clear();
     linear_bias_ = linear_nb_weight_ = 0.0;
     linear_seen_spam_ = linear_seen_ham_ = 0;
+    linear_refit_mark_.reset();
+    linear_samples_dropped_ = 0;
     tx_ = db_.begin_write();
     for (const auto& op : done_) op(*this);
     restart_needed_ = false;
@@ -117,9 +119,10 @@ void TrainingBatch::dense_linear() {
     linear_sparse_.clear();
 }
 
-void TrainingBatch::add_linear_weights(unsigned hash_bits, std::vector<float> delta, double bias, double nb_weight) {
+void TrainingBatch::add_linear_weights(unsigned hash_bits, std::vector<float> delta, double bias, double nb_weight,
+                                       std::uint64_t refit_mark) {
     assert(tx_ && "add_linear_weights after commit");
-    auto op = [hash_bits, delta = std::move(delta), bias, nb_weight](TrainingBatch& b) {
+    auto op = [hash_bits, delta = std::move(delta), bias, nb_weight, refit_mark](TrainingBatch& b) {
         b.start_linear(hash_bits);
         b.dense_linear();
         if (delta.size() != b.linear_delta_.size()) b.tx_->fail("linear weights of another size than the batch's");
@@ -130,6 +133,17 @@ void TrainingBatch::add_linear_weights(unsigned hash_bits, std::vector<float> de
         }
         b.linear_bias_ += bias;
         b.linear_nb_weight_ += nb_weight;
+        b.linear_refit_mark_ = std::max(b.linear_refit_mark_.value_or(0), refit_mark);
+    };
+    op(*this);
+    if (replayable_) remember(std::move(op));
+}
+
+void TrainingBatch::drop_linear_sample(unsigned hash_bits) {
+    assert(tx_ && "drop_linear_sample after commit");
+    auto op = [hash_bits](TrainingBatch& b) {
+        b.start_linear(hash_bits);
+        ++b.linear_samples_dropped_;
     };
     op(*this);
     if (replayable_) remember(std::move(op));
@@ -481,6 +495,8 @@ void TrainingBatch::commit_now() {
         lc.nb_weight = linear_nb_weight_;
         lc.seen_spam = linear_seen_spam_;
         lc.seen_ham = linear_seen_ham_;
+        lc.refit_mark = linear_refit_mark_;
+        lc.samples_dropped = linear_samples_dropped_;
         for (std::size_t p = 0; p < linear_dirty_.size(); ++p) {
             if (linear_dirty_[p]) lc.pages.emplace_back(static_cast<std::uint32_t>(p), linear_delta_.data() + p * linear_page_slots);
         }

@@ -1,18 +1,21 @@
 // The recorder on its own, against a real store: scans queued faster than it
 // writes are all written, and an outage keeps them up to the byte cap; a
-// backlog of expired lines goes a bounded batch per write.
+// backlog of expired lines goes a bounded batch per write; a changed model
+// is refitted once.
 // No timing thresholds: what is checked is what was written and dropped.
 #include "recorder.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <thread>
 #include <vector>
 
 #include "../support/backends.hpp"
+#include "../support/model_state.hpp"
 #include "../support/temp_dir.hpp"
 #include "../support/typical_scan.hpp"
 
@@ -154,4 +157,37 @@ TEST_CASE("A backlog of expired lines goes a batch a write until none is old, th
     CHECK(store_.value("SELECT count(*) FROM history WHERE scanned_at < " + std::to_string(now - 86400)) == 0);
     recorder.flush();  // done: the next pass is an hour away
     CHECK(store_.value("SELECT count(*) FROM history") == 3);
+}
+
+TEST_CASE("After the model changed, the recorder refits the linear scorer once, when messages were learned since",
+          "[recorder]") {
+    // A `mailsift correct` commits its step and leaves the refit to mailsiftd (engine/trainer.hpp).
+    FOR_EACH_BACKEND(store_);
+    {
+        auto db = store_.open();
+        mailsift::testing::train_fixtures(*db, /*refit=*/true);
+        engine::Trainer t(*db, engine::Settings{}, engine::Trainer::Reads::rows);
+        const std::string spam = mailsift::testing::fixture("spam_money_offer.eml") + "\nAnd a second offer today.\n";
+        REQUIRE(t.correct(spam, spam.size(), store::Class::spam, 2000).result == store::LearnResult::learned);
+        t.commit();
+    }
+    const auto db = store_.open(store::Database::Mode::read_only);
+    const auto state = [&] { return db->linear_weights_since(std::numeric_limits<std::int64_t>::max()); };
+    REQUIRE(state().refit_seen + 1 == state().seen_spam + state().seen_ham);
+    const auto weights = mailsift::testing::model_state(*db).weights;
+    {
+        daemon::Recorder recorder(options(store_.location()));
+        recorder.flush();  // a write without the model's change: no refit
+        REQUIRE(state().refit_seen + 1 == state().seen_spam + state().seen_ham);
+        recorder.model_changed();
+        recorder.flush();
+        CHECK(state().refit_seen == state().seen_spam + state().seen_ham);
+        CHECK(mailsift::testing::model_state(*db).weights != weights);
+        // Changed again (the refit's own change, as the scorer reloads it): caught up, nothing more.
+        const auto refitted = mailsift::testing::model_state(*db).weights;
+        recorder.model_changed();
+        recorder.flush();
+        CHECK(mailsift::testing::model_state(*db).weights == refitted);
+    }
+    CHECK(counter(*db, "linear_refits") == 1);
 }

@@ -7,6 +7,7 @@
 // through the same step, rehearsal and replays.
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <limits>
 
 #include "../support/backends.hpp"
 #include "../support/fixture.hpp"
@@ -158,4 +159,46 @@ TEST_CASE("A scan's view line holds no raw control byte, and older records still
     REQUIRE(engine::recorded_view(lines) == view);
     // A record written before control bytes were escaped: only \\, \n and \t.
     REQUIRE(engine::recorded_view("!view:x\\\\y\\nz\r\t1\n") == "x\\y\nz\r"s);
+}
+
+TEST_CASE("Messages learned since the last refit leave the linear scorer behind until one refit catches it up",
+          "[engine]") {
+    // What mailsiftd runs after a correction (daemon/recorder.hpp), and `evaluate --deployed` after each batch.
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    testing::train_fixtures(*db, /*refit=*/true);
+    const auto state = [&] { return db->linear_weights_since(std::numeric_limits<std::int64_t>::max()); };
+    REQUIRE(state().refit_seen == state().seen_spam + state().seen_ham);  // `learn` refitted and said so
+    REQUIRE(engine::Trainer(*db, engine::Settings{}).refit_linear_if_behind() == 0);
+
+    // A correction: one message, committed, not refitted (as `mailsift correct` leaves it).
+    const store::Digest id = engine::message_digest(scanned_spam);
+    db->record(scan_of(*db, id));
+    {
+        engine::Trainer t(*db, engine::Settings{}, engine::Trainer::Reads::rows);
+        REQUIRE(t.correct_signature(id, store::Class::spam, 2000)->result == store::LearnResult::learned);
+        t.commit();
+    }
+    REQUIRE(state().refit_seen + 1 == state().seen_spam + state().seen_ham);
+    const testing::ModelState corrected = testing::model_state(*db);
+
+    REQUIRE(engine::Trainer(*db, engine::Settings{}).refit_linear_if_behind() == corrected.samples.size());
+    REQUIRE(state().refit_seen == state().seen_spam + state().seen_ham);
+    const testing::ModelState refitted = testing::model_state(*db);
+    REQUIRE(refitted.weights != corrected.weights);
+    testing::require_same_counts(refitted.counts, corrected.counts);  // a refit moves weights, not counts
+    // Caught up: the next one does nothing.
+    REQUIRE(engine::Trainer(*db, engine::Settings{}).refit_linear_if_behind() == 0);
+    REQUIRE(testing::model_state(*db).weights == refitted.weights);
+
+    // The correction undone: its message's sample is out of use, and a refit is due again, without it.
+    {
+        engine::Trainer u(*db, engine::Settings{});
+        REQUIRE(u.undo_signature(id, 2100).result ==
+                engine::Trainer::UndoOutcome::Result::undone);
+        u.commit();
+    }
+    REQUIRE(state().refit_seen < state().seen_spam + state().seen_ham);
+    REQUIRE(engine::Trainer(*db, engine::Settings{}).refit_linear_if_behind() == corrected.samples.size() - 1);
+    REQUIRE(state().refit_seen == state().seen_spam + state().seen_ham);
 }

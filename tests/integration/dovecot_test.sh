@@ -10,7 +10,7 @@
 #   - back to the inbox: moved to ham; into Junk again after the scan is written:
 #     moved to spam; the model is then the one before plus that message learned
 #     once, as spam;
-#   - another into Junk, then Junk -> Trash: Trash trains nothing; Trash -> Junk
+#   - another into Junk, and mailsiftd refits after it; then Junk -> Trash: Trash trains nothing; Trash -> Junk
 #     again: already spam, nothing more;
 #   - the pipe programs run as the mail user (not root), and Dovecot logs no error.
 # Needs root (postfix start, dovecot, a system user); installs dovecot-imapd and
@@ -168,6 +168,11 @@ learned() {
 }
 classes() { "$MAILSIFT" --db "$DB" export - | awk -F'\t' '$1 == "class" { printf "%s=%s ", $2, $3 }'; }
 is_learned() { [ "$(learned "$1")" = "$2 1" ]; }
+# mailsiftd refits the linear scorer after a correction it loads: nothing learned since the last refit
+refitted() {
+    [ "$("$MAILSIFT" --db "$DB" stats --json |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["linear"]["learned_since_refit"])')" = 0 ]
+}
 
 # ---------------------------------------------------------------- message A: Junk at once, back, Junk again
 SIG_A=$(deliver spam_cheap_pills.eml) || bail "spam_cheap_pills.eml delivered to alice's maildir with an X-Mailsift-Signature"
@@ -216,6 +221,12 @@ if wait_for 10 is_learned "$SIG_B" spam; then
     ok "B moved into Junk: learned once as spam"
 else
     not_ok "B moved into Junk: learned once as spam (learned: $(learned "$SIG_B"))"
+fi
+# The model the move leaves: the correction's step, then mailsiftd's refit after it.
+if wait_for 15 refitted && grep -q 'refitted the linear scorer' "$WORK/mailsiftd.log"; then
+    ok "mailsiftd refitted the linear scorer after the correction ($(grep -c 'refitted the linear scorer' "$WORK/mailsiftd.log") refits logged)"
+else
+    not_ok "mailsiftd refitted the linear scorer within 15 s of the correction"
 fi
 export_model "$WORK/after-b.export"
 move Junk Trash "$SIG_B" || not_ok "IMAP MOVE of B from Junk to Trash (see imap.log)"

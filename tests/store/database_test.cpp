@@ -13,6 +13,7 @@
 #include "store_support.hpp"
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -595,4 +596,74 @@ TEST_CASE("A message the counts already know is learned by the linear scorer alo
     REQUIRE(at != std::string::npos);
     REQUIRE(e.find("\nlinear-message\t", at + 1) == std::string::npos);  // digest 3 only
     REQUIRE(e.compare(e.find('\n', at + 1) - 5, 5, "\tspam") == 0);
+}
+
+TEST_CASE("Of two refits of the same samples the second is dropped whole, on every backend", "[store]") {
+    // Two daemons of a fleet both see a correction and both refit: the weights
+    // must take one refit, not two, and the store says which samples it covered.
+    FOR_EACH_BACKEND(store_);
+    const auto opened = store_.open();
+    store::Database& db = *opened;
+    {
+        store::TrainingBatch b(db);
+        b.offer_linear_sample(12, Class::spam, 0, digest(1), "From: a@example.org\n\nBuy now");
+        b.offer_linear_sample(12, Class::ham, 0, digest(2), "From: b@example.org\n\nThe minutes");
+        b.commit();
+    }
+    const std::uint64_t no_pages = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    const auto before = db.linear_weights_since(0);
+    REQUIRE(before.seen_spam + before.seen_ham == 2);
+    REQUIRE(before.refit_seen == 0);
+    // The state alone, after the highest change number: no page, no slot delta.
+    const auto state = db.linear_weights_since(no_pages);
+    REQUIRE(state.pages.empty());
+    REQUIRE(state.refit_seen == 0);
+    REQUIRE(state.seen_spam == 1);
+
+    auto refit = [&](std::uint64_t mark, float by) {
+        std::vector<float> delta(std::size_t{1} << 12, 0.0f);
+        delta[7] = by;
+        store::TrainingBatch b(db);
+        b.add_linear_weights(12, std::move(delta), 0.5, 0.0, mark);
+        b.commit();
+    };
+    refit(2, 1.0f);
+    const auto once = db.linear_weights_since(0);
+    REQUIRE(db.linear_weights_since(no_pages).refit_seen == 2);
+    REQUIRE_THROWS_AS(refit(2, 1.0f), store::RefitSuperseded);  // the same samples again
+    REQUIRE_THROWS_AS(refit(1, 1.0f), store::RefitSuperseded);  // fewer
+    const auto after = db.linear_weights_since(0);
+    REQUIRE(mailsift::testing::linear_table(after) == mailsift::testing::linear_table(once));
+    REQUIRE(after.bias == once.bias);
+    REQUIRE(db.linear_weights_since(no_pages).refit_seen == 2);
+    // A message learned since: a refit that covers it is taken.
+    {
+        store::TrainingBatch b(db);
+        b.offer_linear_sample(12, Class::ham, 1, digest(3), "From: c@example.org\n\nLunch?");
+        b.commit();
+    }
+    refit(3, 1.0f);
+    REQUIRE(db.linear_weights_since(no_pages).refit_seen == 3);
+    REQUIRE(mailsift::testing::linear_table(db.linear_weights_since(0))[7] ==
+            mailsift::testing::linear_table(once)[7] + 1.0f);
+}
+
+TEST_CASE("A store from before the refit mark counts as refitted over the samples it holds", "[store]") {
+    // SQLite schema 16, PostgreSQL 11: no linear_state.refit_seen. Upgrading
+    // must not make the daemon refit a model nobody changed.
+    FOR_EACH_BACKEND(store_);
+    {
+        const auto opened = store_.open();
+        store::TrainingBatch b(*opened);
+        b.offer_linear_sample(12, Class::spam, 0, digest(1), "From: a@example.org\n\nBuy now");
+        b.offer_linear_sample(12, Class::ham, 0, digest(2), "From: b@example.org\n\nThe minutes");
+        b.commit();
+    }
+    const bool sqlite = store_.kind() == "sqlite";
+    store_.exec("ALTER TABLE linear_state DROP COLUMN refit_seen");
+    store_.exec(sqlite ? "PRAGMA user_version = 16" : "UPDATE mailsift_schema SET version = 11");
+    const auto db = store_.open();
+    CHECK(store_.value(sqlite ? "PRAGMA user_version" : "SELECT version FROM mailsift_schema") ==
+          db->statistics().schema_version);
+    CHECK(db->linear_weights_since(0).refit_seen == 2);
 }

@@ -144,18 +144,29 @@ public:
     // what was learned one class at a time (a Junk folder, then an inbox) is
     // refitted as one mixed set; committed in a batch of its own. Returns the
     // number of samples refitted (0: not due, or a class has none yet).
+    //
+    // Each refit marks the samples it refitted in the store
+    // (store::LinearWeights::refit_seen); of two writers refitting the same
+    // samples, the second's refit is dropped (0 returned), so a fleet refits once.
     static constexpr std::size_t refit_after = 100;
     std::size_t refit_linear();
+    // mailsiftd, after the model changed (daemon/recorder.hpp), and `evaluate
+    // --deployed` at the same point: refits when messages were learned since
+    // the last refit, by any writer, however few. This is the refit that
+    // follows corrections: users correct mostly spam left in the inbox, and
+    // stepping the weights on those alone drifts them toward spam, until ham
+    // they scored right goes to Junk (issue 42: 1 ham in Junk on the stream
+    // without it, 0 with it); a refit over both classes' samples puts the
+    // corrections among the ham learned before. A `mailsift correct` does not
+    // refit itself: it would cost its process 0.38 s and 100 MB instead of
+    // 15 ms and 11 MB (the rehearsal samples read, and their rows).
+    std::size_t refit_linear_if_behind();
     // Commits the open batch, if any.
     void commit();
     // How a learn command ends (`learn`, the console's learn, `evaluate`):
     // commit(), then refit_linear() when it is due. Returns the samples
-    // refitted. A correction only commits: a refit after each one keeps the
-    // ham it scored right from drifting into Junk (docs/accuracy.md, issue 42:
-    // 0 ham in Junk against 1 on the stream), but costs a process of one
-    // correction 0.38 s and 100 MB instead of 15 ms and 11 MB (the rehearsal
-    // samples read, and their rows); it belongs to mailsiftd, which holds the
-    // model, not to the IMAPSieve recipe's process.
+    // refitted. A correction only commits, and mailsiftd refits after it
+    // (refit_linear_if_behind()).
     std::size_t finish();
     const TrainCounts& counts() const { return counts_; }
     // What the batches committed so far hold; after an error, counts() less this was rolled back.
@@ -165,6 +176,8 @@ public:
 
 private:
     void open_batch();
+    // The refit itself, due or not; 0 when a class has no sample yet, or another writer's refit came first.
+    std::size_t refit();
     // train_on_error: mailsiftd said `said` with confidence and `c` agrees: nothing to train.
     bool confirmed_only(model::Verdict said, store::Class c) const;
     void prepare_parsed(std::string_view raw, const mime::ParsedMessage& parsed, Prepared& p) const;

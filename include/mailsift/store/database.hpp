@@ -44,7 +44,7 @@
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 16;
+inline constexpr int schema_version = 17;
 
 class Error : public std::runtime_error {
 public:
@@ -63,6 +63,14 @@ private:
 class RetryableError : public Error {
 public:
     using Error::Error;
+};
+
+// A refit of the linear scorer that another writer's refit of the same
+// samples or later ones got to first (WriteTransaction::LinearChange::
+// refit_mark): its batch is rolled back, nothing is lost.
+class RefitSuperseded : public std::runtime_error {
+public:
+    RefitSuperseded() : std::runtime_error("the linear scorer was refitted by another writer meanwhile") {}
 };
 
 // A model export that is not in the documented format (mailsift(1), FORMAT):
@@ -365,6 +373,10 @@ struct LinearWeights {
     std::uint64_t sequence = 0;  // model_sequence() of the same read
     // Messages offered to each class's rehearsal sample so far (spam, ham).
     std::uint64_t seen_spam = 0, seen_ham = 0;
+    // seen_spam + seen_ham as the last refit of the weights over the samples
+    // knew them (engine::Trainer::refit_linear): below the sum, messages were
+    // learned since, and mailsiftd refits.
+    std::uint64_t refit_seen = 0;
     // The pages asked for: number, linear_page_slots floats.
     std::vector<std::pair<std::uint32_t, std::vector<float>>> pages;
     // Added to those weights after the pages, in this order: the steps written
@@ -598,6 +610,13 @@ public:
         unsigned hash_bits = 0;
         double bias = 0.0, nb_weight = 0.0;
         std::int64_t seen_spam = 0, seen_ham = 0;  // added to LinearWeights' counts
+        // A refit's change: written only while LinearWeights::refit_seen is
+        // below the mark, which it becomes; otherwise RefitSuperseded (another
+        // writer refitted these samples already), so that a fleet refits once.
+        std::optional<std::uint64_t> refit_mark;
+        // Samples taken out of use (an undone correction's message): the mark
+        // is lowered by as many, so that mailsiftd refits without them.
+        std::uint64_t samples_dropped = 0;
         // The weights' change, one way or the other (not both): dense pages
         // (page number, linear_page_slots floats to add), or the slots it
         // changes (ascending, each once, none 0): what a batch of a few
@@ -671,8 +690,14 @@ public:
     LearnResult learn_uncounted(const Digest& digest, Class c, const LinearStep& linear);
     // A step not tied to one message's learning (rehearsal), added whatever happens.
     void add_linear(const LinearStep& step);
-    // Weights to add as they are (2^hash_bits of them), with the bias and u: a refit.
-    void add_linear_weights(unsigned hash_bits, std::vector<float> delta, double bias, double nb_weight);
+    // Weights to add as they are (2^hash_bits of them), with the bias and u: a
+    // refit of the samples as `refit_mark` counts them (LinearChange::refit_mark;
+    // commit() throws RefitSuperseded when another writer's refit came first).
+    void add_linear_weights(unsigned hash_bits, std::vector<float> delta, double bias, double nb_weight,
+                            std::uint64_t refit_mark);
+    // A correction undone: its message's rehearsal sample is out of use, and the
+    // next refit is due however few messages were learned since (LinearChange::samples_dropped).
+    void drop_linear_sample(unsigned hash_bits);
     // Counts a message offered to class `c`'s rehearsal sample, and keeps it at
     // `position` (nullopt: offered, not kept). `prefix` is the start of the message.
     // The count is written at commit even when the batch holds no step.
@@ -776,6 +801,8 @@ private:
     std::vector<bool> linear_dirty_;  // by page
     double linear_bias_ = 0.0, linear_nb_weight_ = 0.0;
     std::int64_t linear_seen_spam_ = 0, linear_seen_ham_ = 0;
+    std::optional<std::uint64_t> linear_refit_mark_;
+    std::uint64_t linear_samples_dropped_ = 0;
     std::string model_settings_;  // "": none to record
 };
 

@@ -19,7 +19,7 @@ using pg::Param;
 namespace {
 
 // The version of the PostgreSQL schema (its own numbering, kept in mailsift_schema).
-constexpr int pg_schema_version = 11;
+constexpr int pg_schema_version = 12;
 
 // pg_advisory_xact_lock(key, what): migrations and commits.
 constexpr const char* lock_migration = "SELECT pg_advisory_xact_lock(1835100524, 1)";
@@ -290,6 +290,11 @@ const char* const migrations[] = {
         ADD COLUMN IF NOT EXISTS undo bytea,
         ADD COLUMN IF NOT EXISTS undone_at bigint,
         ADD COLUMN IF NOT EXISTS undone_by text;
+    )sql",
+    // 11 -> 12: the mark of the linear scorer's last refit, as SQLite's schema 17.
+    R"sql(
+    ALTER TABLE linear_state ADD COLUMN IF NOT EXISTS refit_seen bigint NOT NULL DEFAULT 0;
+    UPDATE linear_state SET refit_seen = seen_spam + seen_ham;
     )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);

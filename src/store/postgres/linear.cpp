@@ -13,13 +13,15 @@ using pg::text_double;
 LinearWeights PgDatabase::linear_weights_since(std::uint64_t sequence, const PageVisitor& visit) {
     LinearWeights out;
     snapshot([&] {  // the state, the pages and the sequence of one moment
-        auto state = conn_.exec("SELECT hash_bits, bias::text, nb_weight::text, seen_spam, seen_ham FROM linear_state WHERE id = 0");
+        auto state = conn_.exec(
+            "SELECT hash_bits, bias::text, nb_weight::text, seen_spam, seen_ham, refit_seen FROM linear_state WHERE id = 0");
         if (state.rows() != 1) conn_.fail("the linear scorer's state is missing");
         out.hash_bits = static_cast<unsigned>(state.integer(0, 0));
         out.bias = text_double(state.bytes(0, 1));
         out.nb_weight = text_double(state.bytes(0, 2));
         out.seen_spam = static_cast<std::uint64_t>(state.integer(0, 3));
         out.seen_ham = static_cast<std::uint64_t>(state.integer(0, 4));
+        out.refit_seen = static_cast<std::uint64_t>(state.integer(0, 5));
         out.sequence = model_sequence();
         auto r = conn_.exec("SELECT page, weights FROM linear_pages WHERE seq > $1",
                             {Param(static_cast<std::int64_t>(sequence))});
@@ -53,6 +55,16 @@ std::vector<SlotDelta> PgDatabase::held_slot_deltas(std::uint64_t since, unsigne
 
 void PgDatabase::add_linear(const WriteTransaction::LinearChange& change) {
     // Under the commit lock: no other writer reads or writes the weights until this commits.
+    if (change.refit_mark) {
+        // Of two refits of the same samples, the second changes no row.
+        auto m = conn_.exec("UPDATE linear_state SET refit_seen = $1 WHERE id = 0 AND refit_seen < $1 RETURNING id",
+                            {Param(static_cast<std::int64_t>(*change.refit_mark))});
+        if (m.rows() == 0) throw RefitSuperseded();
+    }
+    if (change.samples_dropped > 0) {
+        conn_.exec("UPDATE linear_state SET refit_seen = greatest(refit_seen - $1, 0) WHERE id = 0",
+                   {Param(static_cast<std::int64_t>(change.samples_dropped))});
+    }
     auto state = conn_.exec("SELECT hash_bits, (SELECT coalesce(sum(n), 0) FROM linear_deltas) FROM linear_state WHERE id = 0");
     if (state.rows() != 1) conn_.fail("the linear scorer's state is missing");
     const auto bits = static_cast<unsigned>(state.integer(0, 0));

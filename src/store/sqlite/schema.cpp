@@ -75,6 +75,13 @@ void correction_undo_16(sqlite3* db, const std::filesystem::path& path) {
     add_columns(db, path, columns);
 }
 
+// Migration 16 -> 17: the mark of the linear scorer's last refit
+// (LinearWeights::refit_seen); a store from before counts as refitted.
+void refit_mark_17(sqlite3* db, const std::filesystem::path& path) {
+    static constexpr Column columns[] = {{"linear_state", "refit_seen", "INTEGER NOT NULL DEFAULT 0"}};
+    add_columns(db, path, columns);
+}
+
 // Migration 13 -> 14: the history one line per delivery. A line was keyed by
 // its message's signature, so a second delivery of the same content replaced
 // the first; now each line has its own number (the rowid: 8 bytes at most,
@@ -366,6 +373,9 @@ constexpr Migration migrations[] = {
     // when and by whom, so that the line keeps its trail and the undone one
     // counts nowhere.
     {"", correction_undo_16},
+    // 16 -> 17: linear_state.refit_seen, the samples' count at the last refit:
+    // mailsiftd refits when it is behind (engine/trainer.hpp, refit_linear).
+    {"", refit_mark_17, "UPDATE linear_state SET refit_seen = seen_spam + seen_ham;"},
 };
 static_assert(std::size(migrations) == schema_version);
 
