@@ -20,8 +20,9 @@ every ham in Junk
 (Yes) with `correct --ham`, one process a move, as the IMAPSieve recipe runs
 them; unsure ham stays. --one-sided: nobody looks in Junk. Before the
 corrections of a batch, the scans of the batch are waited for (mailsiftd writes
-them every stats_interval), as a user moves mail after it arrived; after them,
-mailsiftd's refit of its linear scorer and its reload of the model it left.
+them every stats_interval), as a user moves mail after it arrived; after each
+move, mailsiftd's refit of its linear scorer and its reload of the model
+it left (a user's next move is seconds or minutes away).
 
 bogofilter (Debian's, defaults -C) runs the same loop: `-s -b` then `-n -b` of
 the first part, each batch classified with `-TT` (cutoffs 0.99 / 0.45: Junk at
@@ -272,7 +273,6 @@ def mailsift_loop(args, train, rest, work):
         rows, moves = [], [0, 0]
         copy = os.path.join(work, "delivered.eml")
         scanned = 0
-        corrected = False
         for start in range(0, len(rest), args.batch):
             batch = []
             for spam, path in rest[start:start + args.batch]:
@@ -305,10 +305,8 @@ def mailsift_loop(args, train, rest, work):
                 subprocess.run([args.mailsift, "--config", conf, "correct", "--spam" if to_junk else "--ham",
                                 "--quiet", copy], check=True)
                 moves[0 if to_junk else 1] += 1
-                corrected = True
-            if corrected:
+                # A user's next move is seconds or minutes away: mailsiftd has refitted by then.
                 wait_for_reload(args.mailsift, conf, log_path)
-                corrected = False
         return rows, moves
     finally:
         daemon.terminate()

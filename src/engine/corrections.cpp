@@ -14,11 +14,17 @@ namespace mailsift::engine {
 namespace {
 
 // A scan's features as learned (`lines` must outlive them), and its sender.
+// `envelope`: keep the envelope's facts (env:), which only the milter sees.
+// Only the naive-Bayes scorer reads them (combine.hpp); the linear scorer's
+// model leaves them out, as its scoring does, so that a correction by
+// signature learns what a correction of the delivered copy learns, and a
+// rehearsal sample's naive-Bayes input at a refit is the one scoring gives.
 std::vector<store::TrainTerm> scan_terms(const std::vector<std::pair<std::string, std::uint32_t>>& lines,
-                                         std::string* from) {
+                                         std::string* from, bool envelope) {
     std::vector<store::TrainTerm> terms;
     terms.reserve(lines.size());
     for (const auto& [text, n] : lines) {
+        if (!envelope && features::milter_only(text)) continue;
         terms.push_back({features::feature_id(text), n, text});
         if (from != nullptr && text.rfind("hdr:from:", 0) == 0) *from = text.substr(9);
     }
@@ -46,7 +52,7 @@ Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Clas
     }
     const auto lines = parse_feature_lines(scan.features);
     std::string from;
-    const std::vector<store::TrainTerm> terms = scan_terms(lines, &from);
+    const std::vector<store::TrainTerm> terms = scan_terms(lines, &from, settings_.scorer != Scorer::linear);
     // The features as combine() takes them: without the envelope.
     std::vector<model::Term> model_terms;
     std::vector<std::pair<std::uint64_t, std::uint32_t>> kept;
@@ -186,7 +192,7 @@ Trainer::UndoOutcome Trainer::undo_signature(const store::Digest& id, std::int64
         Prepared p;
         if (const auto scan = db_.find_scan(id)) {
             lines = parse_feature_lines(scan->features);
-            terms = scan_terms(lines, nullptr);
+            terms = scan_terms(lines, nullptr, settings_.scorer != Scorer::linear);
         } else if (!raw.empty()) {
             p = prepare(raw, raw.size());
             if (p.problem == MessageProblem::none) {

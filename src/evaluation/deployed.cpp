@@ -10,8 +10,8 @@
 // message and its scan is recorded as the recorder records it; a move is
 // `mailsift correct` of the delivered copy (X-Mailsift-Status and
 // X-Mailsift-Signature on top), one Trainer and one commit each, as the
-// IMAPSieve recipe runs one process a move; after a batch's moves, the linear
-// scorer is refitted as mailsiftd refits it once it sees them. Beside it, the
+// IMAPSieve recipe runs one process a move; after each move, the linear scorer
+// is refitted as mailsiftd refits it once it sees it. Beside it, the
 // model as first learned scores the same messages, never corrected: what the
 // corrections changed, for better or worse.
 #include <algorithm>
@@ -104,12 +104,13 @@ void deployed(const std::vector<LabelledMessage>& corpus, const Plan& plan, cons
             trainer.set_corrector("evaluate");
             const auto o = trainer.correct(copy, copy.size(), to_junk ? store::Class::spam : store::Class::ham, now);
             trainer.commit();
+            // mailsiftd refits once it has loaded the correction (daemon/recorder.hpp): within
+            // refresh_interval, before a user's next move, which is seconds or minutes away.
+            engine::Trainer(db, settings, engine::Trainer::Reads::rows).refit_linear_if_behind();
             if (o.problem != engine::MessageProblem::none) continue;
             ++(to_junk ? d.moved_to_junk : d.moved_from_junk);
             if (o.result != store::LearnResult::already_learned && !o.confirmed) ++out.trained;
         }
-        // mailsiftd refits once it has loaded the corrections (daemon/recorder.hpp), before the next mail.
-        engine::Trainer(db, settings).refit_linear_if_behind();
         out.train_seconds += seconds_since(t0);
     }
     out.deployed = std::move(d);

@@ -15,6 +15,7 @@
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/engine/trainer.hpp"
+#include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/view.hpp"
 
 using namespace mailsift;
@@ -201,4 +202,37 @@ TEST_CASE("Messages learned since the last refit leave the linear scorer behind 
     REQUIRE(state().refit_seen < state().seen_spam + state().seen_ham);
     REQUIRE(engine::Trainer(*db, engine::Settings{}).refit_linear_if_behind() == corrected.samples.size() - 1);
     REQUIRE(state().refit_seen == state().seen_spam + state().seen_ham);
+}
+
+TEST_CASE("A scan's envelope facts are not learned by the linear scorer's model, which never scores them", "[engine]") {
+    // The milter records env: features (HELO, client, sender domain); a mailbox
+    // and the CLI never see them, so the linear scorer's score leaves them out,
+    // and so must its counts: else a refit's naive-Bayes input for a corrected
+    // sample is not the one scoring gives it.
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    testing::train_fixtures(*db, /*refit=*/true);
+    features::Envelope envelope;
+    envelope.helo = "mx.prize-center.example";
+    envelope.client_name = "mx.prize-center.example";
+    envelope.sender = "winner@prize-center.example";
+    envelope.recipients = {"user@example.org"};
+    const engine::Filter f(*db, engine::Settings{});
+    const auto c = f.classify(scanned_spam, &envelope, /*record_features=*/true);
+    REQUIRE(c.features.find("env:helo:") != std::string::npos);  // the scan has them
+    const store::Digest id = engine::message_digest(scanned_spam);
+    store::Recording rec;
+    rec.scans.push_back({id, 1500, model::Verdict::ham, c.features});
+    db->record(rec);
+    {
+        engine::Trainer t(*db, engine::Settings{}, engine::Trainer::Reads::rows);
+        REQUIRE(t.correct_signature(id, store::Class::spam, 2000)->result == store::LearnResult::learned);
+        t.commit();
+    }
+    const auto counts = db->load_counts(model::TermFrequency::raw);
+    REQUIRE(counts.features.contains(features::feature_id("hdr:from:winner@prize-center.example")));
+    for (const auto& [text, n] : engine::parse_feature_lines(c.features)) {
+        INFO(text);
+        if (text.starts_with("env:")) REQUIRE_FALSE(counts.features.contains(features::feature_id(text)));
+    }
 }
