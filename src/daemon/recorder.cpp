@@ -1,6 +1,8 @@
 // Recorder: batches writes off the scoring path; see recorder.hpp.
 #include "recorder.hpp"
 
+#include <malloc.h>
+
 #include <ctime>
 #include <iterator>
 #include <utility>
@@ -212,8 +214,14 @@ void Recorder::apply_deferred_corrections(store::Database& db) {
 bool Recorder::refit_linear(store::Database& db) {
     try {
         const auto start = std::chrono::steady_clock::now();
-        engine::Trainer trainer(db, options_.settings, engine::Trainer::Reads::rows);
-        const std::size_t n = trainer.refit_linear_if_behind();
+        std::size_t n = 0;
+        {
+            // The whole model at once: the samples' rows would be read one sample at a time, and held twice.
+            engine::Trainer trainer(db, options_.settings);
+            n = trainer.refit_linear_if_behind();
+        }
+        // What the refit read (the samples, the counts) goes back to the system, not to this thread's arena.
+        ::malloc_trim(0);
         if (n > 0) {
             const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
             log_info("refitted the linear scorer over its " + std::to_string(n) +
