@@ -230,7 +230,7 @@ def wait_for_reload(mailsift, conf, log_path):
     for _ in range(1200):
         st = json.loads(subprocess.run([mailsift, "--config", conf, "stats", "--json"], check=True,
                                        capture_output=True, text=True).stdout)
-        if st["linear"]["learned_since_refit"] == 0:
+        if st["linear"]["changes_since_refit"] == 0:
             want = f"at model change {st['model_change']} in "
             with open(log_path, errors="replace") as f:
                 reloads = [line for line in f if "reloaded model" in line]

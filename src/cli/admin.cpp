@@ -145,7 +145,8 @@ int stats(const Context& ctx, bool json) {
     // The linear scorer's state alone (no page is written after the last change), and that change's number.
     const auto linear = db.linear_weights_since(std::numeric_limits<std::int64_t>::max());
     const std::uint64_t learned = linear.seen_spam + linear.seen_ham;
-    const std::uint64_t since_refit = learned > linear.refit_seen ? learned - linear.refit_seen : 0;
+    const std::uint64_t version = linear.samples_version();
+    const std::uint64_t since_refit = version > linear.refit_mark ? version - linear.refit_mark : 0;
     // The settings kept with the model, and where the configuration says otherwise.
     const auto kept = engine::model_settings(db, ctx.settings);
     std::vector<std::pair<std::string, std::string>> model_settings;
@@ -197,7 +198,7 @@ int stats(const Context& ctx, bool json) {
             {"contacts", st.contacts},
             {"signatures", st.signatures},
             {"model_change", linear.sequence},
-            {"linear", {{"learned", learned}, {"learned_since_refit", since_refit}}},
+            {"linear", {{"learned", learned}, {"changes_since_refit", since_refit}}},
             {"model_settings", settings_json},
             {"corrections", std::move(corrections)},
             {"daemon", std::move(daemon)},
@@ -216,7 +217,8 @@ int stats(const Context& ctx, bool json) {
     std::printf("contacts:          %llu\n", u(st.contacts));
     std::printf("signatures kept:   %llu\n", u(st.signatures));
     if (linear.hash_bits != 0) {
-        std::printf("linear scorer:     %llu messages learned, %llu since its last refit%s\n", u(learned), u(since_refit),
+        std::printf("linear scorer:     %llu messages learned; %llu learned or undone since its last refit%s\n", u(learned),
+                    u(since_refit),
                     since_refit > 0 ? " (mailsiftd refits when it sees them)" : "");
     }
     for (const auto& w : warnings) std::printf("warning:           %s\n", w.c_str());

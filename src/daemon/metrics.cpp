@@ -107,6 +107,7 @@ Metrics::Figures Metrics::figures() const {
     f.record_failures = record_failures_.load(r);
     f.scans_dropped = scans_dropped_.load(r);
     f.scans_waiting = scans_waiting_.load(r);
+    f.linear_refits = linear_refits_.load(r);
     f.outage_started_ms = outage_started_ms_.load(r);
     f.outage_ms_total = outage_ms_total_.load(r);
     f.outages = outages_.load(r);
@@ -246,6 +247,9 @@ std::string Metrics::render() const {
     sample(out, "mailsift_scan_buffer_depth", u(f.scans_waiting));
     family(out, "mailsift_scans_dropped_total", "counter", "Scans dropped because the buffer was full during an outage.");
     sample(out, "mailsift_scans_dropped_total", u(f.scans_dropped));
+    family(out, "mailsift_linear_refits_total", "counter",
+           "Refits of the linear scorer after the model changed (corrections learned since the last).");
+    sample(out, "mailsift_linear_refits_total", u(f.linear_refits));
 
     family(out, "mailsift_start_time_seconds", "gauge", "When mailsiftd started (Unix time).");
     sample(out, "mailsift_start_time_seconds", number(static_cast<double>(f.started_ms) / 1000.0));

@@ -227,13 +227,19 @@ bool Recorder::refit_linear(store::Database& db) {
             log_info("refitted the linear scorer over its " + std::to_string(n) +
                      " rehearsal samples, with the messages learned since the last refit, in " +
                      std::to_string(ms.count()) + " ms");
+            if (options_.metrics) options_.metrics->linear_refitted();
             std::lock_guard lock(mutex_);
             ++counters_["linear_refits"];
         }
+        refit_problem_.clear();
         return true;
     } catch (const std::exception& e) {
-        log_warning(std::string("could not refit the linear scorer after the model changed (trying again later): ") +
-                    e.what());
+        // Once per distinct problem, not once per retry (an outage retries every interval).
+        if (e.what() != refit_problem_) {
+            refit_problem_ = e.what();
+            log_warning("could not refit the linear scorer after the model changed (trying again every interval): " +
+                        refit_problem_);
+        }
         return false;
     }
 }

@@ -112,6 +112,7 @@ private:
     // machine's first hour of uptime).
     std::optional<std::chrono::steady_clock::time_point> last_prune_;
     bool refit_requested_ = false, refit_failed_ = false;  // model_changed(); the last refit failed
+    std::string refit_problem_;  // the last refit's failure, said once (this thread only)
     bool pruning_ = false;                                // a pass has more to delete
     store::ScanPrune pruned_;                             // what this pass deleted so far
     std::thread thread_;

@@ -205,6 +205,7 @@ model::LinearModel& Trainer::linear_model() {
         linear_.emplace(std::move(*load_linear(db_, settings_, nullptr, 0, sequence, &w)));
         linear_seen_[0] = w.seen_ham;
         linear_seen_[1] = w.seen_spam;
+        linear_dropped_ = w.samples_dropped;
     }
     return *linear_;
 }
@@ -282,7 +283,7 @@ std::size_t Trainer::refit_linear_if_behind() {
     commit();
     // The state alone: no page or slot delta is written after the highest change number.
     const store::LinearWeights state = db_.linear_weights_since(std::numeric_limits<std::int64_t>::max());
-    if (state.seen_spam + state.seen_ham <= state.refit_seen) return 0;
+    if (state.samples_version() <= state.refit_mark) return 0;
     linear_.reset();  // the weights as they are now, with their counts
     return refit();
 }
@@ -290,10 +291,11 @@ std::size_t Trainer::refit_linear_if_behind() {
 std::size_t Trainer::refit() {
     const auto& lp = settings_.linear;
     commit();
-    // The weights and their counts read before the samples: the mark below
-    // counts the samples read, or fewer (then a later refit comes again).
+    // The weights and the samples' version read before the samples: the mark
+    // below is the version of the samples read, or older (then a later refit
+    // comes again).
     model::LinearModel& m = linear_model();
-    const std::uint64_t mark = linear_seen_[0] + linear_seen_[1];
+    const std::uint64_t mark = linear_seen_[0] + linear_seen_[1] + linear_dropped_;
     const std::vector<store::LinearSample> samples = db_.linear_samples();
     const bool both = std::any_of(samples.begin(), samples.end(), [](const auto& s) { return s.c == store::Class::spam; }) &&
                       std::any_of(samples.begin(), samples.end(), [](const auto& s) { return s.c == store::Class::ham; });

@@ -188,6 +188,8 @@ TEST_CASE("PostgreSQL stops in the middle of traffic: scoring goes on, scans wai
     // Every scan, also those taken during the outage, corrects.
     REQUIRE(run(cli + " --db " + db + " correct --ham --signature " + signatures[12]).find("1 by signature") !=
             std::string::npos);
+    // The daemon refits the linear scorer after the correction, and counts it.
+    REQUIRE(eventually([&] { return samples(get(port, "/metrics"))["mailsift_linear_refits_total"] >= 1; }));
     // The learn that failed is done once when run again, and the daemon takes it in.
     REQUIRE(run(learn).find("learned 1 as ham") != std::string::npos);
     REQUIRE(run(stats).find("\"messages\":{\"spam\":4,\"ham\":6}") != std::string::npos);

@@ -173,15 +173,15 @@ TEST_CASE("After the model changed, the recorder refits the linear scorer once, 
     }
     const auto db = store_.open(store::Database::Mode::read_only);
     const auto state = [&] { return db->linear_weights_since(std::numeric_limits<std::int64_t>::max()); };
-    REQUIRE(state().refit_seen + 1 == state().seen_spam + state().seen_ham);
+    REQUIRE(state().refit_mark + 1 == state().samples_version());
     const auto weights = mailsift::testing::model_state(*db).weights;
     {
         daemon::Recorder recorder(options(store_.location()));
         recorder.flush();  // a write without the model's change: no refit
-        REQUIRE(state().refit_seen + 1 == state().seen_spam + state().seen_ham);
+        REQUIRE(state().refit_mark + 1 == state().samples_version());
         recorder.model_changed();
         recorder.flush();
-        CHECK(state().refit_seen == state().seen_spam + state().seen_ham);
+        CHECK(state().refit_mark == state().samples_version());
         CHECK(mailsift::testing::model_state(*db).weights != weights);
         // Changed again (the refit's own change, as the scorer reloads it): caught up, nothing more.
         const auto refitted = mailsift::testing::model_state(*db).weights;

@@ -169,7 +169,7 @@ TEST_CASE("Messages learned since the last refit leave the linear scorer behind 
     auto db = s.open();
     testing::train_fixtures(*db, /*refit=*/true);
     const auto state = [&] { return db->linear_weights_since(std::numeric_limits<std::int64_t>::max()); };
-    REQUIRE(state().refit_seen == state().seen_spam + state().seen_ham);  // `learn` refitted and said so
+    REQUIRE(state().refit_mark == state().samples_version());  // `learn` refitted and said so
     REQUIRE(engine::Trainer(*db, engine::Settings{}).refit_linear_if_behind() == 0);
 
     // A correction: one message, committed, not refitted (as `mailsift correct` leaves it).
@@ -180,11 +180,11 @@ TEST_CASE("Messages learned since the last refit leave the linear scorer behind 
         REQUIRE(t.correct_signature(id, store::Class::spam, 2000)->result == store::LearnResult::learned);
         t.commit();
     }
-    REQUIRE(state().refit_seen + 1 == state().seen_spam + state().seen_ham);
+    REQUIRE(state().refit_mark + 1 == state().samples_version());
     const testing::ModelState corrected = testing::model_state(*db);
 
     REQUIRE(engine::Trainer(*db, engine::Settings{}).refit_linear_if_behind() == corrected.samples.size());
-    REQUIRE(state().refit_seen == state().seen_spam + state().seen_ham);
+    REQUIRE(state().refit_mark == state().samples_version());
     const testing::ModelState refitted = testing::model_state(*db);
     REQUIRE(refitted.weights != corrected.weights);
     testing::require_same_counts(refitted.counts, corrected.counts);  // a refit moves weights, not counts
@@ -199,9 +199,9 @@ TEST_CASE("Messages learned since the last refit leave the linear scorer behind 
                 engine::Trainer::UndoOutcome::Result::undone);
         u.commit();
     }
-    REQUIRE(state().refit_seen < state().seen_spam + state().seen_ham);
+    REQUIRE(state().refit_mark < state().samples_version());
     REQUIRE(engine::Trainer(*db, engine::Settings{}).refit_linear_if_behind() == corrected.samples.size() - 1);
-    REQUIRE(state().refit_seen == state().seen_spam + state().seen_ham);
+    REQUIRE(state().refit_mark == state().samples_version());
 }
 
 TEST_CASE("A scan's envelope facts are not learned by the linear scorer's model, which never scores them", "[engine]") {

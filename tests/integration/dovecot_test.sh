@@ -171,7 +171,7 @@ is_learned() { [ "$(learned "$1")" = "$2 1" ]; }
 # mailsiftd refits the linear scorer after a correction it loads: nothing learned since the last refit
 refitted() {
     [ "$("$MAILSIFT" --db "$DB" stats --json |
-        python3 -c 'import json, sys; print(json.load(sys.stdin)["linear"]["learned_since_refit"])')" = 0 ]
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["linear"]["changes_since_refit"])')" = 0 ]
 }
 
 # ---------------------------------------------------------------- message A: Junk at once, back, Junk again

@@ -613,11 +613,11 @@ TEST_CASE("Of two refits of the same samples the second is dropped whole, on eve
     const std::uint64_t no_pages = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
     const auto before = db.linear_weights_since(0);
     REQUIRE(before.seen_spam + before.seen_ham == 2);
-    REQUIRE(before.refit_seen == 0);
+    REQUIRE(before.refit_mark == 0);
     // The state alone, after the highest change number: no page, no slot delta.
     const auto state = db.linear_weights_since(no_pages);
     REQUIRE(state.pages.empty());
-    REQUIRE(state.refit_seen == 0);
+    REQUIRE(state.refit_mark == 0);
     REQUIRE(state.seen_spam == 1);
 
     auto refit = [&](std::uint64_t mark, float by) {
@@ -629,13 +629,13 @@ TEST_CASE("Of two refits of the same samples the second is dropped whole, on eve
     };
     refit(2, 1.0f);
     const auto once = db.linear_weights_since(0);
-    REQUIRE(db.linear_weights_since(no_pages).refit_seen == 2);
+    REQUIRE(db.linear_weights_since(no_pages).refit_mark == 2);
     REQUIRE_THROWS_AS(refit(2, 1.0f), store::RefitSuperseded);  // the same samples again
     REQUIRE_THROWS_AS(refit(1, 1.0f), store::RefitSuperseded);  // fewer
     const auto after = db.linear_weights_since(0);
     REQUIRE(mailsift::testing::linear_table(after) == mailsift::testing::linear_table(once));
     REQUIRE(after.bias == once.bias);
-    REQUIRE(db.linear_weights_since(no_pages).refit_seen == 2);
+    REQUIRE(db.linear_weights_since(no_pages).refit_mark == 2);
     // A message learned since: a refit that covers it is taken.
     {
         store::TrainingBatch b(db);
@@ -643,13 +643,32 @@ TEST_CASE("Of two refits of the same samples the second is dropped whole, on eve
         b.commit();
     }
     refit(3, 1.0f);
-    REQUIRE(db.linear_weights_since(no_pages).refit_seen == 3);
+    REQUIRE(db.linear_weights_since(no_pages).refit_mark == 3);
     REQUIRE(mailsift::testing::linear_table(db.linear_weights_since(0))[7] ==
             mailsift::testing::linear_table(once)[7] + 1.0f);
+    // A sample dropped (an undone correction) while a refit that read the
+    // samples before the drop is under way: that refit lands, and the samples
+    // are still newer than it, so the next refit comes.
+    auto drop = [&] {
+        store::TrainingBatch b(db);
+        b.drop_linear_sample(12);
+        b.commit();
+    };
+    drop();
+    REQUIRE(db.linear_weights_since(no_pages).samples_version() == 4);
+    REQUIRE(db.linear_weights_since(no_pages).samples_dropped == 1);
+    REQUIRE(db.linear_weights_since(no_pages).refit_mark == 3);  // behind: a refit reads version 4's samples...
+    drop();                                                        // ...and another undo drops one meanwhile
+    refit(4, 0.0f);                                                // the refit lands
+    const auto after_drop = db.linear_weights_since(no_pages);
+    REQUIRE(after_drop.refit_mark == 4);
+    REQUIRE(after_drop.refit_mark < after_drop.samples_version());
+    refit(5, 0.0f);
+    REQUIRE(db.linear_weights_since(no_pages).refit_mark == db.linear_weights_since(no_pages).samples_version());
 }
 
 TEST_CASE("A store from before the refit mark counts as refitted over the samples it holds", "[store]") {
-    // SQLite schema 16, PostgreSQL 11: no linear_state.refit_seen. Upgrading
+    // SQLite schema 16, PostgreSQL 11: no linear_state.refit_mark. Upgrading
     // must not make the daemon refit a model nobody changed.
     FOR_EACH_BACKEND(store_);
     {
@@ -660,10 +679,11 @@ TEST_CASE("A store from before the refit mark counts as refitted over the sample
         b.commit();
     }
     const bool sqlite = store_.kind() == "sqlite";
-    store_.exec("ALTER TABLE linear_state DROP COLUMN refit_seen");
+    store_.exec("ALTER TABLE linear_state DROP COLUMN refit_mark");
+    store_.exec("ALTER TABLE linear_state DROP COLUMN samples_dropped");
     store_.exec(sqlite ? "PRAGMA user_version = 16" : "UPDATE mailsift_schema SET version = 11");
     const auto db = store_.open();
     CHECK(store_.value(sqlite ? "PRAGMA user_version" : "SELECT version FROM mailsift_schema") ==
           db->statistics().schema_version);
-    CHECK(db->linear_weights_since(0).refit_seen == 2);
+    CHECK(db->linear_weights_since(0).refit_mark == 2);
 }

@@ -145,14 +145,15 @@ public:
     // refitted as one mixed set; committed in a batch of its own. Returns the
     // number of samples refitted (0: not due, or a class has none yet).
     //
-    // Each refit marks the samples it refitted in the store
-    // (store::LinearWeights::refit_seen); of two writers refitting the same
+    // Each refit marks the version of the samples it refitted in the store
+    // (store::LinearWeights::refit_mark); of two writers refitting the same
     // samples, the second's refit is dropped (0 returned), so a fleet refits once.
     static constexpr std::size_t refit_after = 100;
     std::size_t refit_linear();
     // mailsiftd, after the model changed (daemon/recorder.hpp), and `evaluate
     // --deployed` at the same point: refits when messages were learned since
-    // the last refit, by any writer, however few. This is the refit that
+    // the last refit, or a correction's sample dropped by its undo, by any
+    // writer, however few. This is the refit that
     // follows corrections: users correct mostly spam left in the inbox, and
     // stepping the weights on those alone drifts them toward spam, until ham
     // they scored right goes to Junk (issue 42: 1 ham in Junk on the stream
@@ -243,6 +244,7 @@ private:
                   store::CorrectionUndo* undo = nullptr);
     std::optional<model::LinearModel> linear_;
     std::uint64_t linear_seen_[2] = {0, 0};  // ham, spam: offered to the samples, as the store counts them
+    std::uint64_t linear_dropped_ = 0;       // samples dropped, as the store counted them when read
     bool one_message_ = false;               // begin_command(): known_model() is the counts as they are
     std::vector<std::string> new_contacts_;  // learned as contacts since begin_command()
     std::size_t linear_learned_ = 0;         // learned since the last refit

@@ -373,10 +373,14 @@ struct LinearWeights {
     std::uint64_t sequence = 0;  // model_sequence() of the same read
     // Messages offered to each class's rehearsal sample so far (spam, ham).
     std::uint64_t seen_spam = 0, seen_ham = 0;
-    // seen_spam + seen_ham as the last refit of the weights over the samples
-    // knew them (engine::Trainer::refit_linear): below the sum, messages were
-    // learned since, and mailsiftd refits.
-    std::uint64_t refit_seen = 0;
+    // Samples taken out of use so far (their corrections undone).
+    std::uint64_t samples_dropped = 0;
+    // The samples' version: every message offered and every sample dropped is a new one.
+    std::uint64_t samples_version() const { return seen_spam + seen_ham + samples_dropped; }
+    // samples_version() as the last refit of the weights over the samples read
+    // it (engine::Trainer::refit_linear): below it, the samples changed since,
+    // and mailsiftd refits.
+    std::uint64_t refit_mark = 0;
     // The pages asked for: number, linear_page_slots floats.
     std::vector<std::pair<std::uint32_t, std::vector<float>>> pages;
     // Added to those weights after the pages, in this order: the steps written
@@ -610,12 +614,12 @@ public:
         unsigned hash_bits = 0;
         double bias = 0.0, nb_weight = 0.0;
         std::int64_t seen_spam = 0, seen_ham = 0;  // added to LinearWeights' counts
-        // A refit's change: written only while LinearWeights::refit_seen is
-        // below the mark, which it becomes; otherwise RefitSuperseded (another
+        // A refit's change: written only while LinearWeights::refit_mark is
+        // below this one, which it becomes; otherwise RefitSuperseded (another
         // writer refitted these samples already), so that a fleet refits once.
         std::optional<std::uint64_t> refit_mark;
-        // Samples taken out of use (an undone correction's message): the mark
-        // is lowered by as many, so that mailsiftd refits without them.
+        // Added to LinearWeights::samples_dropped (an undone correction's
+        // sample): a new version of the samples, which mailsiftd refits without it.
         std::uint64_t samples_dropped = 0;
         // The weights' change, one way or the other (not both): dense pages
         // (page number, linear_page_slots floats to add), or the slots it

@@ -293,8 +293,10 @@ const char* const migrations[] = {
     )sql",
     // 11 -> 12: the mark of the linear scorer's last refit, as SQLite's schema 17.
     R"sql(
-    ALTER TABLE linear_state ADD COLUMN IF NOT EXISTS refit_seen bigint NOT NULL DEFAULT 0;
-    UPDATE linear_state SET refit_seen = seen_spam + seen_ham;
+    ALTER TABLE linear_state
+        ADD COLUMN IF NOT EXISTS samples_dropped bigint NOT NULL DEFAULT 0,
+        ADD COLUMN IF NOT EXISTS refit_mark bigint NOT NULL DEFAULT 0;
+    UPDATE linear_state SET refit_mark = seen_spam + seen_ham + samples_dropped;
     )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);

@@ -68,7 +68,7 @@ public:
         std::snprintf(nb, sizeof nb, "%.17g", w.nb_weight);
         // Imported as its weights were: no refit due.
         c_.exec("UPDATE linear_state SET hash_bits = $1, bias = $2::float8, nb_weight = $3::float8, seen_spam = $4,"
-                " seen_ham = $5, refit_seen = $4::bigint + $5::bigint WHERE id = 0",
+                " seen_ham = $5, samples_dropped = 0, refit_mark = $4::bigint + $5::bigint WHERE id = 0",
                 {Param(static_cast<int>(w.hash_bits)), Param::text(bias), Param::text(nb),
                  Param(static_cast<std::int64_t>(w.seen_spam)), Param(static_cast<std::int64_t>(w.seen_ham))});
     }

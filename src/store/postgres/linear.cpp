@@ -14,14 +14,16 @@ LinearWeights PgDatabase::linear_weights_since(std::uint64_t sequence, const Pag
     LinearWeights out;
     snapshot([&] {  // the state, the pages and the sequence of one moment
         auto state = conn_.exec(
-            "SELECT hash_bits, bias::text, nb_weight::text, seen_spam, seen_ham, refit_seen FROM linear_state WHERE id = 0");
+            "SELECT hash_bits, bias::text, nb_weight::text, seen_spam, seen_ham, samples_dropped, refit_mark"
+            " FROM linear_state WHERE id = 0");
         if (state.rows() != 1) conn_.fail("the linear scorer's state is missing");
         out.hash_bits = static_cast<unsigned>(state.integer(0, 0));
         out.bias = text_double(state.bytes(0, 1));
         out.nb_weight = text_double(state.bytes(0, 2));
         out.seen_spam = static_cast<std::uint64_t>(state.integer(0, 3));
         out.seen_ham = static_cast<std::uint64_t>(state.integer(0, 4));
-        out.refit_seen = static_cast<std::uint64_t>(state.integer(0, 5));
+        out.samples_dropped = static_cast<std::uint64_t>(state.integer(0, 5));
+        out.refit_mark = static_cast<std::uint64_t>(state.integer(0, 6));
         out.sequence = model_sequence();
         auto r = conn_.exec("SELECT page, weights FROM linear_pages WHERE seq > $1",
                             {Param(static_cast<std::int64_t>(sequence))});
@@ -57,12 +59,12 @@ void PgDatabase::add_linear(const WriteTransaction::LinearChange& change) {
     // Under the commit lock: no other writer reads or writes the weights until this commits.
     if (change.refit_mark) {
         // Of two refits of the same samples, the second changes no row.
-        auto m = conn_.exec("UPDATE linear_state SET refit_seen = $1 WHERE id = 0 AND refit_seen < $1 RETURNING id",
+        auto m = conn_.exec("UPDATE linear_state SET refit_mark = $1 WHERE id = 0 AND refit_mark < $1 RETURNING id",
                             {Param(static_cast<std::int64_t>(*change.refit_mark))});
         if (m.rows() == 0) throw RefitSuperseded();
     }
     if (change.samples_dropped > 0) {
-        conn_.exec("UPDATE linear_state SET refit_seen = greatest(refit_seen - $1, 0) WHERE id = 0",
+        conn_.exec("UPDATE linear_state SET samples_dropped = samples_dropped + $1 WHERE id = 0",
                    {Param(static_cast<std::int64_t>(change.samples_dropped))});
     }
     auto state = conn_.exec("SELECT hash_bits, (SELECT coalesce(sum(n), 0) FROM linear_deltas) FROM linear_state WHERE id = 0");

@@ -146,7 +146,7 @@ public:
           insert_contact_(db, "INSERT INTO contacts (address, source, added_at) VALUES (?1, ?2, ?3)", path),
           set_linear_(db,
                       "UPDATE linear_state SET hash_bits = ?1, bias = ?2, nb_weight = ?3, seen_spam = ?4, seen_ham = ?5,"
-                      " refit_seen = ?4 + ?5 WHERE id = 0",  // imported as its weights were: no refit due
+                      " samples_dropped = 0, refit_mark = ?4 + ?5 WHERE id = 0",  // imported as its weights were: no refit due
                       path),
           insert_page_(db,
                        "INSERT INTO linear_pages (page, seq, weights)"

@@ -38,7 +38,8 @@ LinearWeights SqliteDatabase::linear_weights_since(std::uint64_t sequence, const
     exec("BEGIN");  // the state, the pages and the sequence of one moment
     try {
         {
-            Statement q(db_, "SELECT hash_bits, bias, nb_weight, seen_spam, seen_ham, refit_seen FROM linear_state WHERE id = 0",
+            Statement q(db_, "SELECT hash_bits, bias, nb_weight, seen_spam, seen_ham, samples_dropped, refit_mark FROM linear_state"
+                        " WHERE id = 0",
                         path_);
             if (sqlite3_step(q.get()) == SQLITE_ROW) {
                 out.hash_bits = static_cast<unsigned>(sqlite3_column_int(q.get(), 0));
@@ -46,7 +47,8 @@ LinearWeights SqliteDatabase::linear_weights_since(std::uint64_t sequence, const
                 out.nb_weight = sqlite3_column_double(q.get(), 2);
                 out.seen_spam = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 3));
                 out.seen_ham = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 4));
-                out.refit_seen = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 5));
+                out.samples_dropped = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 5));
+                out.refit_mark = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 6));
             } else {
                 fail(std::string("cannot read the linear scorer's state: ") + error_text());
             }
@@ -84,13 +86,13 @@ LinearWeights SqliteDatabase::linear_weights_since(std::uint64_t sequence, const
 void SqliteTransaction::add_linear(const LinearChange& change) {
     if (change.refit_mark) {
         // Under the write lock: of two refits of the same samples, the second changes no row.
-        Statement m(db_.db_, "UPDATE linear_state SET refit_seen = ?1 WHERE id = 0 AND refit_seen < ?1", db_.path_);
+        Statement m(db_.db_, "UPDATE linear_state SET refit_mark = ?1 WHERE id = 0 AND refit_mark < ?1", db_.path_);
         sqlite3_bind_int64(m.get(), 1, static_cast<sqlite3_int64>(*change.refit_mark));
         if (sqlite3_step(m.get()) != SQLITE_DONE) db_.fail(std::string("cannot update the linear scorer's state: ") + db_.error_text());
         if (sqlite3_changes(db_.db_) == 0) throw RefitSuperseded();
     }
     if (change.samples_dropped > 0) {
-        Statement m(db_.db_, "UPDATE linear_state SET refit_seen = max(refit_seen - ?1, 0) WHERE id = 0", db_.path_);
+        Statement m(db_.db_, "UPDATE linear_state SET samples_dropped = samples_dropped + ?1 WHERE id = 0", db_.path_);
         sqlite3_bind_int64(m.get(), 1, static_cast<sqlite3_int64>(change.samples_dropped));
         if (sqlite3_step(m.get()) != SQLITE_DONE) db_.fail(std::string("cannot update the linear scorer's state: ") + db_.error_text());
     }

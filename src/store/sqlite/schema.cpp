@@ -75,10 +75,12 @@ void correction_undo_16(sqlite3* db, const std::filesystem::path& path) {
     add_columns(db, path, columns);
 }
 
-// Migration 16 -> 17: the mark of the linear scorer's last refit
-// (LinearWeights::refit_seen); a store from before counts as refitted.
+// Migration 16 -> 17: the rehearsal samples' version and the mark of the
+// linear scorer's last refit (LinearWeights::samples_dropped, refit_mark); a
+// store from before counts as refitted.
 void refit_mark_17(sqlite3* db, const std::filesystem::path& path) {
-    static constexpr Column columns[] = {{"linear_state", "refit_seen", "INTEGER NOT NULL DEFAULT 0"}};
+    static constexpr Column columns[] = {{"linear_state", "samples_dropped", "INTEGER NOT NULL DEFAULT 0"},
+                                         {"linear_state", "refit_mark", "INTEGER NOT NULL DEFAULT 0"}};
     add_columns(db, path, columns);
 }
 
@@ -373,9 +375,10 @@ constexpr Migration migrations[] = {
     // when and by whom, so that the line keeps its trail and the undone one
     // counts nowhere.
     {"", correction_undo_16},
-    // 16 -> 17: linear_state.refit_seen, the samples' count at the last refit:
-    // mailsiftd refits when it is behind (engine/trainer.hpp, refit_linear).
-    {"", refit_mark_17, "UPDATE linear_state SET refit_seen = seen_spam + seen_ham;"},
+    // 16 -> 17: linear_state.samples_dropped and refit_mark, the samples'
+    // version at the last refit: mailsiftd refits when it is behind
+    // (engine/trainer.hpp, refit_linear_if_behind).
+    {"", refit_mark_17, "UPDATE linear_state SET refit_mark = seen_spam + seen_ham + samples_dropped;"},
 };
 static_assert(std::size(migrations) == schema_version);
 
