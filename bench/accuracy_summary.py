@@ -100,6 +100,16 @@ def fmt(v, spec):
     return "n/a" if v is None else format(v, spec)
 
 
+def ratio(a, b):
+    """a / b; None without both, or when b is 0."""
+    return None if a is None or not b else a / b
+
+
+def at_most(a, factor, b):
+    """a <= factor * b (a check: True or False); None without both."""
+    return None if a is None or b is None else a <= factor * b
+
+
 class Row:
     def __init__(self, corpus, protocol, ms_dir, bf_dir, arrival_dir):
         self.corpus, self.protocol = corpus, protocol
@@ -132,19 +142,13 @@ class Row:
 
     # Each check: True (met), False (not met) or None (no data).
     def roca_ratio(self):
-        if self.ms_roca is None or self.bf_roca is None or self.bf_roca == 0:
-            return None
-        return self.ms_roca / self.bf_roca
+        return ratio(self.ms_roca, self.bf_roca)
 
     def roca_met(self):
-        if self.ms_roca is None or self.bf_roca is None:
-            return None
-        return self.ms_roca <= ROCA_RATIO_MAX * self.bf_roca
+        return at_most(self.ms_roca, ROCA_RATIO_MAX, self.bf_roca)
 
     def not_worse_met(self):
-        if self.ms_roca is None or self.bf_roca is None:
-            return None
-        return self.ms_roca <= self.bf_roca
+        return at_most(self.ms_roca, 1, self.bf_roca)
 
     def fnr_met(self):
         if self.ms_fnr is None or self.bf_fnr is None:
@@ -350,14 +354,10 @@ class DeployedRow:
         return self.fnr < self.bf_fnr or self.fnr == self.bf_fnr == 0
 
     def moves_ratio(self):
-        if self.moves is None or not self.bf_moves:
-            return None
-        return self.moves / self.bf_moves
+        return ratio(self.moves, self.bf_moves)
 
     def moves_met(self):
-        if self.moves is None or self.bf_moves is None:
-            return None
-        return self.moves <= MOVES_RATIO_MAX * self.bf_moves
+        return at_most(self.moves, MOVES_RATIO_MAX, self.bf_moves)
 
     def ece_met(self):
         return None if self.ece is None else self.ece <= DEPLOYED_ECE_MAX

@@ -11,7 +11,6 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -142,8 +141,8 @@ int stats(const Context& ctx, bool json) {
                    {"week", db.corrections_since(now - 7 * 86400)},
                    {"all", db.corrections_since(0)}};
     const auto counters = db.counters();
-    // The linear scorer's state alone (no page is written after the last change), and that change's number.
-    const auto linear = db.linear_weights_since(std::numeric_limits<std::int64_t>::max());
+    // The linear scorer's state, and the number of the model's last change.
+    const auto linear = db.linear_state();
     const std::uint64_t learned = linear.seen_spam + linear.seen_ham;
     const std::uint64_t version = linear.samples_version();
     const std::uint64_t since_refit = version > linear.refit_mark ? version - linear.refit_mark : 0;

@@ -174,9 +174,7 @@ std::string feature_lines(const features::FeatureBag& bag) {
 
 namespace {
 constexpr std::string_view view_key = "!view:";
-}  // namespace
 
-namespace {
 // Bytes the view line cannot carry raw: the separators of feature lines, the
 // escape itself, and every other control byte, so that `mailsift tokens
 // --signature` prints nothing a terminal would act on.

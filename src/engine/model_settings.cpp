@@ -2,7 +2,6 @@
 #include "mailsift/engine/model_settings.hpp"
 
 #include <algorithm>
-#include <limits>
 
 namespace mailsift::engine {
 
@@ -91,7 +90,7 @@ ModelSettings with_model_settings(const Settings& configured, std::string_view r
 ModelSettings model_settings(store::Database& db, const Settings& configured) {
     std::string recorded = db.model_settings();
     unsigned bits = 0;
-    if (recorded.empty()) bits = db.linear_weights_since(static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())).hash_bits;
+    if (recorded.empty()) bits = db.linear_state().hash_bits;
     return with_model_settings(configured, recorded, bits);
 }
 

@@ -1,7 +1,6 @@
 // Trainer: featurize messages and record them in store transactions.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <string>
 
 #include "mailsift/engine/trainer.hpp"
@@ -281,8 +280,7 @@ std::size_t Trainer::refit_linear() {
 std::size_t Trainer::refit_linear_if_behind() {
     if (settings_.scorer != Scorer::linear || settings_.linear.epochs == 0) return 0;
     commit();
-    // The state alone: no page or slot delta is written after the highest change number.
-    const store::LinearWeights state = db_.linear_weights_since(std::numeric_limits<std::int64_t>::max());
+    const store::LinearWeights state = db_.linear_state();
     if (state.samples_version() <= state.refit_mark) return 0;
     linear_.reset();  // the weights as they are now, with their counts
     return refit();

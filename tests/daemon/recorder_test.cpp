@@ -8,7 +8,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -172,7 +171,7 @@ TEST_CASE("After the model changed, the recorder refits the linear scorer once, 
         t.commit();
     }
     const auto db = store_.open(store::Database::Mode::read_only);
-    const auto state = [&] { return db->linear_weights_since(std::numeric_limits<std::int64_t>::max()); };
+    const auto state = [&] { return db->linear_state(); };
     REQUIRE(state().refit_mark + 1 == state().samples_version());
     const auto weights = mailsift::testing::model_state(*db).weights;
     {

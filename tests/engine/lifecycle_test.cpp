@@ -7,7 +7,6 @@
 // through the same step, rehearsal and replays.
 #include <catch2/catch.hpp>
 #include <algorithm>
-#include <limits>
 
 #include "../support/backends.hpp"
 #include "../support/fixture.hpp"
@@ -168,7 +167,7 @@ TEST_CASE("Messages learned since the last refit leave the linear scorer behind 
     FOR_EACH_BACKEND(s);
     auto db = s.open();
     testing::train_fixtures(*db, /*refit=*/true);
-    const auto state = [&] { return db->linear_weights_since(std::numeric_limits<std::int64_t>::max()); };
+    const auto state = [&] { return db->linear_state(); };
     REQUIRE(state().refit_mark == state().samples_version());  // `learn` refitted and said so
     REQUIRE(engine::Trainer(*db, engine::Settings{}).refit_linear_if_behind() == 0);
 

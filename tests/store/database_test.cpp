@@ -13,7 +13,6 @@
 #include "store_support.hpp"
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <map>
 #include <sstream>
 
@@ -610,12 +609,11 @@ TEST_CASE("Of two refits of the same samples the second is dropped whole, on eve
         b.offer_linear_sample(12, Class::ham, 0, digest(2), "From: b@example.org\n\nThe minutes");
         b.commit();
     }
-    const std::uint64_t no_pages = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
     const auto before = db.linear_weights_since(0);
     REQUIRE(before.seen_spam + before.seen_ham == 2);
     REQUIRE(before.refit_mark == 0);
     // The state alone, after the highest change number: no page, no slot delta.
-    const auto state = db.linear_weights_since(no_pages);
+    const auto state = db.linear_state();
     REQUIRE(state.pages.empty());
     REQUIRE(state.refit_mark == 0);
     REQUIRE(state.seen_spam == 1);
@@ -629,13 +627,13 @@ TEST_CASE("Of two refits of the same samples the second is dropped whole, on eve
     };
     refit(2, 1.0f);
     const auto once = db.linear_weights_since(0);
-    REQUIRE(db.linear_weights_since(no_pages).refit_mark == 2);
+    REQUIRE(db.linear_state().refit_mark == 2);
     REQUIRE_THROWS_AS(refit(2, 1.0f), store::RefitSuperseded);  // the same samples again
     REQUIRE_THROWS_AS(refit(1, 1.0f), store::RefitSuperseded);  // fewer
     const auto after = db.linear_weights_since(0);
     REQUIRE(mailsift::testing::linear_table(after) == mailsift::testing::linear_table(once));
     REQUIRE(after.bias == once.bias);
-    REQUIRE(db.linear_weights_since(no_pages).refit_mark == 2);
+    REQUIRE(db.linear_state().refit_mark == 2);
     // A message learned since: a refit that covers it is taken.
     {
         store::TrainingBatch b(db);
@@ -643,7 +641,7 @@ TEST_CASE("Of two refits of the same samples the second is dropped whole, on eve
         b.commit();
     }
     refit(3, 1.0f);
-    REQUIRE(db.linear_weights_since(no_pages).refit_mark == 3);
+    REQUIRE(db.linear_state().refit_mark == 3);
     REQUIRE(mailsift::testing::linear_table(db.linear_weights_since(0))[7] ==
             mailsift::testing::linear_table(once)[7] + 1.0f);
     // A sample dropped (an undone correction) while a refit that read the
@@ -655,16 +653,16 @@ TEST_CASE("Of two refits of the same samples the second is dropped whole, on eve
         b.commit();
     };
     drop();
-    REQUIRE(db.linear_weights_since(no_pages).samples_version() == 4);
-    REQUIRE(db.linear_weights_since(no_pages).samples_dropped == 1);
-    REQUIRE(db.linear_weights_since(no_pages).refit_mark == 3);  // behind: a refit reads version 4's samples...
+    REQUIRE(db.linear_state().samples_version() == 4);
+    REQUIRE(db.linear_state().samples_dropped == 1);
+    REQUIRE(db.linear_state().refit_mark == 3);  // behind: a refit reads version 4's samples...
     drop();                                                        // ...and another undo drops one meanwhile
     refit(4, 0.0f);                                                // the refit lands
-    const auto after_drop = db.linear_weights_since(no_pages);
+    const auto after_drop = db.linear_state();
     REQUIRE(after_drop.refit_mark == 4);
     REQUIRE(after_drop.refit_mark < after_drop.samples_version());
     refit(5, 0.0f);
-    REQUIRE(db.linear_weights_since(no_pages).refit_mark == db.linear_weights_since(no_pages).samples_version());
+    REQUIRE(db.linear_state().refit_mark == db.linear_state().samples_version());
 }
 
 TEST_CASE("A store from before the refit mark counts as refitted over the samples it holds", "[store]") {

@@ -29,6 +29,7 @@
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -474,6 +475,11 @@ public:
     // a reader copies a megabyte of weights once, not twice.
     using PageVisitor = std::function<void(std::uint32_t page, std::span<const float> weights)>;
     virtual LinearWeights linear_weights_since(std::uint64_t sequence, const PageVisitor& page = {}) = 0;
+    // The state alone (hash_bits, bias, the samples' counts and refit mark,
+    // the sequence): no page or slot delta is written after the highest change number.
+    LinearWeights linear_state() {
+        return linear_weights_since(static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
+    }
     // Every rehearsal sample whose message is still learned as its class, in one read.
     virtual std::vector<LinearSample> linear_samples() = 0;
     // The settings the model was trained with ("name = value" lines,
