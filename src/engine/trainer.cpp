@@ -274,7 +274,7 @@ std::size_t Trainer::refit_linear() {
     const std::uint64_t held = std::min<std::uint64_t>(linear_seen_[0], lp.rehearsal) +
                                std::min<std::uint64_t>(linear_seen_[1], lp.rehearsal);
     if (linear_learned_ < refit_after && linear_learned_ * 10 < held) return 0;
-    return refit();
+    return refit(/*exclusive=*/false);
 }
 
 std::size_t Trainer::refit_linear_if_behind() {
@@ -283,10 +283,10 @@ std::size_t Trainer::refit_linear_if_behind() {
     const store::LinearWeights state = db_.linear_state();
     if (state.samples_version() <= state.refit_mark) return 0;
     linear_.reset();  // the weights as they are now, with their counts
-    return refit();
+    return refit(/*exclusive=*/true);
 }
 
-std::size_t Trainer::refit() {
+std::size_t Trainer::refit(bool exclusive) {
     const auto& lp = settings_.linear;
     commit();
     // The weights and the samples' version read before the samples: the mark
@@ -332,7 +332,8 @@ std::size_t Trainer::refit() {
     const auto after = m.weights();
     for (std::size_t j = 0; j < delta.size(); ++j) delta[j] = after[j] - before[j];
     open_batch();
-    batch_->add_linear_weights(lp.hash_bits, std::move(delta), m.bias() - bias, m.nb_weight() - nb_weight, mark);
+    batch_->add_linear_weights(lp.hash_bits, std::move(delta), m.bias() - bias, m.nb_weight() - nb_weight, mark,
+                               exclusive);
     linear_learned_ = 0;
     try {
         commit();

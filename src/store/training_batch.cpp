@@ -64,6 +64,7 @@ void TrainingBatch::restart() {
     linear_bias_ = linear_nb_weight_ = 0.0;
     linear_seen_spam_ = linear_seen_ham_ = 0;
     linear_refit_mark_.reset();
+    linear_refit_exclusive_ = false;
     linear_samples_dropped_ = 0;
     tx_ = db_.begin_write();
     for (const auto& op : done_) op(*this);
@@ -120,9 +121,9 @@ void TrainingBatch::dense_linear() {
 }
 
 void TrainingBatch::add_linear_weights(unsigned hash_bits, std::vector<float> delta, double bias, double nb_weight,
-                                       std::uint64_t refit_mark) {
+                                       std::uint64_t refit_mark, bool exclusive) {
     assert(tx_ && "add_linear_weights after commit");
-    auto op = [hash_bits, delta = std::move(delta), bias, nb_weight, refit_mark](TrainingBatch& b) {
+    auto op = [hash_bits, delta = std::move(delta), bias, nb_weight, refit_mark, exclusive](TrainingBatch& b) {
         b.start_linear(hash_bits);
         b.dense_linear();
         if (delta.size() != b.linear_delta_.size()) b.tx_->fail("linear weights of another size than the batch's");
@@ -134,6 +135,7 @@ void TrainingBatch::add_linear_weights(unsigned hash_bits, std::vector<float> de
         b.linear_bias_ += bias;
         b.linear_nb_weight_ += nb_weight;
         b.linear_refit_mark_ = std::max(b.linear_refit_mark_.value_or(0), refit_mark);
+        b.linear_refit_exclusive_ = b.linear_refit_exclusive_ || exclusive;
     };
     op(*this);
     if (replayable_) remember(std::move(op));
@@ -496,6 +498,7 @@ void TrainingBatch::commit_now() {
         lc.seen_spam = linear_seen_spam_;
         lc.seen_ham = linear_seen_ham_;
         lc.refit_mark = linear_refit_mark_;
+        lc.refit_exclusive = linear_refit_exclusive_;
         lc.samples_dropped = linear_samples_dropped_;
         for (std::size_t p = 0; p < linear_dirty_.size(); ++p) {
             if (linear_dirty_[p]) lc.pages.emplace_back(static_cast<std::uint32_t>(p), linear_delta_.data() + p * linear_page_slots);

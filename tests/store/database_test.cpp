@@ -633,6 +633,18 @@ TEST_CASE("Of two refits of the same samples the second is dropped whole, on eve
     const auto after = db.linear_weights_since(0);
     REQUIRE(mailsift::testing::linear_table(after) == mailsift::testing::linear_table(once));
     REQUIRE(after.bias == once.bias);
+    {
+        // A learn command's refit, due because it learned (steps that offered
+        // no sample), is written whatever the mark, which it never lowers.
+        std::vector<float> delta(std::size_t{1} << 12, 0.0f);
+        delta[9] = 0.25f;
+        store::TrainingBatch b(db);
+        b.add_linear_weights(12, std::move(delta), 0.0, 0.0, 1, /*exclusive=*/false);
+        b.commit();
+        REQUIRE(mailsift::testing::linear_table(db.linear_weights_since(0))[9] ==
+                mailsift::testing::linear_table(once)[9] + 0.25f);
+        REQUIRE(db.linear_state().refit_mark == 2);
+    }
     REQUIRE(db.linear_state().refit_mark == 2);
     // A message learned since: a refit that covers it is taken.
     {
@@ -644,6 +656,8 @@ TEST_CASE("Of two refits of the same samples the second is dropped whole, on eve
     REQUIRE(db.linear_state().refit_mark == 3);
     REQUIRE(mailsift::testing::linear_table(db.linear_weights_since(0))[7] ==
             mailsift::testing::linear_table(once)[7] + 1.0f);
+    REQUIRE(mailsift::testing::linear_table(db.linear_weights_since(0))[9] ==
+            mailsift::testing::linear_table(once)[9] + 0.25f);
     // A sample dropped (an undone correction) while a refit that read the
     // samples before the drop is under way: that refit lands, and the samples
     // are still newer than it, so the next refit comes.

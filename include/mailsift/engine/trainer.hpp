@@ -146,8 +146,9 @@ public:
     // number of samples refitted (0: not due, or a class has none yet).
     //
     // Each refit marks the version of the samples it refitted in the store
-    // (store::LinearWeights::refit_mark); of two writers refitting the same
-    // samples, the second's refit is dropped (0 returned), so a fleet refits once.
+    // (store::LinearWeights::refit_mark). This one, due because this command
+    // learned, is always written; of two refit_linear_if_behind() of the same
+    // samples, the second is dropped (0 returned), so a fleet refits once.
     static constexpr std::size_t refit_after = 100;
     std::size_t refit_linear();
     // mailsiftd, after the model changed (daemon/recorder.hpp), and `evaluate
@@ -177,8 +178,9 @@ public:
 
 private:
     void open_batch();
-    // The refit itself, due or not; 0 when a class has no sample yet, or another writer's refit came first.
-    std::size_t refit();
+    // The refit itself, due or not; 0 when a class has no sample yet, or
+    // (`exclusive`) another writer's refit of the same samples came first.
+    std::size_t refit(bool exclusive);
     // train_on_error: mailsiftd said `said` with confidence and `c` agrees: nothing to train.
     bool confirmed_only(model::Verdict said, store::Class c) const;
     void prepare_parsed(std::string_view raw, const mime::ParsedMessage& parsed, Prepared& p) const;

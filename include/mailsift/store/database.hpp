@@ -620,10 +620,14 @@ public:
         unsigned hash_bits = 0;
         double bias = 0.0, nb_weight = 0.0;
         std::int64_t seen_spam = 0, seen_ham = 0;  // added to LinearWeights' counts
-        // A refit's change: written only while LinearWeights::refit_mark is
-        // below this one, which it becomes; otherwise RefitSuperseded (another
-        // writer refitted these samples already), so that a fleet refits once.
+        // A refit's change: LinearWeights::refit_mark becomes this one if it is
+        // higher. `refit_exclusive` (mailsiftd's refit of samples that changed):
+        // written only while the stored mark is below this one, otherwise
+        // RefitSuperseded (another writer refitted these samples already), so
+        // that a fleet refits once. A learn command's refit, due because it
+        // learned, is always written, as it was before the mark.
         std::optional<std::uint64_t> refit_mark;
+        bool refit_exclusive = false;
         // Added to LinearWeights::samples_dropped (an undone correction's
         // sample): a new version of the samples, which mailsiftd refits without it.
         std::uint64_t samples_dropped = 0;
@@ -704,7 +708,7 @@ public:
     // refit of the samples as `refit_mark` counts them (LinearChange::refit_mark;
     // commit() throws RefitSuperseded when another writer's refit came first).
     void add_linear_weights(unsigned hash_bits, std::vector<float> delta, double bias, double nb_weight,
-                            std::uint64_t refit_mark);
+                            std::uint64_t refit_mark, bool exclusive = true);
     // A correction undone: its message's rehearsal sample is out of use, and the
     // next refit is due however few messages were learned since (LinearChange::samples_dropped).
     void drop_linear_sample(unsigned hash_bits);
@@ -812,6 +816,7 @@ private:
     double linear_bias_ = 0.0, linear_nb_weight_ = 0.0;
     std::int64_t linear_seen_spam_ = 0, linear_seen_ham_ = 0;
     std::optional<std::uint64_t> linear_refit_mark_;
+    bool linear_refit_exclusive_ = false;
     std::uint64_t linear_samples_dropped_ = 0;
     std::string model_settings_;  // "": none to record
 };

@@ -59,7 +59,9 @@ void PgDatabase::add_linear(const WriteTransaction::LinearChange& change) {
     // Under the commit lock: no other writer reads or writes the weights until this commits.
     if (change.refit_mark) {
         // Of two refits of the same samples, the second changes no row.
-        auto m = conn_.exec("UPDATE linear_state SET refit_mark = $1 WHERE id = 0 AND refit_mark < $1 RETURNING id",
+        auto m = conn_.exec(change.refit_exclusive
+                                ? "UPDATE linear_state SET refit_mark = $1 WHERE id = 0 AND refit_mark < $1 RETURNING id"
+                                : "UPDATE linear_state SET refit_mark = greatest(refit_mark, $1) WHERE id = 0 RETURNING id",
                             {Param(static_cast<std::int64_t>(*change.refit_mark))});
         if (m.rows() == 0) throw RefitSuperseded();
     }

@@ -86,10 +86,13 @@ LinearWeights SqliteDatabase::linear_weights_since(std::uint64_t sequence, const
 void SqliteTransaction::add_linear(const LinearChange& change) {
     if (change.refit_mark) {
         // Under the write lock: of two refits of the same samples, the second changes no row.
-        Statement m(db_.db_, "UPDATE linear_state SET refit_mark = ?1 WHERE id = 0 AND refit_mark < ?1", db_.path_);
+        Statement m(db_.db_,
+                    change.refit_exclusive ? "UPDATE linear_state SET refit_mark = ?1 WHERE id = 0 AND refit_mark < ?1"
+                                           : "UPDATE linear_state SET refit_mark = max(refit_mark, ?1) WHERE id = 0",
+                    db_.path_);
         sqlite3_bind_int64(m.get(), 1, static_cast<sqlite3_int64>(*change.refit_mark));
         if (sqlite3_step(m.get()) != SQLITE_DONE) db_.fail(std::string("cannot update the linear scorer's state: ") + db_.error_text());
-        if (sqlite3_changes(db_.db_) == 0) throw RefitSuperseded();
+        if (change.refit_exclusive && sqlite3_changes(db_.db_) == 0) throw RefitSuperseded();
     }
     if (change.samples_dropped > 0) {
         Statement m(db_.db_, "UPDATE linear_state SET samples_dropped = samples_dropped + ?1 WHERE id = 0", db_.path_);
