@@ -110,7 +110,7 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
     store::CorrectionUndo undo;
     if (said) {
         open_batch();
-        undo.was = batch_->learned_class(p.digest);
+        undo.was = batch_->learned_class(stored_digest(p));
     }
     // A correction is always trained.
     const LearnOutcome o = learn_prepared(p, c, now, /*selective=*/false, said ? &undo : nullptr);

@@ -87,39 +87,9 @@ std::optional<model::Verdict> verdict_of_status(std::string_view status) {
     return std::nullopt;
 }
 
-store::Digest message_digest(std::string_view raw) {
-    // Hash the message without our own header fields (and their continuation lines).
-    std::string canonical;
-    canonical.reserve(raw.size());
-    std::size_t i = 0;
-    bool in_headers = true, skipping = false;
-    while (i < raw.size()) {
-        std::size_t nl = raw.find('\n', i);
-        const std::size_t end = nl == std::string_view::npos ? raw.size() : nl + 1;
-        std::string_view line = raw.substr(i, end - i);
-        if (in_headers) {
-            if (line == "\n" || line == "\r\n") {
-                in_headers = false;
-            } else if (line.front() == ' ' || line.front() == '\t') {
-                if (skipping) {
-                    i = end;
-                    continue;
-                }
-            } else {
-                skipping = line.size() >= 11 && strncasecmp(line.data(), "x-mailsift-", 11) == 0;
-                if (skipping) {
-                    i = end;
-                    continue;
-                }
-            }
-        }
-        if (!in_headers) {
-            canonical.append(raw.substr(i));
-            break;
-        }
-        canonical.append(line);
-        i = end;
-    }
+namespace {
+
+store::Digest digest_of(std::string_view canonical) {
     const std::uint64_t a = features::hash64(canonical, 0x9e3779b97f4a7c15ULL);
     const std::uint64_t b = features::hash64(canonical, 0xc2b2ae3d27d4eb4fULL);
     store::Digest d{};
@@ -128,6 +98,95 @@ store::Digest message_digest(std::string_view raw) {
         d[static_cast<std::size_t>(8 + k)] = static_cast<std::uint8_t>(b >> (8 * k));
     }
     return d;
+}
+
+bool is_own_field(std::string_view line) { return line.size() >= 11 && strncasecmp(line.data(), "x-mailsift-", 11) == 0; }
+
+// The message as the digest reads it (message_digest()); `changed` says
+// whether that differs from what earlier_message_digest() read.
+std::string canonical_message(std::string_view raw, bool& changed) {
+    std::string out;
+    out.reserve(raw.size());
+    changed = false;
+    std::size_t i = 0;
+    if (raw.starts_with("From ")) {  // an mbox envelope line: no header field, no part of what an MTA passes on
+        const std::size_t nl = raw.find('\n');
+        i = nl == std::string_view::npos ? raw.size() : nl + 1;
+        changed = true;
+    }
+    // Lines end in LF, whatever ended them ("\r\n" on the wire, "\n" in a mailbox).
+    const auto append_lines = [&](std::string_view text) {
+        for (std::size_t at = 0; at < text.size();) {
+            const std::size_t crlf = text.find("\r\n", at);
+            if (crlf == std::string_view::npos) {
+                out.append(text.substr(at));
+                break;
+            }
+            out.append(text.substr(at, crlf - at)).push_back('\n');
+            changed = true;
+            at = crlf + 2;
+        }
+    };
+    bool skipping = false;
+    while (i < raw.size()) {
+        const std::size_t nl = raw.find('\n', i);
+        const std::size_t end = nl == std::string_view::npos ? raw.size() : nl + 1;
+        const std::string_view line = raw.substr(i, end - i);
+        if (line == "\n" || line == "\r\n") {  // the header section ends: the body as it is
+            append_lines(raw.substr(i));
+            return out;
+        }
+        if (line.front() == ' ' || line.front() == '\t') {  // a folded line of the field before
+            if (!skipping) append_lines(line);
+        } else if ((skipping = is_own_field(line))) {
+        } else if (const std::size_t colon = line.find(':'); colon != std::string_view::npos) {
+            // "Name: value": one space after the colon, as mailsiftd rebuilds a
+            // field from the name and value the MTA passes (Postfix drops the
+            // space, Sendmail keeps it).
+            std::size_t v = colon + 1;
+            while (v < line.size() && (line[v] == ' ' || line[v] == '\t')) ++v;
+            if (v != colon + 2 || line[colon + 1] != ' ') changed = true;
+            out.append(line.substr(0, colon + 1)).push_back(' ');
+            append_lines(line.substr(v));
+        } else {
+            append_lines(line);
+        }
+        i = end;
+    }
+    return out;  // no body: nothing more
+}
+
+}  // namespace
+
+store::Digest message_digest(std::string_view raw) {
+    bool changed = false;
+    return digest_of(canonical_message(raw, changed));
+}
+
+std::optional<store::Digest> earlier_message_digest(std::string_view raw) {
+    bool changed = false;
+    canonical_message(raw, changed);
+    if (!changed) return std::nullopt;
+    // The raw bytes without our own fields (and their folded lines), as digests were read before.
+    std::string kept;
+    kept.reserve(raw.size());
+    std::size_t i = 0;
+    bool skipping = false;
+    while (i < raw.size()) {
+        const std::size_t nl = raw.find('\n', i);
+        const std::size_t end = nl == std::string_view::npos ? raw.size() : nl + 1;
+        const std::string_view line = raw.substr(i, end - i);
+        if (line == "\n" || line == "\r\n") {
+            kept.append(raw.substr(i));
+            break;
+        }
+        if (line.front() != ' ' && line.front() != '\t') skipping = is_own_field(line);
+        if (!skipping) kept.append(line);
+        i = end;
+    }
+    const store::Digest before = digest_of(kept);
+    if (before == message_digest(raw)) return std::nullopt;
+    return before;
 }
 
 std::string signature_text(const store::Digest& d) {

@@ -100,6 +100,7 @@ void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& pa
     std::sort(p.order.begin(), p.order.end(), [&](std::uint32_t a, std::uint32_t b) { return entries[a].id < entries[b].id; });
     const auto signature = message_signature(parsed.headers);  // one message with its scan
     p.digest = signature ? *signature : message_digest(raw);
+    if (!signature) p.earlier_digest = earlier_message_digest(raw);
     const auto* from = parsed.find("From");
     if (from != nullptr) p.from_address = features::address_in(from->value);
     if (settings_.scorer == Scorer::linear) {
@@ -366,6 +367,7 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
                                               store::CorrectionUndo* undo) {
     if (p.problem != MessageProblem::none) return {p.problem, {}};
     load_linear_models(selective);
+    const store::Digest digest = stored_digest(p);
     const auto& entries = p.bag.entries();
     const bool linear = settings_.scorer == Scorer::linear;
     // What scoring sees, when there is a selection model to score with or to keep in step.
@@ -384,14 +386,14 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
         // Every row a learned message changes is read before it changes, so that a
         // row read later is one this trainer never touched (Reads::rows).
         const model::Snapshot& m = known_model(model_terms);
-        if (!batch_->learned_class(p.digest)) {
+        if (!batch_->learned_class(digest)) {
             const double log_odds = model::score(model_terms, m).log_odds;
             if (known_beyond_margin(m, log_odds, c == store::Class::spam, settings_.train_margin)) {
                 ++counts_.confident;
                 if (linear) {
                     // The counts know it; the linear scorer still takes its (small) step, once.
                     const auto step = linear_step(model_terms, p.slots, c == store::Class::spam);
-                    if (batch_->learn_uncounted(p.digest, c, step) != store::LearnResult::already_learned) {
+                    if (batch_->learn_uncounted(digest, c, step) != store::LearnResult::already_learned) {
                         linear_->apply(step.slots, step.step);
                         ++linear_learned_;
                     }
@@ -403,7 +405,7 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
     std::vector<store::TrainTerm> terms;
     terms.reserve(p.bag.size());
     for (std::uint32_t i : p.order) terms.push_back({entries[i].id, entries[i].count, p.bag.text(entries[i])});
-    return {MessageProblem::none, train(p.digest, terms, model_terms, p.slots, p.prefix, p.from_address, c, now, undo)};
+    return {MessageProblem::none, train(digest, terms, model_terms, p.slots, p.prefix, p.from_address, c, now, undo)};
 }
 
 store::LearnResult Trainer::train(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
@@ -428,9 +430,20 @@ store::LearnResult Trainer::train(const store::Digest& digest, const std::vector
     return r;
 }
 
+store::Digest Trainer::stored_digest(const Prepared& p) {
+    if (!p.earlier_digest) return p.digest;
+    open_batch();
+    if (batch_->learned_class(p.digest) || !batch_->learned_class(*p.earlier_digest)) return p.digest;
+    return *p.earlier_digest;
+}
+
 store::UnlearnResult Trainer::unlearn(std::string_view raw, store::Class c) {
     open_batch();
-    const store::UnlearnResult r = batch_->unlearn(message_identity(raw), c);
+    store::Digest id = message_identity(raw);
+    if (!batch_->learned_class(id) && !message_signature(raw)) {
+        if (const auto earlier = earlier_message_digest(raw); earlier && batch_->learned_class(*earlier)) id = *earlier;
+    }
+    const store::UnlearnResult r = batch_->unlearn(id, c);
     if (r == store::UnlearnResult::unlearned) {
         ++counts_.unlearned;
     } else {

@@ -64,11 +64,13 @@ TEST_CASE("Two daemons on one PostgreSQL database score from one model that any 
                                             .find("w:prize") != std::string::npos; }));
     const std::string corrected = run(cli + " --db " + db + " correct --ham --signature " + signature);
     REQUIRE(corrected.find("1 by signature") != std::string::npos);
+    // The scan is the lottery message the fleet learned as spam (one digest, from a
+    // file or over the milter protocol): moved to ham.
     const std::string after_one = run(stats);
-    REQUIRE(after_one.find("\"messages\":{\"spam\":4,\"ham\":6}") != std::string::npos);
+    REQUIRE(after_one.find("\"messages\":{\"spam\":3,\"ham\":6}") != std::string::npos);
     REQUIRE(run(cli + " --db " + db + " correct --ham --signature " + signature + " 2>&1").find("already") !=
             std::string::npos);
-    REQUIRE(run(stats).find("\"messages\":{\"spam\":4,\"ham\":6}") != std::string::npos);
+    REQUIRE(run(stats).find("\"messages\":{\"spam\":3,\"ham\":6}") != std::string::npos);
 
     // Corrected before daemon b has written its scan: kept, and trained once when b writes it.
     const auto from_b = cb.message(spam + "\nAnother prize, another day.\n");
@@ -76,11 +78,11 @@ TEST_CASE("Two daemons on one PostgreSQL database score from one model that any 
     REQUIRE(early.size() == 32);
     const std::string deferred = run(cli + " --db " + db + " correct --spam --signature " + early + " 2>&1");
     if (deferred.find("waiting for") != std::string::npos) {
-        REQUIRE(eventually([&] { return run(stats).find("\"messages\":{\"spam\":5,\"ham\":6}") != std::string::npos; },
+        REQUIRE(eventually([&] { return run(stats).find("\"messages\":{\"spam\":4,\"ham\":6}") != std::string::npos; },
                            std::chrono::seconds(15)));
     } else {
         // b wrote the scan first after all (it can flush just then): trained at once.
         REQUIRE(deferred.find("1 by signature") != std::string::npos);
     }
-    REQUIRE(run(stats).find("\"messages\":{\"spam\":5,\"ham\":6}") != std::string::npos);
+    REQUIRE(run(stats).find("\"messages\":{\"spam\":4,\"ham\":6}") != std::string::npos);
 }

@@ -149,6 +149,9 @@ TEST_CASE("A scanned message can be corrected by its signature, and stats count 
     const std::string signature = header_value(replies, "X-Mailsift-Signature");
     REQUIRE(signature.size() == 32);
     REQUIRE(header_value(replies, "X-Mailsift-Status").rfind("Yes", 0) == 0);
+    // The digest of what came over the socket (fields rebuilt, CRLF) is the digest of
+    // the same message in an mbox file: evaluate's and correct's rehearsal draws are the daemon's.
+    REQUIRE(signature == engine::signature_text(engine::message_digest("From sender@example.net Sat Nov 28 12:00:00 2026\n" + spam)));
 
     const std::string db = (d.dir / "model.db").string();
     const std::string stats = cli + " --db " + db + " stats --json";
@@ -159,7 +162,9 @@ TEST_CASE("A scanned message can be corrected by its signature, and stats count 
                                            << signature << "\n" << spam << "\nSigned, the mail client\n";
     const std::string corrected = run(cli + " --db " + db + " correct --ham " + (d.dir / "delivered.eml").string());
     REQUIRE(corrected.find("1 by signature") != std::string::npos);
-    REQUIRE(corrected.find("1 learned") != std::string::npos);
+    // The daemon's scan is the message `learn --spam` learned (one digest, however
+    // it came): moved, not counted in both classes.
+    REQUIRE(corrected.find("0 learned, 1 moved") != std::string::npos);
     REQUIRE(run(cli + " --db " + db + " correct --ham " + (d.dir / "delivered.eml").string() + " 2>&1")
                 .find("already learned as ham") != std::string::npos);
     const std::string after = run(stats);
@@ -172,7 +177,7 @@ TEST_CASE("A scanned message can be corrected by its signature, and stats count 
     REQUIRE(at != std::string::npos);
     REQUIRE(after.compare(at + key.size(), 4, "null") != 0);
     REQUIRE(std::isdigit(static_cast<unsigned char>(after[at + key.size()])));
-    REQUIRE(after.find("\"messages\":{\"spam\":4,\"ham\":5}") != std::string::npos);
+    REQUIRE(after.find("\"messages\":{\"spam\":3,\"ham\":5}") != std::string::npos);
 
     // The correction was a mistake: undone, the counts are what they were, the
     // error rates forget it, and the daemon, which refitted its linear scorer
@@ -183,7 +188,7 @@ TEST_CASE("A scanned message can be corrected by its signature, and stats count 
     REQUIRE(eventually([&] { return header_value(c.message(spam), "X-Mailsift-Status") != first_status; }));
     REQUIRE(eventually([&] { return d.log().find("refitted the linear scorer") != std::string::npos; }));
     const std::string undone = run(cli + " --db " + db + " correct --undo " + (d.dir / "delivered.eml").string() + " 2>&1");
-    REQUIRE(undone.find("undid its correction to ham; now not learned") != std::string::npos);
+    REQUIRE(undone.find("undid its correction to ham; now learned as spam") != std::string::npos);
     REQUIRE(undone.find("undone: 1 corrections") != std::string::npos);
     const std::string after_undo = run(stats);
     REQUIRE(after_undo.find("\"messages\":{\"spam\":4,\"ham\":4}") != std::string::npos);

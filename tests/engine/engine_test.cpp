@@ -1,4 +1,5 @@
 // Engine tests: real parsing, real SQLite files, fixture messages from tests/data.
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -275,6 +276,90 @@ TEST_CASE("The digest ignores our own X-Mailsift headers", "[engine]") {
         "From: a@example.org\nX-Mailsift-Status: Yes, score=0.99\n\tcontinued\nSubject: hi\n\nbody\n";
     REQUIRE(engine::message_digest(plain) == engine::message_digest(tagged));
     REQUIRE(engine::message_digest(plain) != engine::message_digest(plain + "more\n"));
+}
+
+TEST_CASE("The digest reads through what the transport changes: mbox line, line ends, spaces after a colon", "[engine]") {
+    const std::string file = "From: Ann <a@example.org>\nSubject: a folded\n  subject\nTo:b@example.org\n\nline one\nline two\n";
+    const auto crlf = [](std::string s) {
+        for (std::size_t at = 0; (at = s.find('\n', at)) != std::string::npos; at += 2) s.insert(at, "\r");
+        return s;
+    };
+    // As mailsiftd rebuilds it from Postfix's frames (value without its space: "Name: value"),
+    // and from Sendmail's (the space kept: "Name:" + " value"), CRLF throughout.
+    const std::string postfix = crlf("From: Ann <a@example.org>\nSubject: a folded\n  subject\nTo: b@example.org\n\nline one\nline two\n");
+    const std::string sendmail = crlf("From: Ann <a@example.org>\nSubject:  a folded\n  subject\nTo: b@example.org\n\nline one\nline two\n");
+    const auto id = engine::message_digest(file);
+    CHECK(engine::message_digest(postfix) == id);
+    CHECK(engine::message_digest(sendmail) == id);
+    CHECK(engine::message_digest("From ann@example.org Thu Apr 12 10:00:00 2007\n" + file) == id);
+    CHECK(engine::message_digest(crlf(file)) == id);
+    CHECK(engine::message_digest("From ann@example.org Thu Apr 12 10:00:00 2007\r\n" + crlf(file)) == id);
+    // What the message says still counts: its body, its folding, a field's name and value.
+    CHECK(engine::message_digest(file + "line three\n") != id);
+    CHECK(engine::message_digest(crlf(file) + "\r\n") != id);
+    std::string unfolded = file;
+    unfolded.replace(unfolded.find("\n  subject"), 10, " subject");
+    CHECK(engine::message_digest(unfolded) != id);
+    std::string renamed = file;
+    renamed.replace(renamed.find("To:"), 3, "Cc:");
+    CHECK(engine::message_digest(renamed) != id);
+    std::string spaced_body = file;
+    spaced_body.replace(spaced_body.find("line one"), 8, "line  one");
+    CHECK(engine::message_digest(spaced_body) != id);
+
+    // The digest these bytes had before: only where it differs, and it differs by message.
+    const std::string plain = "From: a@example.org\nSubject: hi\n\nbody\n";
+    CHECK_FALSE(engine::earlier_message_digest(plain));
+    CHECK_FALSE(engine::earlier_message_digest("From: a@example.org\nX-Mailsift-Status:  Yes\nSubject: hi\n\nbody\n"));
+    const auto earlier = engine::earlier_message_digest(crlf(plain));
+    REQUIRE(earlier);
+    CHECK(*earlier != engine::message_digest(crlf(plain)));
+    CHECK(engine::earlier_message_digest(crlf(plain + "more\n")) != earlier);
+}
+
+TEST_CASE("A message learned under its earlier digest is not learned twice, and unlearns", "[engine]") {
+    TempDir dir;
+    const auto path = dir.path / "m.db";
+    const std::string message = "From: a@example.org\r\nSubject: Cheap pills online\r\n\r\nBuy cheap pills online now\r\n";
+    const auto earlier = engine::earlier_message_digest(message);
+    REQUIRE(earlier);
+    engine::Settings s;
+    {
+        store::SqliteDatabase db(path, store::Database::Mode::read_write);
+        engine::Trainer t(db, s);
+        REQUIRE(t.learn(message, message.size(), store::Class::spam, 1000).result == store::LearnResult::learned);
+        t.commit();
+    }
+    {
+        // As a store written before message_digest() read through line ends holds it.
+        sqlite3* raw = nullptr;
+        REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+        const auto now = engine::message_digest(message);
+        for (const char* table : {"messages", "linear_samples"}) {
+            sqlite3_stmt* st = nullptr;
+            const std::string sql = std::string("UPDATE ") + table + " SET digest = ?1 WHERE digest = ?2";
+            REQUIRE(sqlite3_prepare_v2(raw, sql.c_str(), -1, &st, nullptr) == SQLITE_OK);
+            sqlite3_bind_blob(st, 1, earlier->data(), static_cast<int>(earlier->size()), SQLITE_TRANSIENT);
+            sqlite3_bind_blob(st, 2, now.data(), static_cast<int>(now.size()), SQLITE_TRANSIENT);
+            REQUIRE(sqlite3_step(st) == SQLITE_DONE);
+            sqlite3_finalize(st);
+        }
+        REQUIRE(sqlite3_changes(raw) == 1);  // its rehearsal sample
+        sqlite3_close(raw);
+    }
+    store::SqliteDatabase db(path, store::Database::Mode::read_write);
+    const auto learned = [&] { return db.load_counts(model::TermFrequency::raw).messages; };
+    REQUIRE(learned().spam == 1);
+    engine::Trainer t(db, s);
+    CHECK(t.learn(message, message.size(), store::Class::spam, 2000).result == store::LearnResult::already_learned);
+    CHECK(t.learn(message, message.size(), store::Class::ham, 2000).result == store::LearnResult::moved);
+    t.commit();
+    CHECK(learned().spam == 0);
+    CHECK(learned().ham == 1);
+    CHECK(t.unlearn(message, store::Class::ham) == store::UnlearnResult::unlearned);
+    t.commit();
+    CHECK(learned().ham == 0);
+    CHECK(db.linear_samples().empty());
 }
 
 TEST_CASE("Messages that cannot be learned are recognised", "[engine]") {

@@ -140,8 +140,11 @@ fi
 printf '%s\r\n' "From: Prize Desk <win@prize.example>" "To: rcpt@example.net" \
     "Subject: <img src=x onerror=alert(1)> you won" "Message-ID: <xss-1@prize.example>" "" \
     "Claim your prize at http://prize.example/claim now." >"$WORK/xss.eml"
+# The one the browser corrects is new to the model (the fixture itself was learned:
+# the same digest, whether it comes over the milter protocol or from a file).
+{ cat "$MESSAGES/ham_meeting_notes.eml"; echo "The room is booked for the whole afternoon."; } >"$WORK/meeting_reply.eml"
 SENT=0
-for f in "$MESSAGES"/spam_money_offer.eml "$MESSAGES"/spam_cheap_pills.eml "$MESSAGES"/ham_meeting_notes.eml \
+for f in "$MESSAGES"/spam_money_offer.eml "$MESSAGES"/spam_cheap_pills.eml "$WORK/meeting_reply.eml" \
     "$MESSAGES"/ham_build_report.eml "$WORK/xss.eml"; do
     if python3 "$HERE/smtp_send.py" 127.0.0.1 "$SMTP_PORT" sender@example.org rcpt@example.net "$f" \
             >>"$WORK/send.log" 2>&1; then

@@ -63,9 +63,17 @@ bool known_beyond_margin(const model::Snapshot& model, double log_odds, bool spa
 // facts only the milter knows (features::milter_only) are left out.
 std::vector<model::Term> scoring_terms(const features::FeatureBag& bag, bool envelope = true);
 
-// Same message, same digest: our own X-Mailsift-* headers are left out, so a
-// message we tagged is recognised when it comes back for correction.
+// Same message, same digest, whichever way it came: our own X-Mailsift-*
+// fields are left out (a message we tagged is recognised when it comes back
+// for correction), and so are what the transport changes: an mbox "From "
+// line, CRLF or LF line ends, the spaces after a field's colon (read as one).
+// So mailsiftd's digest of a message rebuilt from milter frames is the digest
+// of the same message in a file, and its rehearsal draws are evaluate's.
 store::Digest message_digest(std::string_view raw);
+// The digest mailsift gave the same bytes before message_digest() read
+// through line ends, mbox lines and field spacing (stores of 2026-11-28 and before), or
+// nothing when it is the same: what a message learned then is stored under.
+std::optional<store::Digest> earlier_message_digest(std::string_view raw);
 
 // The X-Mailsift-Signature form of a digest (32 lower-case hex digits), and back.
 std::string signature_text(const store::Digest& d);

@@ -63,6 +63,9 @@ public:
     struct Prepared {
         MessageProblem problem = MessageProblem::none;
         store::Digest digest{};
+        // The digest the same bytes had before (engine::earlier_message_digest()),
+        // when it differs and the message has no signature.
+        std::optional<store::Digest> earlier_digest;
         features::FeatureBag bag;
         std::vector<std::uint32_t> order;  // bag entries in id order: the store keeps lists sorted
         std::string from_address;
@@ -181,6 +184,10 @@ private:
     // The refit itself, due or not; 0 when a class has no sample yet, or
     // (`exclusive`) another writer's refit of the same samples came first.
     std::size_t refit(bool exclusive);
+    // What a prepared message is stored under: its digest, or its earlier
+    // digest when only that one is learned (learned before message_digest()
+    // read through line ends), so that it is not learned twice.
+    store::Digest stored_digest(const Prepared& p);
     // train_on_error: mailsiftd said `said` with confidence and `c` agrees: nothing to train.
     bool confirmed_only(model::Verdict said, store::Class c) const;
     void prepare_parsed(std::string_view raw, const mime::ParsedMessage& parsed, Prepared& p) const;
