@@ -358,7 +358,7 @@ if kind == "evaluate":
          "one_minus_roca_pct": j["one_minus_roca_percent"], "fnr_at_fpr_0.1_pct": j["fnr_at_fpr_0.1_percent"],
          "ham_in_junk": c["ham"]["spam"], "spam_in_inbox": c["spam"]["ham"] + c["spam"]["unsure"],
          "unsure_pct": j["unsure_percent"], "moves_spam": dep["moved_to_junk"], "moves_ham": dep["moved_from_junk"],
-         "ece": j["expected_calibration_error"],
+         "ece": j["expected_calibration_error"], "worst": j.get("worst_bin"),
          "unc_ham_in_junk": unc["ham_in_junk"], "unc_spam_in_inbox": unc["spam_in_inbox"],
          "unc_unsure_pct": unc["unsure_percent"]}
 else:
@@ -367,7 +367,11 @@ else:
          "one_minus_roca_pct": r["one_minus_roca_percent"], "fnr_at_fpr_0.1_pct": r["fnr_at_fpr_0.1_percent"],
          "ham_in_junk": r["ham_in_junk"], "spam_in_inbox": r["spam_in_inbox"], "unsure_pct": r["unsure_percent"],
          "moves_spam": r["moved_to_junk"], "moves_ham": r["moved_from_junk"],
-         "ece": r["expected_calibration_error"], "seconds": r["seconds"]}
+         "ece": r["expected_calibration_error"], "worst": r.get("worst_bin"), "seconds": r["seconds"]}
+# The worst reliability bin of >= 30 messages, in the keys the other tables use.
+w = m.pop("worst")
+if w:
+    m.update({"worst_bin": f"{w['low']:.1f}-{w['high']:.1f}", "worst_bin_gap": w["gap"], "worst_bin_n": w["messages"]})
 with open(d + "/m", "a") as f:
     for k, v in m.items():
         if v is not None:  # a missing key reads n/a
@@ -696,17 +700,20 @@ deployed_row() {
     if [[ $u != - ]]; then
         unc="$(get "$u" unc_ham_in_junk) / $(get "$u" unc_spam_in_inbox) / $(fmt_num "$(get "$u" unc_unsure_pct)" 2)$note"
     fi
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s + %s | %s | %s |\n' "$1" "$2" "$3" \
+    local worst=""
+    [[ $(get "$d" worst_bin) != n/a ]] &&
+        worst=" ($(get "$d" worst_bin): $(fmt_num "$(get "$d" worst_bin_gap)" 3), n=$(get "$d" worst_bin_n))"
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s + %s | %s%s | %s |\n' "$1" "$2" "$3" \
         "$(fmt_num "$(get "$d" one_minus_roca_pct)" 4)" "$(fmt_num "$(get "$d" fnr_at_fpr_0.1_pct)" 3)" \
         "$(get "$d" ham_in_junk)" "$(get "$d" spam_in_inbox)" "$(fmt_num "$(get "$d" unsure_pct)" 2)" \
-        "$(get "$d" moves_spam)" "$(get "$d" moves_ham)" "$(fmt_num "$(get "$d" ece)" 4)" "$unc"
+        "$(get "$d" moves_spam)" "$(get "$d" moves_ham)" "$(fmt_num "$(get "$d" ece)" 4)" "$worst" "$unc"
 }
 # deployed_name LIST: the corpus column.
 deployed_name() { if [[ $1 == stream ]]; then echo "one server's stream"; else echo "$1"; fi; }
 if ((${#deployed_lists[@]})); then
     echo "## the loop users run (issue 42): half learned class by class, the rest deployed, corrected after each 100"
     echo
-    echo "| corpus | feedback | filter, loop | 1-ROCA% | FNR% at FPR<=0.1% | ham in Junk | spam in the inbox | unsure% | users' moves (spam + ham) | ECE | same model never corrected: ham in Junk / spam in the inbox / unsure% |"
+    echo "| corpus | feedback | filter, loop | 1-ROCA% | FNR% at FPR<=0.1% | ham in Junk | spam in the inbox | unsure% | users' moves (spam + ham) | ECE (worst bin >= 30: gap, n) | same model never corrected: ham in Junk / spam in the inbox / unsure% |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|"
     for list in "${deployed_lists[@]}"; do
         for feedback in two-sided one-sided; do

@@ -35,13 +35,14 @@ BOGOFILTER_DIR is bogofilter's loop on the same messages with the same feedback;
 UNCORRECTED_DIR holds the same model never corrected (unc_* keys: evaluate's
 deployed.uncorrected). Each DIR's "m" file: n_spam, n_ham, one_minus_roca_pct,
 fnr_at_fpr_0.1_pct, ham_in_junk, spam_in_inbox, unsure_pct, moves_spam,
-moves_ham, ece. Issue 42's targets, on every deployed mailsift row:
+moves_ham, ece, and worst_bin, worst_bin_gap, worst_bin_n when a reliability bin
+holds at least 30 messages. Issue 42's targets, on every deployed mailsift row:
   ham in Junk  never more than the same model never corrected, and at most 0.05%
             of the ham deployed
   unsure    at most 3% of the messages deployed
   ranking   FNR% at FPR <= 0.1% below bogofilter's (both 0 counts as met)
   moves     the users' moves (spam + ham) at most a fifth of bogofilter's
-  calibration  ECE <= 0.02
+  calibration  ECE <= 0.02, and no bin of >= 30 messages off by more than 0.10
 """
 import sys
 
@@ -121,6 +122,8 @@ class Row:
         self.fpr, self.unsure = num(ms, "fp_pct"), unsure_pct(ms)
         self.bf_fpr, self.bf_unsure = num(bf, "fp_pct"), unsure_pct(bf)
         self.ece, self.bf_ece = num(ms, "ece"), num(bf, "ece")
+        self.gap = num(ms, "worst_bin_gap")  # None: no bin holds 30 messages
+        self.gap_bin, self.gap_n = ms.get("worst_bin", "n/a"), ms.get("worst_bin_n", "0")
         self.gap = num(ms, "worst_bin_gap")
         self.gap_bin, self.gap_n = ms.get("worst_bin", "n/a"), ms.get("worst_bin_n", "0")
         self.arrival_roca = num(arr, "one_minus_roca_pct")
@@ -331,6 +334,8 @@ class DeployedRow:
         self.fnr, self.bf_fnr = num(ms, "fnr_at_fpr_0.1_pct"), num(bf, "fnr_at_fpr_0.1_pct")
         self.moves, self.bf_moves = self._moves(ms), self._moves(bf)
         self.ece, self.bf_ece = num(ms, "ece"), num(bf, "ece")
+        self.gap = num(ms, "worst_bin_gap")  # None: no bin holds 30 messages
+        self.gap_bin, self.gap_n = ms.get("worst_bin", "n/a"), ms.get("worst_bin_n", "0")
 
     @staticmethod
     def _moves(m):
@@ -362,6 +367,10 @@ class DeployedRow:
     def ece_met(self):
         return None if self.ece is None else self.ece <= DEPLOYED_ECE_MAX
 
+    def gap_met(self):
+        # No bin of 30 messages: nothing off by more than the bound.
+        return self.ece is not None and (self.gap is None or self.gap <= BIN_GAP_MAX)
+
 
 DEPLOYED_TARGETS = [
     ("hamjunk", f"ham in Junk never more than the same model never corrected, and <= {HAM_IN_JUNK_MAX_PCT:g}% of the ham",
@@ -383,6 +392,9 @@ DEPLOYED_TARGETS = [
     ("ece", f"ECE <= {DEPLOYED_ECE_MAX:g}",
      DeployedRow.all_rows, DeployedRow.ece_met,
      lambda r: r.ece, lambda r: f"{fmt(r.ece, '.4f')} (bogofilter {fmt(r.bf_ece, '.4f')})"),
+    ("gap", f"no reliability bin of >= 30 messages off by more than {BIN_GAP_MAX:g}",
+     DeployedRow.all_rows, DeployedRow.gap_met,
+     lambda r: r.gap, lambda r: f"{fmt(r.gap, '.3f')} (bin {r.gap_bin}, n={r.gap_n})"),
 ]
 
 
@@ -393,7 +405,8 @@ def deployed_summary(rows):
     out("| corpus, feedback, mailsift loop | ham in Junk (share of ham) / never corrected "
         f"| <= never corrected, <= {HAM_IN_JUNK_MAX_PCT:g}% | unsure% | <= {DEPLOYED_UNSURE_MAX:g} "
         "| FNR% at FPR<=0.1% mailsift / bogofilter | below "
-        "| moves mailsift / bogofilter (ratio) | <= 1/5 | ECE | <= 0.02 |")
+        "| moves mailsift / bogofilter (ratio) | <= 1/5 | ECE / worst bin gap (bin, n) "
+        f"| <= {DEPLOYED_ECE_MAX:g} / <= {BIN_GAP_MAX:g} |")
     out("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         out(f"| {r.name} "
@@ -403,7 +416,8 @@ def deployed_summary(rows):
             f"| {fmt(r.fnr, '.3f')} / {fmt(r.bf_fnr, '.3f')} | {verdict(r.fnr_met())} "
             f"| {fmt(r.moves, 'd')} / {fmt(r.bf_moves, 'd')} ({fmt(r.moves_ratio(), '.3f')}) "
             f"| {verdict(r.moves_met())} "
-            f"| {fmt(r.ece, '.4f')} | {verdict(r.ece_met())} |")
+            f"| {fmt(r.ece, '.4f')} / {fmt(r.gap, '.3f')} ({r.gap_bin}, n={r.gap_n}) "
+            f"| {verdict(r.ece_met())} / {verdict(r.gap_met())} |")
     out()
     out("Every mailsift row of the deployed table, against bogofilter's loop on the same messages with the "
         "same feedback. Never corrected: the same model as first learned, scoring the same messages "

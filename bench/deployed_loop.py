@@ -38,7 +38,10 @@ object instead (bench/accuracy.sh's deployed protocol reads it): "index",
 "filters", a list of {"filter": "mailsift" or "bogofilter", "name", "messages",
 "spam", "ham", "one_minus_roca_percent", "fnr_at_fpr_0.1_percent",
 "ham_in_junk", "spam_in_inbox", "unsure_percent", "moved_to_junk",
-"moved_from_junk", "expected_calibration_error", "seconds"} (NaN as null).
+"moved_from_junk", "expected_calibration_error", "worst_bin", "seconds"} (NaN
+as null; "worst_bin": the reliability bin of at least 30 messages whose mean
+probability is furthest from its share of spam, as {"low", "high",
+"messages", "gap"}, or null when no bin holds 30).
 With --scores-prefix, the LABEL<TAB>SCORE<TAB>VERDICT<TAB>PATH lines of each
 filter (bench/roc.py reads them).
 
@@ -190,13 +193,17 @@ def metrics(rows):
     }
     ps = [r for r in rows if r[3] is not None]
     if ps:
-        ece = 0.0
+        ece, worst = 0.0, None
         for b in range(10):
             inbin = [r for r in ps if min(int(r[3] * 10), 9) == b]
             if inbin:
-                ece += len(inbin) / len(ps) * abs(sum(r[3] for r in inbin) / len(inbin) -
-                                                  sum(1 for r in inbin if r[0]) / len(inbin))
+                gap = abs(sum(r[3] for r in inbin) / len(inbin) - sum(1 for r in inbin if r[0]) / len(inbin))
+                ece += len(inbin) / len(ps) * gap
+                # The worst bin of at least 30 messages, as evaluate reports it.
+                if len(inbin) >= 30 and (worst is None or gap > worst["gap"]):
+                    worst = {"low": b / 10, "high": (b + 1) / 10, "messages": len(inbin), "gap": gap}
         out["ece"] = ece
+        out["worst_bin"] = worst
     return out
 
 
@@ -406,11 +413,15 @@ def main():
 def print_markdown(args, first, rest, feedback, results):
     print(f"# the deployed loop: {args.index}, first {first} learned class by class, "
           f"{len(rest)} deployed in batches of {args.batch}, {feedback} feedback")
-    print("| filter | 1-ROCA% | FNR% at FPR <= 0.1% | ham in Junk | spam in the inbox | unsure | moves (to Junk + out) | ECE |")
+    print("| filter | 1-ROCA% | FNR% at FPR <= 0.1% | ham in Junk | spam in the inbox | unsure | moves (to Junk + out) "
+          "| ECE (worst bin >= 30: gap, n) |")
     print("|---|---|---|---|---|---|---|---|")
     for _, name, rows, moves, _ in results:
         m = metrics(rows)
         ece = f"{m['ece']:.4f}" if "ece" in m else "-"
+        if m.get("worst_bin"):
+            w = m["worst_bin"]
+            ece += f" ({w['low']:.1f}-{w['high']:.1f}: {w['gap']:.3f}, n={w['messages']})"
         print(f"| {name} | {m['one_minus_roca_percent']:.4f} | {m['fnr_at_fpr_0.1_percent']:.3f} | "
               f"{m['ham_in_junk']} | {m['spam_in_inbox']} | {m['unsure_percent']:.2f}% | "
               f"{moves[0]} + {moves[1]} | {ece} |")
