@@ -103,7 +103,7 @@ store::Digest digest_of(std::string_view canonical) {
 bool is_own_field(std::string_view line) { return line.size() >= 11 && strncasecmp(line.data(), "x-mailsift-", 11) == 0; }
 
 // The message as the digest reads it (message_digest()); `changed` says
-// whether that differs from what earlier_message_digest() read.
+// whether that differs from what the earlier digest read (message_digests()).
 std::string canonical_message(std::string_view raw, bool& changed) {
     std::string out;
     out.reserve(raw.size());
@@ -163,10 +163,12 @@ store::Digest message_digest(std::string_view raw) {
     return digest_of(canonical_message(raw, changed));
 }
 
-std::optional<store::Digest> earlier_message_digest(std::string_view raw) {
+MessageDigests message_digests(std::string_view raw) {
     bool changed = false;
-    canonical_message(raw, changed);
-    if (!changed) return std::nullopt;
+    MessageDigests out{digest_of(canonical_message(raw, changed)), std::nullopt};
+    // Unchanged, the earlier digest read the same text. Changed (a CR, an mbox
+    // line or a field's spacing dropped), the texts differ, and so do the digests.
+    if (!changed) return out;
     // The raw bytes without our own fields (and their folded lines), as digests were read before.
     std::string kept;
     kept.reserve(raw.size());
@@ -184,9 +186,8 @@ std::optional<store::Digest> earlier_message_digest(std::string_view raw) {
         if (!skipping) kept.append(line);
         i = end;
     }
-    const store::Digest before = digest_of(kept);
-    if (before == message_digest(raw)) return std::nullopt;
-    return before;
+    out.earlier = digest_of(kept);
+    return out;
 }
 
 std::string signature_text(const store::Digest& d) {

@@ -99,8 +99,13 @@ void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& pa
     for (std::uint32_t i = 0; i < p.order.size(); ++i) p.order[i] = i;
     std::sort(p.order.begin(), p.order.end(), [&](std::uint32_t a, std::uint32_t b) { return entries[a].id < entries[b].id; });
     const auto signature = message_signature(parsed.headers);  // one message with its scan
-    p.digest = signature ? *signature : message_digest(raw);
-    if (!signature) p.earlier_digest = earlier_message_digest(raw);
+    if (signature) {
+        p.digest = *signature;
+    } else {
+        auto digests = message_digests(raw);
+        p.digest = digests.now;
+        p.earlier_digest = digests.earlier;
+    }
     const auto* from = parsed.find("From");
     if (from != nullptr) p.from_address = features::address_in(from->value);
     if (settings_.scorer == Scorer::linear) {
@@ -439,9 +444,14 @@ store::Digest Trainer::stored_digest(const Prepared& p) {
 
 store::UnlearnResult Trainer::unlearn(std::string_view raw, store::Class c) {
     open_batch();
-    store::Digest id = message_identity(raw);
-    if (!batch_->learned_class(id) && !message_signature(raw)) {
-        if (const auto earlier = earlier_message_digest(raw); earlier && batch_->learned_class(*earlier)) id = *earlier;
+    // As learn_prepared() finds it: by its signature, else by its digest or the earlier one.
+    store::Digest id{};
+    if (const auto signature = message_signature(raw)) {
+        id = *signature;
+    } else {
+        const auto digests = message_digests(raw);
+        id = digests.now;
+        if (digests.earlier && !batch_->learned_class(id) && batch_->learned_class(*digests.earlier)) id = *digests.earlier;
     }
     const store::UnlearnResult r = batch_->unlearn(id, c);
     if (r == store::UnlearnResult::unlearned) {

@@ -70,10 +70,16 @@ std::vector<model::Term> scoring_terms(const features::FeatureBag& bag, bool env
 // So mailsiftd's digest of a message rebuilt from milter frames is the digest
 // of the same message in a file, and its rehearsal draws are evaluate's.
 store::Digest message_digest(std::string_view raw);
-// The digest mailsift gave the same bytes before message_digest() read
-// through line ends, mbox lines and field spacing (stores of 2026-11-28 and before), or
-// nothing when it is the same: what a message learned then is stored under.
-std::optional<store::Digest> earlier_message_digest(std::string_view raw);
+// message_digest(), and the digest mailsift gave the same bytes before it
+// read through line ends, mbox lines and field spacing (stores of 2026-11-28
+// and before), or nothing when that is the same: what a message learned then
+// is stored under. One pass over the message when nothing differs.
+struct MessageDigests {
+    store::Digest now{};
+    std::optional<store::Digest> earlier;
+};
+MessageDigests message_digests(std::string_view raw);
+inline std::optional<store::Digest> earlier_message_digest(std::string_view raw) { return message_digests(raw).earlier; }
 
 // The X-Mailsift-Signature form of a digest (32 lower-case hex digits), and back.
 std::string signature_text(const store::Digest& d);
