@@ -322,6 +322,19 @@ std::size_t Trainer::refit(bool exclusive) {
     }
     const std::vector<float> before(m.weights().begin(), m.weights().end());
     const double bias = m.bias(), nb_weight = m.nb_weight();
+    // The passes start from the weights without the last refit's own change:
+    // this refit replaces it rather than adds to it. Logistic regression
+    // without a penalty grows its weights with every pass over samples it
+    // separates; mailsiftd refits after every correction, and refits piled on
+    // one another made its scores overconfident on mail it had not learned
+    // (docs/accuracy.md, issue 42). The online steps learned since stay.
+    if (const auto last = db_.linear_refit_layer(); last && last->hash_bits == lp.hash_bits) {
+        const auto w = m.weights();
+        for (const auto& d : last->slots) w[d.slot] -= d.delta;
+        m.set_state(m.bias() - last->bias, m.nb_weight() - last->nb_weight);
+    }
+    const std::vector<float> start(m.weights().begin(), m.weights().end());
+    const double start_bias = m.bias(), start_nb_weight = m.nb_weight();
     std::vector<std::size_t> order(samples.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     store::Digest seed{};
@@ -335,11 +348,15 @@ std::size_t Trainer::refit(bool exclusive) {
         }
     }
     std::vector<float> delta(before.size());
+    store::RefitLayer layer{lp.hash_bits, m.bias() - start_bias, m.nb_weight() - start_nb_weight, {}};
     const auto after = m.weights();
-    for (std::size_t j = 0; j < delta.size(); ++j) delta[j] = after[j] - before[j];
+    for (std::size_t j = 0; j < delta.size(); ++j) {
+        delta[j] = after[j] - before[j];
+        if (const float own = after[j] - start[j]; own != 0.0f) layer.slots.push_back({static_cast<std::uint32_t>(j), own});
+    }
     open_batch();
     batch_->add_linear_weights(lp.hash_bits, std::move(delta), m.bias() - bias, m.nb_weight() - nb_weight, mark,
-                               exclusive);
+                               exclusive, std::move(layer));
     linear_learned_ = 0;
     try {
         commit();

@@ -64,6 +64,7 @@ void TrainingBatch::restart() {
     linear_bias_ = linear_nb_weight_ = 0.0;
     linear_seen_spam_ = linear_seen_ham_ = 0;
     linear_refit_mark_.reset();
+    linear_refit_layer_.reset();
     linear_refit_exclusive_ = false;
     linear_samples_dropped_ = 0;
     tx_ = db_.begin_write();
@@ -121,9 +122,10 @@ void TrainingBatch::dense_linear() {
 }
 
 void TrainingBatch::add_linear_weights(unsigned hash_bits, std::vector<float> delta, double bias, double nb_weight,
-                                       std::uint64_t refit_mark, bool exclusive) {
+                                       std::uint64_t refit_mark, bool exclusive, std::optional<RefitLayer> layer) {
     assert(tx_ && "add_linear_weights after commit");
-    auto op = [hash_bits, delta = std::move(delta), bias, nb_weight, refit_mark, exclusive](TrainingBatch& b) {
+    auto op = [hash_bits, delta = std::move(delta), bias, nb_weight, refit_mark, exclusive,
+               layer = std::move(layer)](TrainingBatch& b) {
         b.start_linear(hash_bits);
         b.dense_linear();
         if (delta.size() != b.linear_delta_.size()) b.tx_->fail("linear weights of another size than the batch's");
@@ -136,6 +138,7 @@ void TrainingBatch::add_linear_weights(unsigned hash_bits, std::vector<float> de
         b.linear_nb_weight_ += nb_weight;
         b.linear_refit_mark_ = std::max(b.linear_refit_mark_.value_or(0), refit_mark);
         b.linear_refit_exclusive_ = b.linear_refit_exclusive_ || exclusive;
+        if (layer) b.linear_refit_layer_ = layer;  // the batch's last refit's
     };
     op(*this);
     if (replayable_) remember(std::move(op));
@@ -500,6 +503,7 @@ void TrainingBatch::commit_now() {
         lc.refit_mark = linear_refit_mark_;
         lc.refit_exclusive = linear_refit_exclusive_;
         lc.samples_dropped = linear_samples_dropped_;
+        if (linear_refit_layer_) lc.refit_layer = &*linear_refit_layer_;
         for (std::size_t p = 0; p < linear_dirty_.size(); ++p) {
             if (linear_dirty_[p]) lc.pages.emplace_back(static_cast<std::uint32_t>(p), linear_delta_.data() + p * linear_page_slots);
         }

@@ -7,6 +7,7 @@
 // through the same step, rehearsal and replays.
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <cmath>
 
 #include "../support/backends.hpp"
 #include "../support/fixture.hpp"
@@ -201,6 +202,39 @@ TEST_CASE("Messages learned since the last refit leave the linear scorer behind 
     REQUIRE(state().refit_mark < state().samples_version());
     REQUIRE(engine::Trainer(*db, engine::Settings{}).refit_linear_if_behind() == corrected.samples.size() - 1);
     REQUIRE(state().refit_mark == state().samples_version());
+}
+
+TEST_CASE("A refit replaces the last one: refitting samples that did not change leaves the weights one refit left",
+          "[engine]") {
+    // mailsiftd refits after every correction. Logistic regression without a
+    // penalty grows its weights with every pass over samples it separates, so
+    // refits that added up made the scores more confident each time (issue 42).
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    testing::train_fixtures(*db, /*refit=*/true);
+    const testing::ModelState once = testing::model_state(*db);
+    REQUIRE(db->linear_refit_layer());
+    const unsigned bits = engine::Settings{}.linear.hash_bits;
+    for (int i = 0; i < 5; ++i) {
+        {
+            // A new version of the same samples (what an undone correction of
+            // a message without a sample writes): mailsiftd refits them.
+            store::TrainingBatch b(*db);
+            b.drop_linear_sample(bits);
+            b.commit();
+        }
+        REQUIRE(engine::Trainer(*db, engine::Settings{}).refit_linear_if_behind() == once.samples.size());
+    }
+    const testing::ModelState again = testing::model_state(*db);
+    REQUIRE(again.weights.size() == once.weights.size());
+    double moved = 0.0, norm = 0.0;
+    for (std::size_t j = 0; j < once.weights.size(); ++j) {
+        moved = std::max(moved, static_cast<double>(std::abs(again.weights[j] - once.weights[j])));
+        norm += std::abs(once.weights[j]);
+    }
+    REQUIRE(norm > 1.0);       // the refit learned something
+    REQUIRE(moved < 1e-4);     // and five more of the same samples did not add to it
+    REQUIRE(again.bias == Approx(once.bias).margin(1e-6));
 }
 
 TEST_CASE("A scan's envelope facts are not learned by the linear scorer's model, which never scores them", "[engine]") {

@@ -597,6 +597,67 @@ TEST_CASE("A message the counts already know is learned by the linear scorer alo
     REQUIRE(e.compare(e.find('\n', at + 1) - 5, 5, "\tspam") == 0);
 }
 
+TEST_CASE("The last refit's own change is kept beside the weights and replaced by the next, on every backend", "[store]") {
+    FOR_EACH_BACKEND(store_);
+    const auto opened = store_.open();
+    store::Database& db = *opened;
+    REQUIRE_FALSE(db.linear_refit_layer());  // no refit yet
+    auto refit = [&](std::uint64_t mark, std::optional<store::RefitLayer> layer) {
+        std::vector<float> delta(std::size_t{1} << 12, 0.0f);
+        delta[7] = 1.0f;
+        store::TrainingBatch b(db);
+        b.add_linear_weights(12, std::move(delta), 0.5, 0.0, mark, /*exclusive=*/false, std::move(layer));
+        b.commit();
+    };
+    refit(1, store::RefitLayer{12, 0.25, -0.125, {{3, 0.5f}, {4000, -1.5f}}});
+    auto kept = db.linear_refit_layer();
+    REQUIRE(kept);
+    REQUIRE(kept->hash_bits == 12);
+    REQUIRE(kept->bias == 0.25);
+    REQUIRE(kept->nb_weight == -0.125);
+    REQUIRE(kept->slots.size() == 2);
+    REQUIRE(kept->slots[0].slot == 3);
+    REQUIRE(kept->slots[0].delta == 0.5f);
+    REQUIRE(kept->slots[1].slot == 4000);
+    REQUIRE(kept->slots[1].delta == -1.5f);
+    // The next refit's replaces it whole.
+    refit(2, store::RefitLayer{12, 1.0, 0.0, {{9, 2.0f}}});
+    kept = db.linear_refit_layer();
+    REQUIRE(kept);
+    REQUIRE(kept->bias == 1.0);
+    REQUIRE(kept->slots.size() == 1);
+    REQUIRE(kept->slots[0].slot == 9);
+    // A change without one (a step, a refit written before) leaves it as it was.
+    refit(3, std::nullopt);
+    kept = db.linear_refit_layer();
+    REQUIRE(kept);
+    REQUIRE(kept->slots.size() == 1);
+    REQUIRE(kept->slots[0].delta == 2.0f);
+    // A refit rolled back (superseded) leaves the last one's.
+    std::vector<float> delta(std::size_t{1} << 12, 0.0f);
+    store::TrainingBatch b(db);
+    b.add_linear_weights(12, std::move(delta), 0.0, 0.0, 3, /*exclusive=*/true, store::RefitLayer{12, 0.0, 0.0, {{5, 1.0f}}});
+    REQUIRE_THROWS_AS(b.commit(), store::RefitSuperseded);
+    REQUIRE(db.linear_refit_layer()->slots[0].slot == 9);
+}
+
+TEST_CASE("A store written before the last refit was kept (SQLite schema 17, PostgreSQL 12) gets its table, empty",
+          "[store]") {
+    FOR_EACH_BACKEND(s);
+    s.open();  // created at the current schema
+    s.exec("DROP TABLE linear_refit");
+    s.exec(s.kind() == "sqlite" ? "PRAGMA user_version = 17" : "UPDATE mailsift_schema SET version = 12");
+    auto db = s.open();
+    CHECK(s.value(s.kind() == "sqlite" ? "PRAGMA user_version" : "SELECT version FROM mailsift_schema") ==
+          (s.kind() == "sqlite" ? store::schema_version : db->statistics().schema_version));
+    REQUIRE_FALSE(db->linear_refit_layer());  // the next refit continues from the weights, as before
+    store::TrainingBatch b(*db);
+    b.add_linear_weights(12, std::vector<float>(std::size_t{1} << 12, 0.0f), 0.0, 0.0, 1, false,
+                         store::RefitLayer{12, 0.5, 0.0, {{1, 1.0f}}});
+    b.commit();
+    REQUIRE(db->linear_refit_layer()->bias == 0.5);
+}
+
 TEST_CASE("Of two refits of the same samples the second is dropped whole, on every backend", "[store]") {
     // Two daemons of a fleet both see a correction and both refit: the weights
     // must take one refit, not two, and the store says which samples it covered.

@@ -45,7 +45,7 @@
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 17;
+inline constexpr int schema_version = 18;
 
 class Error : public std::runtime_error {
 public:
@@ -398,6 +398,18 @@ struct LinearWeights {
 inline constexpr std::size_t linear_fold_share = 8;  // 2^hash_bits / 8 slot deltas
 inline std::size_t linear_fold_slots(unsigned hash_bits) { return (std::size_t{1} << hash_bits) / linear_fold_share; }
 
+// What the last refit of the linear scorer added to the weights (already in
+// them): its slot deltas (ascending, each once, none 0), bias and u. The next
+// refit starts from the weights without it, so that refits replace one
+// another instead of piling up: logistic regression without a penalty grows
+// its weights with every pass over samples it separates, and mailsiftd refits
+// after every correction (engine::Trainer::refit, docs/accuracy.md issue 42).
+struct RefitLayer {
+    unsigned hash_bits = 0;
+    double bias = 0.0, nb_weight = 0.0;
+    std::vector<LinearWeights::SlotDelta> slots;
+};
+
 // A learned message kept for the linear scorer's rehearsal (a uniform sample
 // of each class): the start of the message, whose 4-grams it replays, and the
 // features it is learned with (the messages table's), for the naive-Bayes input.
@@ -482,6 +494,9 @@ public:
     }
     // Every rehearsal sample whose message is still learned as its class, in one read.
     virtual std::vector<LinearSample> linear_samples() = 0;
+    // The last refit's own change to the weights; nullopt when none is kept
+    // (no refit yet, or a store imported or written before schema 18 / 13).
+    virtual std::optional<RefitLayer> linear_refit_layer() = 0;
     // The settings the model was trained with ("name = value" lines,
     // engine/model_settings.hpp), or "" when none are recorded yet.
     virtual std::string model_settings() = 0;
@@ -631,6 +646,8 @@ public:
         // Added to LinearWeights::samples_dropped (an undone correction's
         // sample): a new version of the samples, which mailsiftd refits without it.
         std::uint64_t samples_dropped = 0;
+        // A refit's own change, kept in place of the last one's (RefitLayer).
+        const RefitLayer* refit_layer = nullptr;
         // The weights' change, one way or the other (not both): dense pages
         // (page number, linear_page_slots floats to add), or the slots it
         // changes (ascending, each once, none 0): what a batch of a few
@@ -707,8 +724,11 @@ public:
     // Weights to add as they are (2^hash_bits of them), with the bias and u: a
     // refit of the samples as `refit_mark` counts them (LinearChange::refit_mark;
     // commit() throws RefitSuperseded when another writer's refit came first).
+    // `layer`, when given, is the refit's own change (RefitLayer), kept in
+    // place of the last one's; without it the last one's stays as it was.
     void add_linear_weights(unsigned hash_bits, std::vector<float> delta, double bias, double nb_weight,
-                            std::uint64_t refit_mark, bool exclusive = true);
+                            std::uint64_t refit_mark, bool exclusive = true,
+                            std::optional<RefitLayer> layer = std::nullopt);
     // A correction undone: its message's rehearsal sample is out of use, and the
     // next refit is due however few messages were learned since (LinearChange::samples_dropped).
     void drop_linear_sample(unsigned hash_bits);
@@ -816,6 +836,7 @@ private:
     double linear_bias_ = 0.0, linear_nb_weight_ = 0.0;
     std::int64_t linear_seen_spam_ = 0, linear_seen_ham_ = 0;
     std::optional<std::uint64_t> linear_refit_mark_;
+    std::optional<RefitLayer> linear_refit_layer_;
     bool linear_refit_exclusive_ = false;
     std::uint64_t linear_samples_dropped_ = 0;
     std::string model_settings_;  // "": none to record

@@ -19,7 +19,7 @@ using pg::Param;
 namespace {
 
 // The version of the PostgreSQL schema (its own numbering, kept in mailsift_schema).
-constexpr int pg_schema_version = 12;
+constexpr int pg_schema_version = 13;
 
 // pg_advisory_xact_lock(key, what): migrations and commits.
 constexpr const char* lock_migration = "SELECT pg_advisory_xact_lock(1835100524, 1)";
@@ -297,6 +297,16 @@ const char* const migrations[] = {
         ADD COLUMN IF NOT EXISTS samples_dropped bigint NOT NULL DEFAULT 0,
         ADD COLUMN IF NOT EXISTS refit_mark bigint NOT NULL DEFAULT 0;
     UPDATE linear_state SET refit_mark = seen_spam + seen_ham + samples_dropped;
+    )sql",
+    // 12 -> 13: the last refit's own change to the weights, as SQLite's schema 18.
+    R"sql(
+    CREATE TABLE IF NOT EXISTS linear_refit (
+        id integer PRIMARY KEY CHECK (id = 0),
+        hash_bits integer NOT NULL,
+        bias float8 NOT NULL,
+        nb_weight float8 NOT NULL,
+        slots bytea NOT NULL
+    );
     )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);

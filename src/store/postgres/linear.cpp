@@ -1,4 +1,5 @@
-// The linear scorer's weights on PostgreSQL: linear_state, linear_pages and linear_deltas.
+// The linear scorer's weights on PostgreSQL: linear_state, linear_pages,
+// linear_deltas and linear_refit.
 #include <string>
 
 #include "../codec.hpp"
@@ -55,6 +56,21 @@ std::vector<SlotDelta> PgDatabase::held_slot_deltas(std::uint64_t since, unsigne
     return out;
 }
 
+std::optional<RefitLayer> PgDatabase::linear_refit_layer() {
+    auto r = conn_.exec("SELECT hash_bits, bias::text, nb_weight::text, slots FROM linear_refit WHERE id = 0");
+    if (r.rows() == 0) return std::nullopt;
+    const std::int64_t bits = r.integer(0, 0);
+    if (bits <= 0 || bits > 30) conn_.fail("damaged linear weights: the last refit's hash_bits");
+    RefitLayer out;
+    out.hash_bits = static_cast<unsigned>(bits);
+    out.bias = text_double(r.bytes(0, 1));
+    out.nb_weight = text_double(r.bytes(0, 2));
+    if (!decode_slot_deltas(r.bytes(0, 3), std::size_t{1} << out.hash_bits, out.slots)) {
+        conn_.fail("damaged linear weights: the last refit's slot deltas");
+    }
+    return out;
+}
+
 void PgDatabase::add_linear(const WriteTransaction::LinearChange& change) {
     // Under the commit lock: no other writer reads or writes the weights until this commits.
     if (change.refit_mark) {
@@ -64,6 +80,14 @@ void PgDatabase::add_linear(const WriteTransaction::LinearChange& change) {
                                 : "UPDATE linear_state SET refit_mark = greatest(refit_mark, $1) WHERE id = 0 RETURNING id",
                             {Param(static_cast<std::int64_t>(*change.refit_mark))});
         if (m.rows() == 0) throw RefitSuperseded();
+    }
+    if (change.refit_layer != nullptr) {
+        conn_.exec("INSERT INTO linear_refit (id, hash_bits, bias, nb_weight, slots) VALUES (0, $1, $2::float8, $3::float8, $4)"
+                   " ON CONFLICT (id) DO UPDATE SET hash_bits = excluded.hash_bits, bias = excluded.bias,"
+                   " nb_weight = excluded.nb_weight, slots = excluded.slots",
+                   {Param(static_cast<int>(change.refit_layer->hash_bits)), Param::text(double_text(change.refit_layer->bias)),
+                    Param::text(double_text(change.refit_layer->nb_weight)),
+                    Param::bytes(encode_slot_deltas(change.refit_layer->slots))});
     }
     if (change.samples_dropped > 0) {
         conn_.exec("UPDATE linear_state SET samples_dropped = samples_dropped + $1 WHERE id = 0",

@@ -44,6 +44,7 @@ public:
     CountsOf counts_of(const std::vector<model::FeatureId>& ids, model::TermFrequency tf) override;
     LinearWeights linear_weights_since(std::uint64_t sequence, const PageVisitor& page = {}) override;
     std::vector<LinearSample> linear_samples() override;
+    std::optional<RefitLayer> linear_refit_layer() override;
     std::string model_settings() override;
     ContactSet load_contacts() override;
     Statistics statistics() override;

@@ -1,4 +1,5 @@
-// The linear scorer's weights on SQLite: linear_state, linear_pages and linear_deltas.
+// The linear scorer's weights on SQLite: linear_state, linear_pages, linear_deltas
+// and linear_refit.
 #include <optional>
 #include <string>
 
@@ -83,6 +84,25 @@ LinearWeights SqliteDatabase::linear_weights_since(std::uint64_t sequence, const
     return out;
 }
 
+std::optional<RefitLayer> SqliteDatabase::linear_refit_layer() {
+    Statement q(db_, "SELECT hash_bits, bias, nb_weight, slots FROM linear_refit WHERE id = 0", path_);
+    const int rc = sqlite3_step(q.get());
+    if (rc == SQLITE_DONE) return std::nullopt;
+    if (rc != SQLITE_ROW) fail(std::string("cannot read the linear scorer's last refit: ") + error_text());
+    RefitLayer out;
+    const int bits = sqlite3_column_int(q.get(), 0);
+    if (bits <= 0 || bits > 30) fail("damaged linear weights: the last refit's hash_bits");
+    out.hash_bits = static_cast<unsigned>(bits);
+    out.bias = sqlite3_column_double(q.get(), 1);
+    out.nb_weight = sqlite3_column_double(q.get(), 2);
+    const std::string_view bytes(static_cast<const char*>(sqlite3_column_blob(q.get(), 3)),
+                                 static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 3)));
+    if (!decode_slot_deltas(bytes, std::size_t{1} << out.hash_bits, out.slots)) {
+        fail("damaged linear weights: the last refit's slot deltas");
+    }
+    return out;
+}
+
 void SqliteTransaction::add_linear(const LinearChange& change) {
     if (change.refit_mark) {
         // Under the write lock: of two refits of the same samples, the second changes no row.
@@ -93,6 +113,19 @@ void SqliteTransaction::add_linear(const LinearChange& change) {
         sqlite3_bind_int64(m.get(), 1, static_cast<sqlite3_int64>(*change.refit_mark));
         if (sqlite3_step(m.get()) != SQLITE_DONE) db_.fail(std::string("cannot update the linear scorer's state: ") + db_.error_text());
         if (change.refit_exclusive && sqlite3_changes(db_.db_) == 0) throw RefitSuperseded();
+    }
+    if (change.refit_layer != nullptr) {
+        const std::string bytes = encode_slot_deltas(change.refit_layer->slots);
+        Statement m(db_.db_,
+                    "INSERT INTO linear_refit (id, hash_bits, bias, nb_weight, slots) VALUES (0, ?1, ?2, ?3, ?4)"
+                    " ON CONFLICT (id) DO UPDATE SET hash_bits = excluded.hash_bits, bias = excluded.bias,"
+                    " nb_weight = excluded.nb_weight, slots = excluded.slots",
+                    db_.path_);
+        sqlite3_bind_int(m.get(), 1, static_cast<int>(change.refit_layer->hash_bits));
+        sqlite3_bind_double(m.get(), 2, change.refit_layer->bias);
+        sqlite3_bind_double(m.get(), 3, change.refit_layer->nb_weight);
+        sqlite3_bind_blob(m.get(), 4, bytes.data(), static_cast<int>(bytes.size()), SQLITE_STATIC);
+        if (sqlite3_step(m.get()) != SQLITE_DONE) db_.fail(std::string("cannot write the linear scorer's last refit: ") + db_.error_text());
     }
     if (change.samples_dropped > 0) {
         Statement m(db_.db_, "UPDATE linear_state SET samples_dropped = samples_dropped + ?1 WHERE id = 0", db_.path_);

@@ -379,6 +379,18 @@ constexpr Migration migrations[] = {
     // version at the last refit: mailsiftd refits when it is behind
     // (engine/trainer.hpp, refit_linear_if_behind).
     {"", refit_mark_17, "UPDATE linear_state SET refit_mark = seen_spam + seen_ham + samples_dropped;"},
+    // 17 -> 18: the last refit's own change to the weights (RefitLayer), which
+    // the next refit takes out before it starts: refits replace one another.
+    // One row at most; none until a refit writes it.
+    {R"sql(
+    CREATE TABLE IF NOT EXISTS linear_refit (
+        id INTEGER PRIMARY KEY CHECK (id = 0),
+        hash_bits INTEGER NOT NULL,
+        bias REAL NOT NULL,
+        nb_weight REAL NOT NULL,
+        slots BLOB NOT NULL                    -- slot deltas, as linear_deltas.slots
+    );
+    )sql"},
 };
 static_assert(std::size(migrations) == schema_version);
 
