@@ -19,7 +19,7 @@ namespace mailsift::store {
 namespace {
 
 constexpr const char* export_magic = "mailsift-model";
-constexpr int export_version = 3;  // the newest; 2 without recorded settings, 1 when the linear scorer has learned nothing
+constexpr int export_version = 4;  // the newest; 3 without a kept refit, 2 without recorded settings, 1 when the linear scorer has learned nothing
 constexpr char hex_digits[] = "0123456789abcdef";
 
 void put_escaped(std::string& out, std::string_view s) {
@@ -144,8 +144,8 @@ void format_error(const std::string& name, std::uint64_t line, const std::string
 
 // ---- writing ----
 
-ModelWriter::ModelWriter(std::ostream& out, bool linear, std::string_view settings) : out_(out) {
-    out_ << export_magic << '\t' << (!settings.empty() ? 3 : linear ? 2 : 1) << '\n';
+ModelWriter::ModelWriter(std::ostream& out, bool linear, std::string_view settings, bool refit) : out_(out) {
+    out_ << export_magic << '\t' << (refit ? 4 : !settings.empty() ? 3 : linear ? 2 : 1) << '\n';
     while (!settings.empty()) {
         const std::size_t nl = settings.find('\n');
         const std::string_view line = settings.substr(0, nl);
@@ -173,6 +173,26 @@ void ModelWriter::linear_page(std::uint32_t number, std::string_view page) {
     line_ += std::to_string(number);
     line_ += '\t';
     for (const char ch : page) {
+        const auto b = static_cast<unsigned char>(ch);
+        line_ += hex_digits[b >> 4];
+        line_ += hex_digits[b & 0xF];
+    }
+    line_ += '\n';
+    out_ << line_;
+}
+
+void ModelWriter::linear_refit(const RefitLayer& layer) {
+    char bias[40], nb[40];
+    std::snprintf(bias, sizeof bias, "%.17g", layer.bias);
+    std::snprintf(nb, sizeof nb, "%.17g", layer.nb_weight);
+    line_.assign("linear-refit\t");
+    line_ += std::to_string(layer.hash_bits);
+    line_ += '\t';
+    line_ += bias;
+    line_ += '\t';
+    line_ += nb;
+    line_ += '\t';
+    for (const char ch : encode_slot_deltas(layer.slots)) {
         const auto b = static_cast<unsigned char>(ch);
         line_ += hex_digits[b >> 4];
         line_ += hex_digits[b & 0xF];
@@ -286,6 +306,7 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
     bool ended = false;
     int version = 1;
     unsigned linear_bits = 0;  // 0: no 'linear' record yet
+    bool refit_seen = false;
     std::string settings;      // the 'setting' records, as "name = value" lines
     std::set<std::string> setting_names;
     std::vector<std::pair<model::FeatureId, std::uint32_t>> list;
@@ -301,7 +322,7 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
                 format_error(name, lineno, std::string("not a mailsift model export (the first line must be '") +
                                                export_magic + "<TAB>" + std::to_string(export_version) + "')");
             }
-            if (f[1] != "1" && f[1] != "2" && f[1] != "3") {
+            if (f[1] != "1" && f[1] != "2" && f[1] != "3" && f[1] != "4") {
                 format_error(name, lineno, "format version '" + std::string(f[1]) + "' is not supported (this mailsift reads " +
                                                "1 to " + std::to_string(export_version) + ")");
             }
@@ -314,6 +335,26 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
             if (f.size() != n) {
                 format_error(name, lineno, "a '" + std::string(kind) + "' record has " + std::to_string(n) +
                                                " tab-separated fields, this line " + std::to_string(f.size()));
+            }
+        };
+        auto real = [&](std::size_t i) {
+            const std::string v(f[i]);
+            char* end = nullptr;
+            const double d = std::strtod(v.c_str(), &end);
+            if (v.empty() || end != v.c_str() + v.size() || !std::isfinite(d)) {
+                format_error(name, lineno, "'" + v + "' is not a finite number");
+            }
+            return d;
+        };
+        // Field i as lower-case hex digits, decoded into `text`.
+        auto hex_field = [&](std::size_t i, const char* what) {
+            const std::string_view hex = f[i];
+            if (hex.size() % 2 != 0) format_error(name, lineno, std::string(what) + " are not whole bytes of hex");
+            text.clear();
+            for (std::size_t k = 0; k < hex.size(); k += 2) {
+                const int hi = hex_value(hex[k]), lo = hex_value(hex[k + 1]);
+                if (hi < 0 || lo < 0) format_error(name, lineno, std::string(what) + " are lower-case hex digits only");
+                text.push_back(static_cast<char>(hi * 16 + lo));
             }
         };
         auto count_field = [&](std::size_t i, const char* what) {
@@ -416,15 +457,6 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
             const std::int64_t bits = count_field(1, "hash bits");
             if (bits < 10 || bits > 24) format_error(name, lineno, "hash bits " + std::string(f[1]) + " is not from 10 to 24");
             w.hash_bits = static_cast<unsigned>(bits);
-            auto real = [&](std::size_t i) {
-                const std::string v(f[i]);
-                char* end = nullptr;
-                const double d = std::strtod(v.c_str(), &end);
-                if (v.empty() || end != v.c_str() + v.size() || !std::isfinite(d)) {
-                    format_error(name, lineno, "'" + v + "' is not a finite number");
-                }
-                return d;
-            };
             w.bias = real(2);
             w.nb_weight = real(3);
             w.seen_spam = static_cast<std::uint64_t>(count_field(4, "count"));
@@ -438,17 +470,11 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
             if (static_cast<std::uint64_t>(number) >= (std::uint64_t{1} << linear_bits) / linear_page_slots) {
                 format_error(name, lineno, "page " + std::string(f[1]) + " is beyond 2^" + std::to_string(linear_bits) + " weights");
             }
-            const std::string_view hex = f[2];
-            if (hex.size() != linear_page_slots * 8) {
+            if (f[2].size() != linear_page_slots * 8) {
                 format_error(name, lineno, "a page is " + std::to_string(linear_page_slots * 8) + " hex digits, this one " +
-                                               std::to_string(hex.size()));
+                                               std::to_string(f[2].size()));
             }
-            text.clear();
-            for (std::size_t i = 0; i < hex.size(); i += 2) {
-                const int hi = hex_value(hex[i]), lo = hex_value(hex[i + 1]);
-                if (hi < 0 || lo < 0) format_error(name, lineno, "a page holds lower-case hex digits only");
-                text.push_back(static_cast<char>(hi * 16 + lo));
-            }
+            hex_field(2, "a page's weights");
             std::vector<float> weights;
             decode_linear_page(text, weights);
             for (const float x : weights) {
@@ -457,6 +483,29 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
             if (!sink.linear_page(static_cast<std::uint32_t>(number), text, lineno)) {
                 format_error(name, lineno, "page " + std::string(f[1]) + " appears twice");
             }
+        } else if (version >= 4 && kind == "linear-refit") {
+            want_fields(5);
+            if (linear_bits == 0) format_error(name, lineno, "a 'linear-refit' record before the 'linear' record");
+            if (refit_seen) format_error(name, lineno, "a second 'linear-refit' record");
+            refit_seen = true;
+            RefitLayer layer;
+            const std::int64_t bits = count_field(1, "hash bits");
+            if (bits != static_cast<std::int64_t>(linear_bits)) {
+                format_error(name, lineno, "the last refit has 2^" + std::string(f[1]) + " weights, the 'linear' record 2^" +
+                                               std::to_string(linear_bits));
+            }
+            layer.hash_bits = linear_bits;
+            layer.bias = real(2);
+            layer.nb_weight = real(3);
+            hex_field(4, "the last refit's slot deltas");
+            if (!decode_slot_deltas(text, std::size_t{1} << linear_bits, layer.slots)) {
+                format_error(name, lineno, "the last refit's slot deltas are damaged or beyond 2^" + std::to_string(linear_bits) +
+                                               " weights");
+            }
+            for (const auto& d : layer.slots) {
+                if (!std::isfinite(d.delta)) format_error(name, lineno, "a last-refit delta that is not a finite number");
+            }
+            sink.linear_refit(layer);
         } else if (version >= 2 && kind == "linear-sample") {
             want_fields(5);
             const int cls = class_field(1);
@@ -496,7 +545,8 @@ ModelSummary read_model(std::istream& in, const std::string& name, ModelSink& si
             format_error(name, lineno, "unknown record '" + std::string(kind) +
                                            "' (expected class, feature, message, contact" +
                                            (version >= 3 ? ", setting" : "") +
-                                           (version >= 2 ? ", linear, linear-page, linear-sample, linear-message" : "") + " or end)");
+                                           (version >= 2 ? ", linear, linear-page, linear-sample, linear-message" : "") +
+                                           (version >= 4 ? ", linear-refit" : "") + " or end)");
         }
     }
     if (in.bad()) format_error(name, lineno, "read error");

@@ -13,9 +13,12 @@
 //   linear-page<TAB>N<TAB>HEX of the page's 4,096 bytes                      (version 2)
 //   linear-sample<TAB>spam|ham<TAB>POSITION<TAB>DIGEST<TAB>PREFIX            (version 2)
 //   linear-message<TAB>DIGEST<TAB>spam|ham                                   (version 2)
+//   linear-refit<TAB>HASH_BITS<TAB>BIAS<TAB>NB_WEIGHT<TAB>HEX of its slot deltas (version 4)
 //   end<TAB>FEATURES<TAB>MESSAGES<TAB>CONTACTS
 //
-// Version 3 is written when the store records the settings its model was
+// Version 4 is written when the store keeps the last refit's own change to the
+// linear weights (RefitLayer; one `linear-refit` record after the pages, its
+// slot deltas coded as linear_deltas holds them). Version 3 is written when the store records the settings its model was
 // trained with (engine/model_settings.hpp; one `setting` record each, right
 // after the first line), else version 2 when the linear scorer has learned,
 // else version 1 (a naive-Bayes model exports as it always did); all are read.
@@ -45,9 +48,10 @@ struct FeatureRecord {
 class ModelWriter {
 public:
     // Writes the first line, and a `setting` record for each "name = value"
-    // line of `settings`: version 3 when there are any, else 2 when `linear`
-    // (the scorer has learned), else 1.
-    explicit ModelWriter(std::ostream& out, bool linear = false, std::string_view settings = {});
+    // line of `settings`: version 4 with `refit` (a linear_refit() follows),
+    // else 3 when there are settings, else 2 when `linear` (the scorer has
+    // learned), else 1.
+    explicit ModelWriter(std::ostream& out, bool linear = false, std::string_view settings = {}, bool refit = false);
     // Spam first, then ham.
     void class_totals(Class c, std::int64_t messages, std::int64_t occurrences, std::int64_t presences);
     // By id (as the store orders them).
@@ -60,6 +64,8 @@ public:
     // `prefix` a sample's message prefix (decoded).
     void linear_state(const LinearWeights& w);
     void linear_page(std::uint32_t number, std::string_view page);
+    // The last refit's own change (after the pages, before the samples).
+    void linear_refit(const RefitLayer& layer);
     void linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view prefix);
     // A message learned by the linear scorer alone (by digest).
     void linear_message(const Digest& digest, Class c);
@@ -90,6 +96,8 @@ public:
     virtual bool linear_sample(Class c, std::uint64_t position, const Digest& digest, std::string_view blob,
                                std::uint64_t line) = 0;
     virtual bool linear_message(const Digest& digest, Class c, std::uint64_t line) = 0;
+    // The last refit's own change (version 4), at most once, its slots checked.
+    virtual void linear_refit(const RefitLayer& layer) = 0;
     // The settings the model was trained with (version 3), as "name = value"
     // lines, once, before flush(); not called when the file has none.
     virtual void model_settings(std::string_view text) = 0;

@@ -384,8 +384,10 @@ TEST_CASE("With model = linear, learn, classify, explain, correct and export agr
     same("unlearn --spam " + data + "/ham_patch_review.eml");
     same("classify " + data);
     const std::string exported = same("export -").out;
-    // Version 3: the settings kept with the model lead, identical on both stores.
-    REQUIRE(exported.rfind("mailsift-model\t3\nsetting\tfeatures.", 0) == 0);
+    // Version 4 (a refit's own change is kept): the settings kept with the
+    // model lead, identical on both stores, and so is the last refit's change.
+    REQUIRE(exported.rfind("mailsift-model\t4\nsetting\tfeatures.", 0) == 0);
+    REQUIRE(exported.find("\nlinear-refit\t18\t") != std::string::npos);
     REQUIRE(exported.find("\nsetting\tlinear_step\t4\n") != std::string::npos);
     REQUIRE(exported.find("\nlinear-sample\tham\t39\t") != std::string::npos);  // the ham sample is full
 }

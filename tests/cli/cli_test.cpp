@@ -779,10 +779,12 @@ TEST_CASE("export and import carry the model over exactly", "[cli]") {
     REQUIRE(r.status == 0);
     REQUIRE(r.out.find("exported ") != std::string::npos);
     const std::string first = slurp(file);
-    // Version 3: the settings kept with the model, then (the default scorer is
-    // linear) its weights and samples come along.
-    REQUIRE(first.rfind("mailsift-model\t3\nsetting\t", 0) == 0);
+    // Version 4: the settings kept with the model, then (the default scorer is
+    // linear) its weights, the last refit's own change (learn refitted as it
+    // ended) and its samples come along.
+    REQUIRE(first.rfind("mailsift-model\t4\nsetting\t", 0) == 0);
     REQUIRE(first.find("\nlinear\t18\t") != std::string::npos);
+    REQUIRE(first.find("\nlinear-refit\t18\t") != std::string::npos);
     REQUIRE(sb.mailsift("export -").out == first);
     struct stat st{};
     REQUIRE(::stat(file.c_str(), &st) == 0);

@@ -409,6 +409,58 @@ TEST_CASE("The settings a model was trained with travel with its export (version
     REQUIRE(opened_c->model_settings().empty());
 }
 
+TEST_CASE("The last refit's own change travels with the export (version 4)", "[store]") {
+    FOR_EACH_BACKEND(store_a);
+    mailsift::testing::TestStore store_b(store_a.kind());
+    const auto opened_a = store_a.open(), opened_b = store_b.open();
+    store::Database &a = *opened_a, &b = *opened_b;
+    {
+        store::TrainingBatch t(a);
+        std::vector<float> delta(std::size_t{1} << 12, 0.0f);
+        delta[5] = 0.75f;
+        t.learn(digest(1), Class::spam, {{1, 1, "w:cheap"}}, 100);
+        t.add_linear_weights(12, std::move(delta), 0.25, 0.0, 0, false,
+                             store::RefitLayer{12, 0.125, -0.5, {{5, 0.5f}, {4095, -0.0625f}}});
+        t.commit();
+    }
+    const std::string exported = export_of(a);
+    REQUIRE(exported.rfind("mailsift-model\t4\n", 0) == 0);
+    REQUIRE(exported.find("\nlinear-refit\t12\t0.125\t-0.5\t") != std::string::npos);
+    std::istringstream in(exported);
+    b.import_model(in, "model.txt");
+    REQUIRE(export_of(b) == exported);
+    const auto kept = b.linear_refit_layer();
+    REQUIRE(kept);
+    REQUIRE(kept->hash_bits == 12);
+    REQUIRE(kept->bias == 0.125);
+    REQUIRE(kept->nb_weight == -0.5);
+    REQUIRE(kept->slots.size() == 2);
+    REQUIRE(kept->slots[1].slot == 4095);
+    REQUIRE(kept->slots[1].delta == -0.0625f);
+    // Refused: in a version 3 file, twice, of another size than the weights, damaged.
+    mailsift::testing::TestStore store_c(store_a.kind());
+    const auto opened_c = store_c.open();
+    auto refused = [&](const std::string& text, const char* why) {
+        std::istringstream bad(text);
+        REQUIRE_THROWS_WITH(opened_c->import_model(bad, "m.txt"), Catch::Contains(why));
+    };
+    const std::size_t at = exported.find("linear-refit\t");
+    const std::string record = exported.substr(at, exported.find('\n', at) + 1 - at);
+    std::string old = exported;
+    old.replace(0, std::string("mailsift-model\t4").size(), "mailsift-model\t3");
+    refused(old, "unknown record 'linear-refit'");
+    std::string twice = exported;
+    twice.insert(at, record);
+    refused(twice, "a second 'linear-refit' record");
+    std::string other = exported;
+    other.replace(at, std::string("linear-refit\t12").size(), "linear-refit\t13");
+    refused(other, "the last refit has 2^13 weights");
+    std::string damaged = exported;
+    damaged.replace(exported.find('\n', at) - 2, 2, "zz");
+    refused(damaged, "lower-case hex digits only");
+    REQUIRE_FALSE(opened_c->linear_refit_layer());
+}
+
 TEST_CASE("Import refuses a database that already holds a model", "[store]") {
     FOR_EACH_BACKEND(store_a);
     const auto opened_a = store_a.open();
@@ -475,7 +527,7 @@ TEST_CASE("A malformed export is refused naming its line, and changes nothing", 
     const Case cases[] = {
         {"an empty file", "", "m.txt:1: empty file"},
         {"another file", "From: someone\n", "m.txt:1: not a mailsift model export"},
-        {"a newer version", with_line(1, "mailsift-model\t4"), "m.txt:1: format version '4' is not supported"},
+        {"a newer version", with_line(1, "mailsift-model\t5"), "m.txt:1: format version '5' is not supported"},
         {"linear records in version 1", with_line(6, "linear\t18\t0\t1\t0\t0"), "m.txt:6: unknown record 'linear'"},
         {"an unknown record", with_line(6, "mesage\tx"), "m.txt:6: unknown record 'mesage'"},
         {"a missing field", with_line(4, f1), "m.txt:4: a 'feature' record has 8 tab-separated fields, this line 7"},

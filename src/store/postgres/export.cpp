@@ -79,6 +79,14 @@ public:
                 {Param(static_cast<std::int64_t>(number)), Param::bytes(page)});
         return true;
     }
+    void linear_refit(const RefitLayer& layer) override {
+        char bias[40], nb[40];
+        std::snprintf(bias, sizeof bias, "%.17g", layer.bias);
+        std::snprintf(nb, sizeof nb, "%.17g", layer.nb_weight);
+        c_.exec("INSERT INTO linear_refit (id, hash_bits, bias, nb_weight, slots) VALUES (0, $1, $2::float8, $3::float8, $4)",
+                {Param(static_cast<int>(layer.hash_bits)), Param::text(bias), Param::text(nb),
+                 Param::bytes(encode_slot_deltas(layer.slots))});
+    }
     bool linear_message(const Digest& digest, Class cl, std::uint64_t line) override {
         uncounted_.push_back({{Param::text(pg::hex({reinterpret_cast<const char*>(digest.data()), digest.size()})),
                                Param(cl == Class::spam ? 1 : 0)},
@@ -179,7 +187,10 @@ ModelSummary PgDatabase::export_model(std::ostream& out) {
             state.seen_spam = static_cast<std::uint64_t>(r.integer(0, 3));
             state.seen_ham = static_cast<std::uint64_t>(r.integer(0, 4));
         }
-        ModelWriter w(out, state.hash_bits != 0, model_settings());
+        const std::optional<RefitLayer> refit =
+            state.hash_bits != 0 ? linear_refit_layer() : std::nullopt;  // in this snapshot
+        const bool with_refit = refit && refit->hash_bits == state.hash_bits;
+        ModelWriter w(out, state.hash_bits != 0, model_settings(), with_refit);
         {
             auto r = conn_.exec("SELECT class, messages, occurrences, presences FROM classes ORDER BY class DESC");
             for (int i = 0; i < r.rows(); ++i) {
@@ -232,6 +243,7 @@ ModelSummary PgDatabase::export_model(std::ostream& out) {
                 }
             }
             merge.finish();
+            if (with_refit) w.linear_refit(*refit);
             auto samples = conn_.exec("SELECT class, position, digest, prefix FROM linear_samples ORDER BY class DESC, position");
             for (int i = 0; i < samples.rows(); ++i) {
                 Digest digest{};

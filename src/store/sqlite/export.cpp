@@ -42,7 +42,10 @@ ModelSummary SqliteDatabase::export_model(std::ostream& out) {
             state.seen_spam = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 3));
             state.seen_ham = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 4));
         }
-        ModelWriter w(out, state.hash_bits != 0, model_settings());
+        const std::optional<RefitLayer> refit =
+            state.hash_bits != 0 ? linear_refit_layer() : std::nullopt;  // in this snapshot
+        const bool with_refit = refit && refit->hash_bits == state.hash_bits;
+        ModelWriter w(out, state.hash_bits != 0, model_settings(), with_refit);
         int rc;
         {
             Statement q(db_, "SELECT class, messages, occurrences, presences FROM classes ORDER BY class DESC", path_);
@@ -101,6 +104,7 @@ ModelSummary SqliteDatabase::export_model(std::ostream& out) {
             }
             if (rc != SQLITE_DONE) fail(std::string("cannot read the linear weights: ") + error_text());
             merge.finish();
+            if (with_refit) w.linear_refit(*refit);
             Statement samples(db_, "SELECT class, position, digest, prefix FROM linear_samples ORDER BY class DESC, position",
                               path_);
             while ((rc = sqlite3_step(samples.get())) == SQLITE_ROW) {
@@ -153,6 +157,7 @@ public:
                        " VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM model_changes), ?2)",
                        path),
           insert_sample_(db, "INSERT INTO linear_samples (class, position, digest, prefix) VALUES (?1, ?2, ?3, ?4)", path),
+          insert_refit_(db, "INSERT INTO linear_refit (id, hash_bits, bias, nb_weight, slots) VALUES (0, ?1, ?2, ?3, ?4)", path),
           insert_uncounted_(db, "INSERT INTO linear_messages (digest, class) VALUES (?1, ?2)", path),
           set_settings_(db, "INSERT INTO model_settings (id, text) VALUES (0, ?1) ON CONFLICT (id) DO UPDATE SET text = excluded.text",
                         path),
@@ -177,6 +182,15 @@ public:
         sqlite3_bind_int64(*s, 1, number);
         sqlite3_bind_blob(*s, 2, page.data(), static_cast<int>(page.size()), SQLITE_STATIC);
         return step(*s);
+    }
+    void linear_refit(const RefitLayer& layer) override {
+        const std::string bytes = encode_slot_deltas(layer.slots);
+        Use s(insert_refit_);
+        sqlite3_bind_int(*s, 1, static_cast<int>(layer.hash_bits));
+        sqlite3_bind_double(*s, 2, layer.bias);
+        sqlite3_bind_double(*s, 3, layer.nb_weight);
+        sqlite3_bind_blob(*s, 4, bytes.data(), static_cast<int>(bytes.size()), SQLITE_STATIC);
+        step(*s);
     }
     bool linear_message(const Digest& digest, Class c, std::uint64_t) override {
         Use s(insert_uncounted_);
@@ -233,7 +247,7 @@ private:
         if (rc != SQLITE_DONE) fail_("cannot import: ");
         return true;
     }
-    Statement set_class_, insert_feature_, insert_message_, insert_contact_, set_linear_, insert_page_, insert_sample_,
+    Statement set_class_, insert_feature_, insert_message_, insert_contact_, set_linear_, insert_page_, insert_sample_, insert_refit_,
         insert_uncounted_, set_settings_;
     std::function<void(const std::string&)> fail_;
 };
