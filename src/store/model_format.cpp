@@ -22,6 +22,15 @@ constexpr const char* export_magic = "mailsift-model";
 constexpr int export_version = 4;  // the newest; 3 without a kept refit, 2 without recorded settings, 1 when the linear scorer has learned nothing
 constexpr char hex_digits[] = "0123456789abcdef";
 
+// Bytes as lower-case hex digits, two a byte.
+void put_hex(std::string& out, std::string_view bytes) {
+    for (const char ch : bytes) {
+        const auto b = static_cast<unsigned char>(ch);
+        out += hex_digits[b >> 4];
+        out += hex_digits[b & 0xF];
+    }
+}
+
 void put_escaped(std::string& out, std::string_view s) {
     for (const char ch : s) {
         const auto c = static_cast<unsigned char>(ch);
@@ -172,11 +181,7 @@ void ModelWriter::linear_page(std::uint32_t number, std::string_view page) {
     line_.assign("linear-page\t");
     line_ += std::to_string(number);
     line_ += '\t';
-    for (const char ch : page) {
-        const auto b = static_cast<unsigned char>(ch);
-        line_ += hex_digits[b >> 4];
-        line_ += hex_digits[b & 0xF];
-    }
+    put_hex(line_, page);
     line_ += '\n';
     out_ << line_;
 }
@@ -192,11 +197,7 @@ void ModelWriter::linear_refit(const RefitLayer& layer) {
     line_ += '\t';
     line_ += nb;
     line_ += '\t';
-    for (const char ch : encode_slot_deltas(layer.slots)) {
-        const auto b = static_cast<unsigned char>(ch);
-        line_ += hex_digits[b >> 4];
-        line_ += hex_digits[b & 0xF];
-    }
+    put_hex(line_, encode_slot_deltas(layer.slots));
     line_ += '\n';
     out_ << line_;
 }

@@ -79,14 +79,7 @@ public:
                 {Param(static_cast<std::int64_t>(number)), Param::bytes(page)});
         return true;
     }
-    void linear_refit(const RefitLayer& layer) override {
-        char bias[40], nb[40];
-        std::snprintf(bias, sizeof bias, "%.17g", layer.bias);
-        std::snprintf(nb, sizeof nb, "%.17g", layer.nb_weight);
-        c_.exec("INSERT INTO linear_refit (id, hash_bits, bias, nb_weight, slots) VALUES (0, $1, $2::float8, $3::float8, $4)",
-                {Param(static_cast<int>(layer.hash_bits)), Param::text(bias), Param::text(nb),
-                 Param::bytes(encode_slot_deltas(layer.slots))});
-    }
+    void linear_refit(const RefitLayer& layer) override { PgDatabase::put_refit_layer(c_, layer); }
     bool linear_message(const Digest& digest, Class cl, std::uint64_t line) override {
         uncounted_.push_back({{Param::text(pg::hex({reinterpret_cast<const char*>(digest.data()), digest.size()})),
                                Param(cl == Class::spam ? 1 : 0)},

@@ -71,6 +71,14 @@ std::optional<RefitLayer> PgDatabase::linear_refit_layer() {
     return out;
 }
 
+void PgDatabase::put_refit_layer(pg::Connection& c, const RefitLayer& layer) {
+    c.exec("INSERT INTO linear_refit (id, hash_bits, bias, nb_weight, slots) VALUES (0, $1, $2::float8, $3::float8, $4)"
+           " ON CONFLICT (id) DO UPDATE SET hash_bits = excluded.hash_bits, bias = excluded.bias,"
+           " nb_weight = excluded.nb_weight, slots = excluded.slots",
+           {Param(static_cast<int>(layer.hash_bits)), Param::text(double_text(layer.bias)),
+            Param::text(double_text(layer.nb_weight)), Param::bytes(encode_slot_deltas(layer.slots))});
+}
+
 void PgDatabase::add_linear(const WriteTransaction::LinearChange& change) {
     // Under the commit lock: no other writer reads or writes the weights until this commits.
     if (change.refit_mark) {
@@ -81,14 +89,7 @@ void PgDatabase::add_linear(const WriteTransaction::LinearChange& change) {
                             {Param(static_cast<std::int64_t>(*change.refit_mark))});
         if (m.rows() == 0) throw RefitSuperseded();
     }
-    if (change.refit_layer != nullptr) {
-        conn_.exec("INSERT INTO linear_refit (id, hash_bits, bias, nb_weight, slots) VALUES (0, $1, $2::float8, $3::float8, $4)"
-                   " ON CONFLICT (id) DO UPDATE SET hash_bits = excluded.hash_bits, bias = excluded.bias,"
-                   " nb_weight = excluded.nb_weight, slots = excluded.slots",
-                   {Param(static_cast<int>(change.refit_layer->hash_bits)), Param::text(double_text(change.refit_layer->bias)),
-                    Param::text(double_text(change.refit_layer->nb_weight)),
-                    Param::bytes(encode_slot_deltas(change.refit_layer->slots))});
-    }
+    if (change.refit_layer != nullptr) put_refit_layer(conn_, *change.refit_layer);
     if (change.samples_dropped > 0) {
         conn_.exec("UPDATE linear_state SET samples_dropped = samples_dropped + $1 WHERE id = 0",
                    {Param(static_cast<std::int64_t>(change.samples_dropped))});

@@ -76,6 +76,9 @@ public:
     void log_model_change(const std::vector<model::FeatureId>* ids);
     // Takes the lock every committing writer takes, until this transaction ends.
     void lock_commits();
+    // Writes the last refit's own change (RefitLayer), in place of the one kept,
+    // in the caller's transaction: a refit's (add_linear) and an import's.
+    static void put_refit_layer(pg::Connection& c, const RefitLayer& layer);
     // WriteTransaction::add_linear, in the caller's transaction under the commit lock.
     void add_linear(const WriteTransaction::LinearChange& change);
     // WriteTransaction's rehearsal samples, in the caller's transaction.

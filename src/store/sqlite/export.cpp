@@ -157,11 +157,12 @@ public:
                        " VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM model_changes), ?2)",
                        path),
           insert_sample_(db, "INSERT INTO linear_samples (class, position, digest, prefix) VALUES (?1, ?2, ?3, ?4)", path),
-          insert_refit_(db, "INSERT INTO linear_refit (id, hash_bits, bias, nb_weight, slots) VALUES (0, ?1, ?2, ?3, ?4)", path),
           insert_uncounted_(db, "INSERT INTO linear_messages (digest, class) VALUES (?1, ?2)", path),
           set_settings_(db, "INSERT INTO model_settings (id, text) VALUES (0, ?1) ON CONFLICT (id) DO UPDATE SET text = excluded.text",
                         path),
-          fail_(std::move(fail)) {}
+          fail_(std::move(fail)),
+          db_(db),
+          path_(path) {}
 
     void model_settings(std::string_view text) override {
         Use s(set_settings_);
@@ -183,15 +184,7 @@ public:
         sqlite3_bind_blob(*s, 2, page.data(), static_cast<int>(page.size()), SQLITE_STATIC);
         return step(*s);
     }
-    void linear_refit(const RefitLayer& layer) override {
-        const std::string bytes = encode_slot_deltas(layer.slots);
-        Use s(insert_refit_);
-        sqlite3_bind_int(*s, 1, static_cast<int>(layer.hash_bits));
-        sqlite3_bind_double(*s, 2, layer.bias);
-        sqlite3_bind_double(*s, 3, layer.nb_weight);
-        sqlite3_bind_blob(*s, 4, bytes.data(), static_cast<int>(bytes.size()), SQLITE_STATIC);
-        step(*s);
-    }
+    void linear_refit(const RefitLayer& layer) override { put_refit_layer(db_, path_, layer); }
     bool linear_message(const Digest& digest, Class c, std::uint64_t) override {
         Use s(insert_uncounted_);
         bind_digest(*s, 1, digest);
@@ -247,9 +240,11 @@ private:
         if (rc != SQLITE_DONE) fail_("cannot import: ");
         return true;
     }
-    Statement set_class_, insert_feature_, insert_message_, insert_contact_, set_linear_, insert_page_, insert_sample_, insert_refit_,
+    Statement set_class_, insert_feature_, insert_message_, insert_contact_, set_linear_, insert_page_, insert_sample_,
         insert_uncounted_, set_settings_;
     std::function<void(const std::string&)> fail_;
+    sqlite3* db_;
+    std::filesystem::path path_;
 };
 
 }  // namespace

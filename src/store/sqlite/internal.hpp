@@ -203,6 +203,11 @@ std::int64_t insert_scan_dictionary(sqlite3* db, const std::filesystem::path& pa
 // newest of them, in the caller's transaction.
 void recode_text_scans(sqlite3* db, const std::filesystem::path& path);
 
+// Writes the last refit's own change (RefitLayer), in place of the one kept,
+// in the caller's transaction: a refit's (SqliteTransaction::add_linear) and an
+// import's.
+void put_refit_layer(sqlite3* db, const std::filesystem::path& path, const RefitLayer& layer);
+
 inline void bind_digest(sqlite3_stmt* s, int index, const Digest& d) {
     sqlite3_bind_blob(s, index, d.data(), static_cast<int>(d.size()), SQLITE_STATIC);
 }

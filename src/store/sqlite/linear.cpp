@@ -103,6 +103,22 @@ std::optional<RefitLayer> SqliteDatabase::linear_refit_layer() {
     return out;
 }
 
+void put_refit_layer(sqlite3* db, const std::filesystem::path& path, const RefitLayer& layer) {
+    const std::string bytes = encode_slot_deltas(layer.slots);
+    Statement m(db,
+                "INSERT INTO linear_refit (id, hash_bits, bias, nb_weight, slots) VALUES (0, ?1, ?2, ?3, ?4)"
+                " ON CONFLICT (id) DO UPDATE SET hash_bits = excluded.hash_bits, bias = excluded.bias,"
+                " nb_weight = excluded.nb_weight, slots = excluded.slots",
+                path);
+    sqlite3_bind_int(m.get(), 1, static_cast<int>(layer.hash_bits));
+    sqlite3_bind_double(m.get(), 2, layer.bias);
+    sqlite3_bind_double(m.get(), 3, layer.nb_weight);
+    sqlite3_bind_blob(m.get(), 4, bytes.data(), static_cast<int>(bytes.size()), SQLITE_STATIC);
+    if (sqlite3_step(m.get()) != SQLITE_DONE) {
+        throw Error(path, std::string("cannot write the linear scorer's last refit: ") + sqlite3_errmsg(db));
+    }
+}
+
 void SqliteTransaction::add_linear(const LinearChange& change) {
     if (change.refit_mark) {
         // Under the write lock: of two refits of the same samples, the second changes no row.
@@ -114,19 +130,7 @@ void SqliteTransaction::add_linear(const LinearChange& change) {
         if (sqlite3_step(m.get()) != SQLITE_DONE) db_.fail(std::string("cannot update the linear scorer's state: ") + db_.error_text());
         if (change.refit_exclusive && sqlite3_changes(db_.db_) == 0) throw RefitSuperseded();
     }
-    if (change.refit_layer != nullptr) {
-        const std::string bytes = encode_slot_deltas(change.refit_layer->slots);
-        Statement m(db_.db_,
-                    "INSERT INTO linear_refit (id, hash_bits, bias, nb_weight, slots) VALUES (0, ?1, ?2, ?3, ?4)"
-                    " ON CONFLICT (id) DO UPDATE SET hash_bits = excluded.hash_bits, bias = excluded.bias,"
-                    " nb_weight = excluded.nb_weight, slots = excluded.slots",
-                    db_.path_);
-        sqlite3_bind_int(m.get(), 1, static_cast<int>(change.refit_layer->hash_bits));
-        sqlite3_bind_double(m.get(), 2, change.refit_layer->bias);
-        sqlite3_bind_double(m.get(), 3, change.refit_layer->nb_weight);
-        sqlite3_bind_blob(m.get(), 4, bytes.data(), static_cast<int>(bytes.size()), SQLITE_STATIC);
-        if (sqlite3_step(m.get()) != SQLITE_DONE) db_.fail(std::string("cannot write the linear scorer's last refit: ") + db_.error_text());
-    }
+    if (change.refit_layer != nullptr) put_refit_layer(db_.db_, db_.path_, *change.refit_layer);
     if (change.samples_dropped > 0) {
         Statement m(db_.db_, "UPDATE linear_state SET samples_dropped = samples_dropped + ?1 WHERE id = 0", db_.path_);
         sqlite3_bind_int64(m.get(), 1, static_cast<sqlite3_int64>(change.samples_dropped));
