@@ -168,12 +168,6 @@ learned() {
 }
 classes() { "$MAILSIFT" --db "$DB" export - | awk -F'\t' '$1 == "class" { printf "%s=%s ", $2, $3 }'; }
 is_learned() { [ "$(learned "$1")" = "$2 1" ]; }
-# mailsiftd refits the linear scorer after a correction it loads: nothing learned since the last refit
-refitted() {
-    [ "$("$MAILSIFT" --db "$DB" stats --json |
-        python3 -c 'import json, sys; print(json.load(sys.stdin)["linear"]["changes_since_refit"])')" = 0 ]
-}
-
 # ---------------------------------------------------------------- message A: Junk at once, back, Junk again
 SIG_A=$(deliver spam_cheap_pills.eml) || bail "spam_cheap_pills.eml delivered to alice's maildir with an X-Mailsift-Signature"
 ok "spam_cheap_pills.eml delivered into alice's maildir, signature $SIG_A"

@@ -197,6 +197,28 @@ train_model() {
     fi
 }
 
+# refitted: the linear scorer has no change left to refit over, the mark mailsiftd
+# refits by (Trainer::refit_linear_if_behind). A correction changes the model; its
+# refit follows within refresh_interval, so a test comparing exports waits for this.
+refitted() {
+    [ "$("$MAILSIFT" --db "$DB" stats --json |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["linear"]["changes_since_refit"])')" = 0 ]
+}
+
+# settled: mailsiftd has refitted after every change and has loaded the model as the
+# store holds it now. A change wakes its writer at once (with the scans it holds), so
+# a test that needs a scan kept in memory starts from here.
+settled() {
+    local json change
+    json=$("$MAILSIFT" --db "$DB" stats --json) || return 1
+    change=$(python3 -c 'import json, sys
+j = json.load(sys.stdin)
+print(j["model_change"] if j["linear"]["changes_since_refit"] == 0 else "behind")' <<<"$json")
+    [ "$change" != behind ] &&
+        tail -n "+$((LOG_MARK + 1))" "$WORK/mailsiftd.log" | grep -E 'loaded model' | tail -n 1 |
+        grep -q "at model change $change in"
+}
+
 # ---------------------------------------------------------------- mailsiftd
 # write_conf REJECT_THRESHOLD: mailsiftd listens on 127.0.0.1:$MILTER_PORT; it writes
 # its scans every $STATS_INTERVAL seconds (1 unless the caller sets it).
