@@ -58,7 +58,7 @@ const char* undo_word(engine::Trainer::UndoOutcome::Result r) {
 // A line's trail: every correction of its message, oldest first, undone ones
 // included. `undoable`: it stands and was recorded with what undoing it takes
 // (Undo takes back the latest of those first).
-json corrections_json(store::Database& db, const std::optional<store::Digest>& signature) {
+json corrections_json(store::ScanLog& db, const std::optional<store::Digest>& signature) {
     json trail = json::array();
     if (!signature) return trail;
     for (const auto& c : db.corrections_of(*signature)) {

@@ -216,7 +216,7 @@ std::string history_export_name(std::int64_t now, std::string_view format) {
     return utc_time(now, "mailsift-history-%Y%m%d-%H%M%S.") + std::string(format);
 }
 
-std::string history_export(store::Database& db, store::HistoryQuery q, std::string_view format, std::size_t& written) {
+std::string history_export(store::ScanLog& db, store::HistoryQuery q, std::string_view format, std::size_t& written) {
     const bool csv = format == "csv";
     std::string out = csv ? "time_utc,scanned_at,id,signature,queue_id,message_id,verdict,probability,action,reason,sender,"
                             "recipients,from,to,subject,client_address,helo,size,corrected_to,corrected_at,corrected_by\r\n"

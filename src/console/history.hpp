@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-#include "mailsift/store/database.hpp"
+#include "mailsift/store/scan_log.hpp"
 
 namespace mailsift::console {
 
@@ -63,6 +63,6 @@ std::string history_export_name(std::int64_t now, std::string_view format);
 // a spreadsheet would run as a formula starts with ') or "json" (an array).
 // `written`: how many lines it holds. The CSV's first column is the time in
 // UTC (ISO 8601, "Z"), named time_utc.
-std::string history_export(store::Database& db, store::HistoryQuery q, std::string_view format, std::size_t& written);
+std::string history_export(store::ScanLog& db, store::HistoryQuery q, std::string_view format, std::size_t& written);
 
 }  // namespace mailsift::console

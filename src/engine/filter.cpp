@@ -334,7 +334,7 @@ void check_hash_bits(const store::LinearWeights& w, const Settings& settings) {
 
 }  // namespace
 
-std::shared_ptr<model::LinearModel> load_linear(store::Database& db, const Settings& settings,
+std::shared_ptr<model::LinearModel> load_linear(store::ModelStore& db, const Settings& settings,
                                                 const model::LinearModel* current, std::uint64_t since,
                                                 std::uint64_t& sequence, store::LinearWeights* state) {
     auto m = current != nullptr ? std::make_shared<model::LinearModel>(*current)
@@ -356,7 +356,7 @@ std::shared_ptr<model::LinearModel> load_linear(store::Database& db, const Setti
     return m;
 }
 
-std::shared_ptr<const model::LinearModel> load_linear_slots(store::Database& db, const Settings& settings,
+std::shared_ptr<const model::LinearModel> load_linear_slots(store::ModelStore& db, const Settings& settings,
                                                             std::vector<model::Slot> slots, std::uint64_t& sequence) {
     auto m = std::make_shared<model::LinearModel>(settings.linear, std::move(slots));
     const std::span<const model::Slot> covered = m->covered();

@@ -87,7 +87,7 @@ ModelSettings with_model_settings(const Settings& configured, std::string_view r
     return out;
 }
 
-ModelSettings model_settings(store::Database& db, const Settings& configured) {
+ModelSettings model_settings(store::ModelStore& db, const Settings& configured) {
     std::string recorded = db.model_settings();
     unsigned bits = 0;
     if (recorded.empty()) bits = db.linear_state().hash_bits;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mailsift/store/database.hpp"
+#include "mailsift/store/write_transaction.hpp"
 
 namespace mailsift::store {
 

@@ -9,11 +9,11 @@
 #include <thread>
 
 #include "codec.hpp"
-#include "mailsift/store/database.hpp"
+#include "mailsift/store/training_batch.hpp"
 
 namespace mailsift::store {
 
-model::Counts Database::load_counts(model::TermFrequency tf) {
+model::Counts ModelStore::load_counts(model::TermFrequency tf) {
     model::Counts counts;
     const ClassTotals t = visit_counts(
         tf, [&](std::size_t n) { counts.features.reserve(n); },

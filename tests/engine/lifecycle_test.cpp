@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mailsift/store/training_batch.hpp"
 #include "../support/backends.hpp"
 #include "../support/fixture.hpp"
 #include "../support/model_state.hpp"

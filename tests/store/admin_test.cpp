@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "mailsift/store/training_batch.hpp"
 #include "../support/backends.hpp"
 #include "../support/temp_dir.hpp"
 #include "store_support.hpp"

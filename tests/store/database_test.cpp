@@ -1,5 +1,6 @@
 // Store tests on real SQLite files in a temporary directory and, where they
 // hold for every backend, on a real PostgreSQL too (FOR_EACH_BACKEND).
+#include "mailsift/store/training_batch.hpp"
 #include "mailsift/store/sqlite_database.hpp"
 
 #include <sqlite3.h>

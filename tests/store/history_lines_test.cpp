@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "mailsift/store/training_batch.hpp"
 #include "../support/backends.hpp"
 #include "store_support.hpp"
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "mailsift/store/training_batch.hpp"
 #include "../support/typical_scan.hpp"
 #include "../support/backends.hpp"
 #include "../support/temp_dir.hpp"

@@ -135,14 +135,14 @@ struct Classification {
 // whose weights have another size than settings.linear.hash_bits is an Error.
 // `state`, when given, gets the state read (LinearWeights without pages).
 // The model is the caller's (a trainer moves it out rather than copy the table).
-std::shared_ptr<model::LinearModel> load_linear(store::Database& db, const Settings& settings,
+std::shared_ptr<model::LinearModel> load_linear(store::ModelStore& db, const Settings& settings,
                                                 const model::LinearModel* current, std::uint64_t since,
                                                 std::uint64_t& sequence, store::LinearWeights* state = nullptr);
 // Only the weights of `slots` (sorted, distinct), all of them read as
 // load_linear reads them: the pages, then the held slot deltas in order, so
 // each is the same float as in the whole table (model::LinearModel's partial
 // model). What a command that scores a few messages needs of the 1 MiB table.
-std::shared_ptr<const model::LinearModel> load_linear_slots(store::Database& db, const Settings& settings,
+std::shared_ptr<const model::LinearModel> load_linear_slots(store::ModelStore& db, const Settings& settings,
                                                             std::vector<model::Slot> slots, std::uint64_t& sequence);
 
 

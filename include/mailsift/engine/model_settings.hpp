@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "mailsift/engine/settings.hpp"
-#include "mailsift/store/database.hpp"
+#include "mailsift/store/model_store.hpp"
 
 namespace mailsift::engine {
 
@@ -40,6 +40,6 @@ struct ModelSettings {
 // over so that such a store loads whatever linear_hash_bits says.
 ModelSettings with_model_settings(const Settings& configured, std::string_view recorded, unsigned weight_bits);
 // The same, read from `db`.
-ModelSettings model_settings(store::Database& db, const Settings& configured);
+ModelSettings model_settings(store::ModelStore& db, const Settings& configured);
 
 }  // namespace mailsift::engine

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/store/training_batch.hpp"
 
 namespace mailsift::engine {
 

@@ -24,7 +24,7 @@
 
 #include "../codec.hpp"
 #include "connection.hpp"
-#include "mailsift/store/database.hpp"
+#include "mailsift/store/training_batch.hpp"
 
 namespace mailsift::store {
 

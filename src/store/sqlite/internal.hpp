@@ -16,6 +16,7 @@
 
 #include "../codec.hpp"
 #include "mailsift/store/sqlite_database.hpp"
+#include "mailsift/store/training_batch.hpp"
 
 namespace mailsift::store {
 
