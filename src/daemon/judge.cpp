@@ -10,6 +10,7 @@
 
 #include "log.hpp"
 #include "mailsift/mime/message.hpp"
+#include "mailsift/model/score.hpp"
 
 namespace mailsift::daemon {
 

@@ -333,28 +333,12 @@ void Snapshot::erase(std::size_t i) {
     --size_;
 }
 
-const char* to_string(Verdict v) {
-    switch (v) {
-        case Verdict::ham: return "ham";
-        case Verdict::unsure: return "unsure";
-        case Verdict::spam: return "spam";
-    }
-    return "unsure";
-}
-
 double effective_count(std::uint32_t count, TermFrequency tf) {
     switch (tf) {
         case TermFrequency::raw: return static_cast<double>(count);
         case TermFrequency::boolean: return count > 0 ? 1.0 : 0.0;
     }
     return static_cast<double>(count);
-}
-
-double probability_from_log_odds(double log_odds) {
-    // Written per sign so that exp never overflows.
-    if (log_odds >= 0) return 1.0 / (1.0 + std::exp(-log_odds));
-    const double e = std::exp(log_odds);
-    return e / (1.0 + e);
 }
 
 Verdict verdict_for(double log_odds, double probability, const Parameters& params) {

@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-#include "mailsift/model/naive_bayes.hpp"
+#include "mailsift/model/score.hpp"
 
 namespace mailsift::evaluation {
 

@@ -25,9 +25,9 @@
 #include <unordered_map>
 #include <vector>
 
-namespace mailsift::model {
+#include "mailsift/model/score.hpp"
 
-using FeatureId = std::uint64_t;
+namespace mailsift::model {
 
 struct Term {
     FeatureId id = 0;
@@ -90,7 +90,6 @@ struct Parameters {
     double feature_confidence = 1.0;
 };
 
-struct Score;
 
 // A compiled model: per-feature weights precomputed, so scoring a message is
 // one table probe and one addition per feature. The weight splits into a
@@ -228,24 +227,7 @@ private:
     std::size_t patch_count_ = 0;
 };
 
-enum class Verdict : std::uint8_t { ham = 0, unsure = 1, spam = 2 };  // values are stored in databases
-const char* to_string(Verdict v);
-
-struct Contribution {
-    FeatureId id = 0;
-    double log_odds = 0.0;  // n_f · weight
-};
-
-struct Score {
-    double log_odds = 0.0;     // never clamped; higher is spammier
-    double probability = 0.5;  // P(spam|x)
-    Verdict verdict = Verdict::unsure;
-    std::vector<Contribution> toward_spam;  // largest first
-    std::vector<Contribution> toward_ham;   // most negative first
-};
-
 double effective_count(std::uint32_t count, TermFrequency tf);
-double probability_from_log_odds(double log_odds);
 Verdict verdict_for(double log_odds, double probability, const Parameters& params);
 
 // Scores a message's terms. Each id should appear once in `terms`.

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "mailsift/model/naive_bayes.hpp"
+#include "mailsift/model/score.hpp"
 
 namespace mailsift::store {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "mailsift/model/naive_bayes.hpp"
+#include "mailsift/model/score.hpp"
 #include "mailsift/store/common.hpp"
 #include "mailsift/store/contact_store.hpp"
 
