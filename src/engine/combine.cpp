@@ -3,9 +3,21 @@
 
 #include <cmath>
 
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/features/extractor.hpp"
+#include "mailsift/features/slots.hpp"
 
 namespace mailsift::engine {
+
+std::vector<model::Term> scoring_terms(const features::FeatureBag& bag, bool envelope) {
+    std::vector<model::Term> terms;
+    terms.reserve(bag.size());
+    for (const auto& e : bag.entries()) {
+        const std::string_view text = bag.text(e);
+        if (!envelope && features::milter_only(text)) continue;
+        terms.push_back({e.id, e.count, features::is_header_feature(text)});
+    }
+    return terms;
+}
 
 model::Score linear_score(const model::LinearScore& z, const Settings& s) {
     model::Score out;

@@ -12,27 +12,24 @@ namespace mailsift::engine {
 
 Explanation explain(const Filter& filter, std::string_view raw, const features::Envelope* envelope) {
     Explanation e;
-    const auto m = filter.model();
+    Filter::Scoring made_of;
+    e.classification = filter.classify(raw, envelope, false, false, &made_of);
+    const auto& m = made_of.model;
     const Settings& settings = filter.settings();
-    e.classification = filter.classify(raw, envelope);
     e.spam_messages = m->snapshot.messages().spam;
     e.ham_messages = m->snapshot.messages().ham;
     e.features = m->snapshot.vocabulary();
     e.prior_log_odds = m->snapshot.prior_log_odds();
-    if (settings.scorer != Scorer::linear || !m->linear) return e;
+    const Combined& c = made_of.combined;
+    if (!c.linear) return e;
 
-    const auto bag = filter.features_of(raw, envelope);
-    std::vector<model::Slot> slots;
-    const std::string view = features::message_view(raw, settings.slots.ngram_bytes);
-    features::message_slots(view, bag, settings.slots, slots);
     LinearExplanation l;
-    const Combined c = combine(bag, slots, m->snapshot, m->linear.get(), settings);
     l.nb_log_odds = c.nb_log_odds;
     l.clipped = c.clipped;
     l.score = *c.linear;
-    auto sources = features::slot_sources(view, bag, settings.slots);
-    l.slots.reserve(slots.size());
-    for (const auto j : slots) {
+    auto sources = features::slot_sources(made_of.view, made_of.bag, settings.slots);
+    l.slots.reserve(made_of.slots.size());
+    for (const auto j : made_of.slots) {
         const auto it = sources.find(j);
         l.slots.push_back({m->linear->weight(j), j, it == sources.end() ? std::string("?") : std::move(it->second)});
     }

@@ -28,17 +28,6 @@ const char* describe(MessageProblem p) {
     return "unknown problem";
 }
 
-std::vector<model::Term> scoring_terms(const features::FeatureBag& bag, bool envelope) {
-    std::vector<model::Term> terms;
-    terms.reserve(bag.size());
-    for (const auto& e : bag.entries()) {
-        const std::string_view text = bag.text(e);
-        if (!envelope && features::milter_only(text)) continue;
-        terms.push_back({e.id, e.count, features::is_header_feature(text)});
-    }
-    return terms;
-}
-
 std::string_view without_from_line(std::string_view raw) {
     if (!raw.starts_with("From ")) return raw;
     const std::size_t nl = raw.find('\n');
@@ -514,7 +503,7 @@ features::FeatureBag Filter::features_of(std::string_view raw, const features::E
 }
 
 Classification Filter::classify(std::string_view raw, const features::Envelope* envelope, bool record_features,
-                                bool record_parts) const {
+                                bool record_parts, Scoring* made_of) const {
     const std::shared_ptr<const Model> m = model();  // one model for the whole message
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
     const features::FeatureBag bag = features::extract(parsed, envelope, &m->contacts, settings_.features);
@@ -572,6 +561,7 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
         c.parts->toward_ham = kept(c.toward_ham);
         c.parts->linear = std::move(linear);
     }
+    if (made_of) *made_of = Scoring{m, bag, view, slots, combined};
     return c;
 }
 

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/features/feature_bag.hpp"
@@ -36,6 +37,11 @@ struct Combined {
 inline double linear_nb_input(double nb_log_odds, const Settings& s) { return nb_log_odds / s.linear.nb_temperature; }
 // The score of `scorer = linear`: z as log-odds, P = σ(z / linear_temperature), the verdict by the thresholds.
 model::Score linear_score(const model::LinearScore& z, const Settings& s);
+
+// What scoring reads of a feature bag: id, count, and whether it is a header
+// feature (model::Term::header), in the bag's order. Without `envelope`, the
+// facts only the milter knows (features::milter_only) are left out.
+std::vector<model::Term> scoring_terms(const features::FeatureBag& bag, bool envelope = true);
 
 // `linear` null: the naive Bayes decides. `slots`: the message's slots (features::message_slots).
 Combined combine(const features::FeatureBag& bag, std::span<const model::Slot> slots, const model::Snapshot& counts,

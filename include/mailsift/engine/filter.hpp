@@ -58,11 +58,6 @@ MessageProblem check_message(std::string_view raw, std::size_t size_bytes, const
 // everything, and would skip most of the first class of a class-sorted batch.
 bool known_beyond_margin(const model::Snapshot& model, double log_odds, bool spam, double margin);
 
-// What scoring reads of a feature bag: id, count, and whether it is a header
-// feature (model::Term::header), in the bag's order. Without `envelope`, the
-// facts only the milter knows (features::milter_only) are left out.
-std::vector<model::Term> scoring_terms(const features::FeatureBag& bag, bool envelope = true);
-
 // Same message, same digest, whichever way it came: our own X-Mailsift-*
 // fields are left out (a message we tagged is recognised when it comes back
 // for correction), and so are what the transport changes: an mbox "From "
@@ -200,8 +195,18 @@ public:
     // with `record_parts`, Classification::parts the score taken apart (the
     // settings.reasons strongest each way, up to most_parts), as the console's
     // history keeps it.
+    // With `made_of`, what the score was made of is kept there (explain takes
+    // the score apart from it rather than parse and score the message again).
+    struct Scoring {
+        std::shared_ptr<const Model> model;  // the model it was scored with
+        features::FeatureBag bag;
+        std::string view;                 // the linear scorer's view of the message ("" without one)
+        std::vector<model::Slot> slots;   // its slots
+        Combined combined;
+    };
     Classification classify(std::string_view raw, const features::Envelope* envelope = nullptr,
-                            bool record_features = false, bool record_parts = false) const;
+                            bool record_features = false, bool record_parts = false,
+                            Scoring* made_of = nullptr) const;
 
 private:
     LinearParts linear_parts(std::string_view view, const features::FeatureBag& bag, std::span<const model::Slot> slots,
