@@ -2,6 +2,7 @@
 // learned message's feature list and the compact form of a recorded scan.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,6 +17,14 @@
 #include "mailsift/store/write_transaction.hpp"
 
 namespace mailsift::store {
+
+// A digest as a row stores it (a 16-byte blob): its bytes, a shorter blob
+// zero-padded, a longer one cut (what an export writes of a damaged row).
+inline Digest stored_digest(std::string_view bytes) {
+    Digest d{};
+    std::copy_n(bytes.begin(), std::min(bytes.size(), d.size()), d.begin());
+    return d;
+}
 
 // ---- varint coding of a message's feature list: ids ascending, as deltas ----
 

@@ -211,9 +211,7 @@ ModelSummary PgDatabase::export_model(std::ostream& out) {
             auto r = conn_.exec("FETCH 20000 FROM mailsift_messages");
             if (r.rows() == 0) break;
             for (int i = 0; i < r.rows(); ++i) {
-                Digest digest{};
-                const auto d = r.bytes(i, 0);
-                std::copy_n(d.begin(), std::min(d.size(), digest.size()), digest.begin());
+                const Digest digest = stored_digest(r.bytes(i, 0));
                 if (!w.message(digest, r.integer(i, 1) == 1 ? Class::spam : Class::ham, r.integer(i, 2), r.bytes(i, 3))) {
                     conn_.fail("corrupt feature list of a learned message; cannot export it");
                 }
@@ -239,9 +237,7 @@ ModelSummary PgDatabase::export_model(std::ostream& out) {
             if (with_refit) w.linear_refit(*refit);
             auto samples = conn_.exec("SELECT class, position, digest, prefix FROM linear_samples ORDER BY class DESC, position");
             for (int i = 0; i < samples.rows(); ++i) {
-                Digest digest{};
-                const auto d = samples.bytes(i, 2);
-                std::copy_n(d.begin(), std::min(d.size(), digest.size()), digest.begin());
+                const Digest digest = stored_digest(samples.bytes(i, 2));
                 const auto prefix = decode_linear_sample(samples.bytes(i, 3));
                 if (!prefix) conn_.fail("damaged rehearsal sample; cannot export it");
                 w.linear_sample(samples.integer(i, 0) == 1 ? Class::spam : Class::ham,
@@ -252,9 +248,7 @@ ModelSummary PgDatabase::export_model(std::ostream& out) {
                 auto r = conn_.exec("FETCH 20000 FROM mailsift_uncounted");
                 if (r.rows() == 0) break;
                 for (int i = 0; i < r.rows(); ++i) {
-                    Digest digest{};
-                    const auto d = r.bytes(i, 0);
-                    std::copy_n(d.begin(), std::min(d.size(), digest.size()), digest.begin());
+                    const Digest digest = stored_digest(r.bytes(i, 0));
                     w.linear_message(digest, r.integer(i, 1) == 1 ? Class::spam : Class::ham);
                 }
             }

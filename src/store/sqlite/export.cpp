@@ -73,9 +73,7 @@ ModelSummary SqliteDatabase::export_model(std::ostream& out) {
         {
             Statement q(db_, "SELECT digest, class, learned_at, features FROM messages ORDER BY digest", path_);
             while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
-                Digest digest{};
-                const auto d = column_blob(q.get(), 0);
-                std::copy_n(d.begin(), std::min(d.size(), digest.size()), digest.begin());
+                const Digest digest = stored_digest(column_blob(q.get(), 0));
                 if (!w.message(digest, sqlite3_column_int(q.get(), 1) == 1 ? Class::spam : Class::ham,
                                sqlite3_column_int64(q.get(), 2), column_blob(q.get(), 3))) {
                     fail("corrupt feature list of a learned message; cannot export it");
@@ -108,9 +106,7 @@ ModelSummary SqliteDatabase::export_model(std::ostream& out) {
             Statement samples(db_, "SELECT class, position, digest, prefix FROM linear_samples ORDER BY class DESC, position",
                               path_);
             while ((rc = sqlite3_step(samples.get())) == SQLITE_ROW) {
-                Digest digest{};
-                const auto d = column_blob(samples.get(), 2);
-                std::copy_n(d.begin(), std::min(d.size(), digest.size()), digest.begin());
+                const Digest digest = stored_digest(column_blob(samples.get(), 2));
                 const auto prefix = decode_linear_sample(column_blob(samples.get(), 3));
                 if (!prefix) fail("damaged rehearsal sample; cannot export it");
                 w.linear_sample(sqlite3_column_int(samples.get(), 0) == 1 ? Class::spam : Class::ham,
@@ -119,9 +115,7 @@ ModelSummary SqliteDatabase::export_model(std::ostream& out) {
             if (rc != SQLITE_DONE) fail(std::string("cannot read the rehearsal samples: ") + error_text());
             Statement uncounted(db_, "SELECT digest, class FROM linear_messages ORDER BY digest", path_);
             while ((rc = sqlite3_step(uncounted.get())) == SQLITE_ROW) {
-                Digest digest{};
-                const auto d = column_blob(uncounted.get(), 0);
-                std::copy_n(d.begin(), std::min(d.size(), digest.size()), digest.begin());
+                const Digest digest = stored_digest(column_blob(uncounted.get(), 0));
                 w.linear_message(digest, sqlite3_column_int(uncounted.get(), 1) == 1 ? Class::spam : Class::ham);
             }
             if (rc != SQLITE_DONE) fail(std::string("cannot read learned messages: ") + error_text());
