@@ -2,23 +2,29 @@
 #include "mailsift/model/learner.hpp"
 
 #include <algorithm>
-#include <array>
 #include <functional>
+#include <vector>
 
 namespace mailsift::model {
 
+#define MAILSIFT_LEARNER(name) const Learner& name();
+#include "learners/list.hpp"
+#undef MAILSIFT_LEARNER
+
 namespace {
 
-// One line per learner; the first is the default.
-const std::array<std::reference_wrapper<const Learner>, 2>& learners() {
-    static const std::array<std::reference_wrapper<const Learner>, 2> all{
-        std::cref(logistic_regression()),
-        std::cref(passive_aggressive()),
+const std::vector<std::reference_wrapper<const Learner>>& learners() {
+    static const std::vector<std::reference_wrapper<const Learner>> all{
+#define MAILSIFT_LEARNER(name) std::cref(name()),
+#include "learners/list.hpp"
+#undef MAILSIFT_LEARNER
     };
     return all;
 }
 
 }  // namespace
+
+const Learner& default_learner() { return learners().front(); }
 
 const Learner* find_learner(std::string_view name) {
     for (const Learner& l : learners()) {

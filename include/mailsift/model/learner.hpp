@@ -6,7 +6,7 @@
 // replays and the refit of engine/trainer) are the same for every learner; a
 // learner only says how far, and which way, one message moves them. Trying
 // another learner is one file under src/model/learners/ and one line in
-// learners() (src/model/learner.cpp); `linear_learner` in mailsift.conf picks
+// src/model/learners/list.hpp; `linear_learner` in mailsift.conf picks
 // it for a new model, and the store keeps the choice with the weights
 // (engine/model_settings.hpp).
 #pragma once
@@ -39,8 +39,7 @@ public:
 const Learner* find_learner(std::string_view name);
 std::vector<std::string_view> learner_names();
 
-// The registered learners (one definition each, in src/model/learners/).
-const Learner& logistic_regression();
-const Learner& passive_aggressive();
+// The first of them (src/model/learners/list.hpp): what a new model learns with.
+const Learner& default_learner();
 
 }  // namespace mailsift::model

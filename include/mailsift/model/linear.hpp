@@ -115,7 +115,7 @@ private:
     std::size_t covered_index(Slot s) const;  // a partial model's index of slot s; logic_error if not covered
 
     LinearParameters params_;
-    const Learner* learner_ = &logistic_regression();
+    const Learner* learner_ = &default_learner();
     Slot mask_ = 0;
     std::vector<float> weights_;
     bool partial_ = false;
