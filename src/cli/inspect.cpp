@@ -193,7 +193,7 @@ void explain_linear(const engine::LinearExplanation& l, const engine::Settings& 
     const model::LinearScore& z = l.score;
     std::printf("\nlinear scorer: log-odds = bias + u x naive-Bayes input + the weights of the message's slots\n");
     std::printf("  %+12.6f  bias\n", z.bias);
-    std::printf("  %+12.6f  naive Bayes: u %.6f x input %+.6f (log-odds %s / linear_nb_temperature %s%s)\n",
+    std::printf("  %+12.6f  naive Bayes: u %.6f x input %+.6f (log-odds %s / nb_temperature %s%s)\n",
                 z.nb_weight * z.nb_input, z.nb_weight, z.nb_input, number(l.nb_log_odds, 6).c_str(),
                 number(settings.linear.nb_temperature).c_str(),
                 l.clipped ? (", clipped to +-" + number(settings.linear.nb_clip)).c_str() : "");

@@ -42,10 +42,11 @@ void adopt(ModelSettings& out, const Settings& configured, std::string_view name
 bool is_model_setting(std::string_view name) {
     // What the store's counts and weights are made of (features.*: which
     // features are counted; linear_*: the slots, the learner and its regime,
-    // the scale of the weights' probability). How the exact counts are read
-    // (alpha, the length normalisation, the naive-Bayes calibration), which
-    // scorer decides and what is learned (train_margin) change nothing stored.
-    return name.starts_with("features.") || name.starts_with("linear_");
+    // the scale of the weights' probability), as settings.cpp declares them.
+    // How the exact counts are read (alpha, the length normalisation, the
+    // naive-Bayes calibration), which scorer decides and what is learned
+    // (train_margin) change nothing stored.
+    return setting_kind(name) == SettingKind::model;
 }
 
 std::vector<std::string> model_setting_names() {

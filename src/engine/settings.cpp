@@ -1,5 +1,5 @@
-// Configuration parsing: each key has one typed setter; values are checked
-// for range here so nothing downstream re-validates strings.
+// Configuration parsing: every setting declared once (table()), with a typed
+// setter that checks its value's range, so nothing downstream re-validates strings.
 #include "mailsift/engine/settings.hpp"
 
 #include <arpa/inet.h>
@@ -127,224 +127,7 @@ Setter threshold(double DaemonSettings::*member) {
     };
 }
 
-const std::map<std::string, Setter, std::less<>>& setters() {
-    static const std::map<std::string, Setter, std::less<>> table{
-        {"database", [](Settings& s, std::string_view v) { return !v.empty() && (s.database = std::string(v), true); }},
-        {"console_users",
-         [](Settings& s, std::string_view v) { return !v.empty() && (s.console.users = std::string(v), true); }},
-        {"console_listen",
-         [](Settings& s, std::string_view v) {
-             // HOST:PORT as metrics_listen; "off" or empty: no console. The daemon binds it.
-             if (v == "off" || v.empty()) return s.console.listen.clear(), true;
-             return host_port(v) && (s.console.listen = std::string(v), true);
-         }},
-        {"console_tls_certificate",
-         [](Settings& s, std::string_view v) { return s.console.tls_certificate = std::string(v), true; }},
-        {"console_tls_key", [](Settings& s, std::string_view v) { return s.console.tls_key = std::string(v), true; }},
-        {"console_trusted_proxies",
-         [](Settings& s, std::string_view v) {
-             // IP addresses, separated by commas or blanks; "off" or empty: none.
-             s.console.trusted_proxies.clear();
-             if (v == "off") return true;
-             std::size_t i = 0;
-             while (i < v.size()) {
-                 const std::size_t end = v.find_first_of(", \t", i);
-                 const std::string_view one = v.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
-                 if (!one.empty()) {
-                     unsigned char buf[16];
-                     const std::string text(one);
-                     if (::inet_pton(AF_INET, text.c_str(), buf) != 1 && ::inet_pton(AF_INET6, text.c_str(), buf) != 1) {
-                         return false;
-                     }
-                     s.console.trusted_proxies.push_back(text);
-                 }
-                 if (end == std::string_view::npos) break;
-                 i = end + 1;
-             }
-             return true;
-         }},
-        {"alpha",
-         [](Settings& s, std::string_view v) {
-             double d = 0;
-             return parse_double(v, d) && d > 0.0 && d <= 100.0 && (s.model.alpha = d, true);
-         }},
-        {"term_frequency",
-         [](Settings& s, std::string_view v) {
-             if (v == "raw") return s.model.term_frequency = model::TermFrequency::raw, true;
-             if (v == "boolean") return s.model.term_frequency = model::TermFrequency::boolean, true;
-             return false;
-         }},
-        {"calibration_temperature",
-         [](Settings& s, std::string_view v) {
-             double d = 0;
-             return parse_double(v, d) && d >= 0.01 && d <= 1000 && (s.model.calibration_temperature = d, true);
-         }},
-        {"spam_threshold", probability(&model::Parameters::spam_threshold)},
-        {"spam_log_odds", log_odds(&model::Parameters::spam_log_odds)},
-        {"ham_log_odds", log_odds(&model::Parameters::ham_log_odds)},
-        {"ham_threshold", probability(&model::Parameters::ham_threshold)},
-        {"reasons",
-         [](Settings& s, std::string_view v) { return parse_size(v, s.reasons) && s.reasons <= 1000; }},
-        {"batch_messages",
-         [](Settings& s, std::string_view v) { return parse_size(v, s.batch_messages) && s.batch_messages >= 1; }},
-        {"listen",
-         [](Settings& s, std::string_view v) {
-             // Postfix notation; the daemon resolves it.
-             const bool ok = (v.starts_with("inet:") && v.rfind(':') > 5) || (v.starts_with("unix:") && v.size() > 5);
-             return ok && (s.daemon.listen = std::string(v), true);
-         }},
-        {"metrics_listen",
-         [](Settings& s, std::string_view v) {
-             // HOST:PORT (an IPv6 host in brackets); "off" or empty: no metrics. The daemon binds it.
-             if (v == "off" || v.empty()) return s.daemon.metrics_listen.clear(), true;
-             return host_port(v) && (s.daemon.metrics_listen = std::string(v), true);
-         }},
-        {"socket_mode",
-         [](Settings& s, std::string_view v) {
-             unsigned mode = 0;
-             auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), mode, 8);
-             return ec == std::errc{} && p == v.data() + v.size() && mode <= 0777 && (s.daemon.socket_mode = mode, true);
-         }},
-        {"socket_group", [](Settings& s, std::string_view v) { return s.daemon.socket_group = std::string(v), true; }},
-        {"socket_owner", [](Settings& s, std::string_view v) { return s.daemon.socket_owner = std::string(v), true; }},
-        {"user", [](Settings& s, std::string_view v) { return s.daemon.user = std::string(v), true; }},
-        {"threads",
-         [](Settings& s, std::string_view v) {
-             return parse_size(v, s.daemon.threads) && s.daemon.threads >= 1 && s.daemon.threads <= 256;
-         }},
-        {"max_frame_bytes",
-         [](Settings& s, std::string_view v) {
-             return parse_size(v, s.daemon.max_frame_bytes) && s.daemon.max_frame_bytes >= 65536 &&
-                    s.daemon.max_frame_bytes <= 256u * 1024 * 1024;
-         }},
-        {"read_timeout", seconds(&DaemonSettings::read_timeout)},
-        {"drain_timeout", seconds(&DaemonSettings::drain_timeout)},
-        {"refresh_interval",
-         [](Settings& s, std::string_view v) {
-             std::size_t ms = 0;
-             // At most a day: larger values overflow the clock's signed milliseconds.
-             return parse_size(v, ms) && ms >= 10 && ms <= 86'400'000 &&
-                    (s.daemon.refresh_interval = std::chrono::milliseconds(ms), true);
-         }},
-        {"on_error",
-         [](Settings& s, std::string_view v) {
-             if (v == "accept") return s.daemon.on_error = DaemonSettings::OnError::accept, true;
-             if (v == "tempfail") return s.daemon.on_error = DaemonSettings::OnError::tempfail, true;
-             return false;
-         }},
-        {"oversize",
-         [](Settings& s, std::string_view v) {
-             if (v == "prefix") return s.daemon.oversize = DaemonSettings::Oversize::prefix, true;
-             if (v == "skip") return s.daemon.oversize = DaemonSettings::Oversize::skip, true;
-             return false;
-         }},
-        {"skip_authenticated", [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.skip_authenticated); }},
-        {"add_reasons", [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.add_reasons); }},
-        {"subject_tag",
-         [](Settings& s, std::string_view v) {
-             // A header value: no control characters (DEL is one too).
-             for (char c : v) if (static_cast<unsigned char>(c) < 0x20 || c == '\x7f') return false;
-             return s.daemon.subject_tag = std::string(v), true;
-         }},
-        {"record_signatures", [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.record_signatures); }},
-        {"history", [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.record_history); }},
-        {"history_subjects", [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.history_subjects); }},
-        {"signature_days",
-         [](Settings& s, std::string_view v) {
-             std::size_t days = 0;
-             return parse_size(v, days) && days >= 1 && days <= 3650 &&
-                    (s.daemon.signature_keep = std::chrono::seconds(days * 86400), true);
-         }},
-        {"learn_contacts", [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.learn_contacts); }},
-        {"stats_interval", seconds(&DaemonSettings::stats_interval)},
-        {"reject_threshold", threshold(&DaemonSettings::reject_threshold)},
-        {"quarantine_threshold", threshold(&DaemonSettings::quarantine_threshold)},
-        {"reject_reply",
-         [](Settings& s, std::string_view v) {
-             // "5dd x.y.z text": validated fully by the daemon's milter formatter; here the shape.
-             if (v.size() < 9 || (v[0] != '4' && v[0] != '5') || v[3] != ' ') return false;
-             for (char c : v) if (static_cast<unsigned char>(c) < 0x20) return false;
-             return s.daemon.reject_reply = std::string(v), true;
-         }},
-        {"train_on_error", [](Settings& s, std::string_view v) { return parse_bool(v, s.train_on_error); }},
-        {"train_margin",
-         [](Settings& s, std::string_view v) {
-             double d = 0;
-             return parse_double(v, d) && d >= 0.0 && d <= 10000 && (s.train_margin = d, true);
-         }},
-        {"model",
-         [](Settings& s, std::string_view v) {
-             if (v == "naive_bayes") return s.scorer = Scorer::naive_bayes, true;
-             if (v == "linear") return s.scorer = Scorer::linear, true;
-             return false;
-         }},
-        {"linear_learner",
-         [](Settings& s, std::string_view v) {
-             const model::Learner* l = model::find_learner(v);
-             return l != nullptr && (s.linear.learner = std::string(l->name()), true);
-         }},
-        {"linear_step", real_in(&Settings::linear, &model::LinearParameters::step, 0.0, 100.0, /*low_allowed=*/false)},
-        {"linear_temperature",
-         real_in(&Settings::linear, &model::LinearParameters::temperature, 0.0, 100.0, /*low_allowed=*/false)},
-        {"linear_nb_rate", real_in(&Settings::linear, &model::LinearParameters::nb_rate, 0.0, 10.0)},
-        {"linear_ngram_bytes",
-         [](Settings& s, std::string_view v) { return parse_size(v, s.slots.ngram_bytes) && s.slots.ngram_bytes <= 1024 * 1024; }},
-        {"linear_rehearsal",
-         [](Settings& s, std::string_view v) { return parse_size(v, s.linear.rehearsal); }},
-        {"linear_replays",
-         [](Settings& s, std::string_view v) { return parse_size(v, s.linear.replays) && s.linear.replays <= 100; }},
-        {"linear_replay_margin", real_in(&Settings::linear, &model::LinearParameters::replay_margin, 0.0, 1000.0)},
-        {"linear_epochs",
-         [](Settings& s, std::string_view v) { return parse_size(v, s.linear.epochs) && s.linear.epochs <= 100; }},
-        {"linear_hash_bits",
-         [](Settings& s, std::string_view v) {
-             std::size_t n = 0;
-             if (!parse_size(v, n) || n < 10 || n > 24) return false;
-             // One size for the weights and for the slots that index them.
-             s.linear.hash_bits = s.slots.bits = static_cast<unsigned>(n);
-             return true;
-         }},
-        {"linear_features",
-         [](Settings& s, std::string_view v) { return parse_bool(v, s.slots.bag); }},
-        {"feature_confidence",
-         [](Settings& s, std::string_view v) {
-             double d = 0;
-             return parse_double(v, d) && d >= 0.0 && d <= 1000 && (s.model.feature_confidence = d, true);
-         }},
-        {"length_norm_features",
-         [](Settings& s, std::string_view v) {
-             return parse_size(v, s.model.length_norm_features) && s.model.length_norm_features <= 100000;
-         }},
-        {"header_length_norm_features",
-         [](Settings& s, std::string_view v) {
-             return parse_size(v, s.model.header_length_norm_features) &&
-                    s.model.header_length_norm_features <= 100000;
-         }},
-        {"features.words", boolean(&features::Options::words)},
-        {"features.word_pairs", boolean(&features::Options::word_pairs)},
-        {"features.cjk_bigrams", boolean(&features::Options::cjk_bigrams)},
-        {"features.relay_path", boolean(&features::Options::relay_path)},
-        {"features.dates", boolean(&features::Options::dates)},
-        {"features.subject", boolean(&features::Options::subject)},
-        {"features.headers", boolean(&features::Options::headers)},
-        {"features.patterns", boolean(&features::Options::patterns)},
-        {"features.urls", boolean(&features::Options::urls)},
-        {"features.mime_shape", boolean(&features::Options::mime_shape)},
-        {"features.envelope", boolean(&features::Options::envelope)},
-        {"features.min_token_bytes", size_in(&Settings::features, &features::Options::min_token_bytes, 1)},
-        {"features.max_token_bytes", size_in(&Settings::features, &features::Options::max_token_bytes, 1)},
-        {"features.max_features", size_in(&Settings::features, &features::Options::max_features, 1)},
-        {"limits.max_message_bytes", size_in(&Settings::limits, &mime::Limits::max_message_bytes, 1024)},
-        {"limits.max_depth", size_in(&Settings::limits, &mime::Limits::max_depth, 1)},
-        {"limits.max_parts", size_in(&Settings::limits, &mime::Limits::max_parts, 1)},
-        {"limits.max_headers", size_in(&Settings::limits, &mime::Limits::max_headers, 1)},
-        {"limits.max_header_bytes", size_in(&Settings::limits, &mime::Limits::max_header_bytes, 64)},
-    };
-    return table;
-}
 
-// What each setting holds, as text the file takes back (setting_value()):
-// the same keys as setters(); a test reads every one back.
 using Shower = std::function<std::string(const Settings&)>;
 
 std::string on_off(bool b) { return b ? "on" : "off"; }
@@ -361,100 +144,387 @@ std::string real_text(double d) {
     return std::string(buf, r.ptr);
 }
 
-const std::map<std::string, Shower, std::less<>>& showers() {
+// Every setting, declared once: its key, its kind, how the file's text sets
+// it (the value checked for range here, so nothing downstream re-validates
+// strings) and how it is said back (setting_value(): parsing that text again
+// gives the same value; a test reads every one back). Its default is what a
+// default Settings holds; its documentation is mailsift.conf(5), and the
+// administrator's are shown in the shipped mailsift.conf (tests check both).
+struct Entry {
+    SettingKind kind;
+    Setter set;
+    Shower show;
+};
+
+// A switch of the feature extractor (kept with the model): on or off.
+Entry feature_switch(bool features::Options::*member) {
+    return {SettingKind::model, boolean(member), [member](const Settings& s) { return on_off(s.features.*member); }};
+}
+
+// A count in one group of settings, at least `min`; said with its unit (K, M) when `unit`.
+template <typename Struct>
+Entry count_in(SettingKind kind, Struct Settings::*group, std::size_t Struct::*member, std::size_t min,
+               bool unit = false) {
+    return {kind, size_in(group, member, min), [=](const Settings& s) {
+                const std::size_t n = (s.*group).*member;
+                return unit ? size_text(n) : std::to_string(n);
+            }};
+}
+
+// A number in one group of settings, in [lo, hi] (lo itself only when low_allowed).
+template <typename Struct>
+Entry number_in(SettingKind kind, Struct Settings::*group, double Struct::*member, double lo, double hi,
+                bool low_allowed = true) {
+    return {kind, real_in(group, member, lo, hi, low_allowed),
+            [=](const Settings& s) { return real_text((s.*group).*member); }};
+}
+
+const std::map<std::string, Entry, std::less<>>& table() {
     using S = const Settings&;
+    using Kind = SettingKind;
     auto threshold_text = [](double t) { return t > 1.0 ? std::string("off") : real_text(t); };
     auto optional_text = [](const std::optional<double>& d) { return d ? real_text(*d) : std::string("off"); };
-    static const std::map<std::string, Shower, std::less<>> table{
-        {"database", [](S s) { return s.database.string(); }},
-        {"console_users", [](S s) { return s.console.users.string(); }},
-        {"console_listen", [](S s) { return s.console.listen.empty() ? std::string("off") : s.console.listen; }},
-        {"console_tls_certificate", [](S s) { return s.console.tls_certificate.string(); }},
-        {"console_tls_key", [](S s) { return s.console.tls_key.string(); }},
+    static const std::map<std::string, Entry, std::less<>> table{
+        {"database",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return !v.empty() && (s.database = std::string(v), true); },
+          [](S s) { return s.database.string(); }}},
+        {"console_users",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return !v.empty() && (s.console.users = std::string(v), true); },
+          [](S s) { return s.console.users.string(); }}},
+        {"console_listen",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              // HOST:PORT as metrics_listen; "off" or empty: no console. The daemon binds it.
+              if (v == "off" || v.empty()) return s.console.listen.clear(), true;
+              return host_port(v) && (s.console.listen = std::string(v), true);
+          },
+          [](S s) { return s.console.listen.empty() ? std::string("off") : s.console.listen; }}},
+        {"console_tls_certificate",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return s.console.tls_certificate = std::string(v), true; },
+          [](S s) { return s.console.tls_certificate.string(); }}},
+        {"console_tls_key",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return s.console.tls_key = std::string(v), true; },
+          [](S s) { return s.console.tls_key.string(); }}},
         {"console_trusted_proxies",
-         [](S s) {
-             std::string out;
-             for (const auto& a : s.console.trusted_proxies) out += (out.empty() ? "" : ", ") + a;
-             return out;  // "": none (as socket_group)
-         }},
-        {"alpha", [](S s) { return real_text(s.model.alpha); }},
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              // IP addresses, separated by commas or blanks; "off" or empty: none.
+              s.console.trusted_proxies.clear();
+              if (v == "off") return true;
+              std::size_t i = 0;
+              while (i < v.size()) {
+                  const std::size_t end = v.find_first_of(", \t", i);
+                  const std::string_view one = v.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
+                  if (!one.empty()) {
+                      unsigned char buf[16];
+                      const std::string text(one);
+                      if (::inet_pton(AF_INET, text.c_str(), buf) != 1 && ::inet_pton(AF_INET6, text.c_str(), buf) != 1) {
+                          return false;
+                      }
+                      s.console.trusted_proxies.push_back(text);
+                  }
+                  if (end == std::string_view::npos) break;
+                  i = end + 1;
+              }
+              return true;
+          },
+          [](S s) {
+              std::string out;
+              for (const auto& a : s.console.trusted_proxies) out += (out.empty() ? "" : ", ") + a;
+              return out;  // "": none (as socket_group)
+          }}},
+        {"alpha",
+         number_in(Kind::scoring, &Settings::model, &model::Parameters::alpha, 0.0, 100.0, /*low_allowed=*/false)},
         {"term_frequency",
-         [](S s) { return std::string(s.model.term_frequency == model::TermFrequency::raw ? "raw" : "boolean"); }},
-        {"calibration_temperature", [](S s) { return real_text(s.model.calibration_temperature); }},
-        {"spam_threshold", [](S s) { return real_text(s.model.spam_threshold); }},
-        {"spam_log_odds", [=](S s) { return optional_text(s.model.spam_log_odds); }},
-        {"ham_log_odds", [=](S s) { return optional_text(s.model.ham_log_odds); }},
-        {"ham_threshold", [](S s) { return real_text(s.model.ham_threshold); }},
-        {"reasons", [](S s) { return std::to_string(s.reasons); }},
-        {"batch_messages", [](S s) { return std::to_string(s.batch_messages); }},
-        {"listen", [](S s) { return s.daemon.listen; }},
-        {"metrics_listen", [](S s) { return s.daemon.metrics_listen.empty() ? std::string("off") : s.daemon.metrics_listen; }},
+         {Kind::scoring,
+          [](Settings& s, std::string_view v) {
+              if (v == "raw") return s.model.term_frequency = model::TermFrequency::raw, true;
+              if (v == "boolean") return s.model.term_frequency = model::TermFrequency::boolean, true;
+              return false;
+          },
+          [](S s) { return std::string(s.model.term_frequency == model::TermFrequency::raw ? "raw" : "boolean"); }}},
+        {"calibration_temperature",
+         number_in(Kind::scoring, &Settings::model, &model::Parameters::calibration_temperature, 0.01, 1000)},
+        {"spam_threshold",
+         {Kind::administrator,
+          probability(&model::Parameters::spam_threshold),
+          [](S s) { return real_text(s.model.spam_threshold); }}},
+        {"spam_log_odds",
+         {Kind::administrator,
+          log_odds(&model::Parameters::spam_log_odds),
+          [=](S s) { return optional_text(s.model.spam_log_odds); }}},
+        {"ham_log_odds",
+         {Kind::administrator,
+          log_odds(&model::Parameters::ham_log_odds),
+          [=](S s) { return optional_text(s.model.ham_log_odds); }}},
+        {"ham_threshold",
+         {Kind::administrator,
+          probability(&model::Parameters::ham_threshold),
+          [](S s) { return real_text(s.model.ham_threshold); }}},
+        {"reasons",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return parse_size(v, s.reasons) && s.reasons <= 1000; },
+          [](S s) { return std::to_string(s.reasons); }}},
+        {"batch_messages",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return parse_size(v, s.batch_messages) && s.batch_messages >= 1; },
+          [](S s) { return std::to_string(s.batch_messages); }}},
+        {"listen",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              // Postfix notation; the daemon resolves it.
+              const bool ok = (v.starts_with("inet:") && v.rfind(':') > 5) || (v.starts_with("unix:") && v.size() > 5);
+              return ok && (s.daemon.listen = std::string(v), true);
+          },
+          [](S s) { return s.daemon.listen; }}},
+        {"metrics_listen",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              // HOST:PORT (an IPv6 host in brackets); "off" or empty: no metrics. The daemon binds it.
+              if (v == "off" || v.empty()) return s.daemon.metrics_listen.clear(), true;
+              return host_port(v) && (s.daemon.metrics_listen = std::string(v), true);
+          },
+          [](S s) { return s.daemon.metrics_listen.empty() ? std::string("off") : s.daemon.metrics_listen; }}},
         {"socket_mode",
-         [](S s) {
-             char buf[8];
-             std::snprintf(buf, sizeof buf, "%04o", s.daemon.socket_mode);
-             return std::string(buf);
-         }},
-        {"socket_group", [](S s) { return s.daemon.socket_group; }},
-        {"socket_owner", [](S s) { return s.daemon.socket_owner; }},
-        {"user", [](S s) { return s.daemon.user; }},
-        {"threads", [](S s) { return std::to_string(s.daemon.threads); }},
-        {"max_frame_bytes", [](S s) { return size_text(s.daemon.max_frame_bytes); }},
-        {"read_timeout", [](S s) { return std::to_string(s.daemon.read_timeout.count()); }},
-        {"drain_timeout", [](S s) { return std::to_string(s.daemon.drain_timeout.count()); }},
-        {"refresh_interval", [](S s) { return std::to_string(s.daemon.refresh_interval.count()); }},
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              unsigned mode = 0;
+              auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), mode, 8);
+              return ec == std::errc{} && p == v.data() + v.size() && mode <= 0777 && (s.daemon.socket_mode = mode, true);
+          },
+          [](S s) {
+              char buf[8];
+              std::snprintf(buf, sizeof buf, "%04o", s.daemon.socket_mode);
+              return std::string(buf);
+          }}},
+        {"socket_group",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return s.daemon.socket_group = std::string(v), true; },
+          [](S s) { return s.daemon.socket_group; }}},
+        {"socket_owner",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return s.daemon.socket_owner = std::string(v), true; },
+          [](S s) { return s.daemon.socket_owner; }}},
+        {"user",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return s.daemon.user = std::string(v), true; },
+          [](S s) { return s.daemon.user; }}},
+        {"threads",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              return parse_size(v, s.daemon.threads) && s.daemon.threads >= 1 && s.daemon.threads <= 256;
+          },
+          [](S s) { return std::to_string(s.daemon.threads); }}},
+        {"max_frame_bytes",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              return parse_size(v, s.daemon.max_frame_bytes) && s.daemon.max_frame_bytes >= 65536 &&
+                     s.daemon.max_frame_bytes <= 256u * 1024 * 1024;
+          },
+          [](S s) { return size_text(s.daemon.max_frame_bytes); }}},
+        {"read_timeout",
+         {Kind::administrator,
+          seconds(&DaemonSettings::read_timeout),
+          [](S s) { return std::to_string(s.daemon.read_timeout.count()); }}},
+        {"drain_timeout",
+         {Kind::administrator,
+          seconds(&DaemonSettings::drain_timeout),
+          [](S s) { return std::to_string(s.daemon.drain_timeout.count()); }}},
+        {"refresh_interval",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              std::size_t ms = 0;
+              // At most a day: larger values overflow the clock's signed milliseconds.
+              return parse_size(v, ms) && ms >= 10 && ms <= 86'400'000 &&
+                     (s.daemon.refresh_interval = std::chrono::milliseconds(ms), true);
+          },
+          [](S s) { return std::to_string(s.daemon.refresh_interval.count()); }}},
         {"on_error",
-         [](S s) { return std::string(s.daemon.on_error == DaemonSettings::OnError::accept ? "accept" : "tempfail"); }},
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              if (v == "accept") return s.daemon.on_error = DaemonSettings::OnError::accept, true;
+              if (v == "tempfail") return s.daemon.on_error = DaemonSettings::OnError::tempfail, true;
+              return false;
+          },
+          [](S s) { return std::string(s.daemon.on_error == DaemonSettings::OnError::accept ? "accept" : "tempfail"); }}},
         {"oversize",
-         [](S s) { return std::string(s.daemon.oversize == DaemonSettings::Oversize::prefix ? "prefix" : "skip"); }},
-        {"skip_authenticated", [](S s) { return on_off(s.daemon.skip_authenticated); }},
-        {"add_reasons", [](S s) { return on_off(s.daemon.add_reasons); }},
-        {"subject_tag", [](S s) { return s.daemon.subject_tag; }},
-        {"record_signatures", [](S s) { return on_off(s.daemon.record_signatures); }},
-        {"history", [](S s) { return on_off(s.daemon.record_history); }},
-        {"history_subjects", [](S s) { return on_off(s.daemon.history_subjects); }},
-        {"signature_days", [](S s) { return std::to_string(s.daemon.signature_keep.count() / 86400); }},
-        {"learn_contacts", [](S s) { return on_off(s.daemon.learn_contacts); }},
-        {"stats_interval", [](S s) { return std::to_string(s.daemon.stats_interval.count()); }},
-        {"reject_threshold", [=](S s) { return threshold_text(s.daemon.reject_threshold); }},
-        {"quarantine_threshold", [=](S s) { return threshold_text(s.daemon.quarantine_threshold); }},
-        {"reject_reply", [](S s) { return s.daemon.reject_reply; }},
-        {"train_on_error", [](S s) { return on_off(s.train_on_error); }},
-        {"train_margin", [](S s) { return real_text(s.train_margin); }},
-        {"model", [](S s) { return std::string(s.scorer == Scorer::linear ? "linear" : "naive_bayes"); }},
-        {"linear_step", [](S s) { return real_text(s.linear.step); }},
-        {"linear_temperature", [](S s) { return real_text(s.linear.temperature); }},
-        {"linear_learner", [](S s) { return s.linear.learner; }},
-        {"linear_nb_rate", [](S s) { return real_text(s.linear.nb_rate); }},
-        {"linear_ngram_bytes", [](S s) { return std::to_string(s.slots.ngram_bytes); }},
-        {"linear_rehearsal", [](S s) { return std::to_string(s.linear.rehearsal); }},
-        {"linear_replays", [](S s) { return std::to_string(s.linear.replays); }},
-        {"linear_replay_margin", [](S s) { return real_text(s.linear.replay_margin); }},
-        {"linear_epochs", [](S s) { return std::to_string(s.linear.epochs); }},
-        {"linear_hash_bits", [](S s) { return std::to_string(s.linear.hash_bits); }},
-        {"linear_features", [](S s) { return on_off(s.slots.bag); }},
-        {"feature_confidence", [](S s) { return real_text(s.model.feature_confidence); }},
-        {"length_norm_features", [](S s) { return std::to_string(s.model.length_norm_features); }},
-        {"header_length_norm_features", [](S s) { return std::to_string(s.model.header_length_norm_features); }},
-        {"features.words", [](S s) { return on_off(s.features.words); }},
-        {"features.word_pairs", [](S s) { return on_off(s.features.word_pairs); }},
-        {"features.cjk_bigrams", [](S s) { return on_off(s.features.cjk_bigrams); }},
-        {"features.relay_path", [](S s) { return on_off(s.features.relay_path); }},
-        {"features.dates", [](S s) { return on_off(s.features.dates); }},
-        {"features.subject", [](S s) { return on_off(s.features.subject); }},
-        {"features.headers", [](S s) { return on_off(s.features.headers); }},
-        {"features.patterns", [](S s) { return on_off(s.features.patterns); }},
-        {"features.urls", [](S s) { return on_off(s.features.urls); }},
-        {"features.mime_shape", [](S s) { return on_off(s.features.mime_shape); }},
-        {"features.envelope", [](S s) { return on_off(s.features.envelope); }},
-        {"features.min_token_bytes", [](S s) { return std::to_string(s.features.min_token_bytes); }},
-        {"features.max_token_bytes", [](S s) { return std::to_string(s.features.max_token_bytes); }},
-        {"features.max_features", [](S s) { return std::to_string(s.features.max_features); }},
-        {"limits.max_message_bytes", [](S s) { return size_text(s.limits.max_message_bytes); }},
-        {"limits.max_depth", [](S s) { return std::to_string(s.limits.max_depth); }},
-        {"limits.max_parts", [](S s) { return std::to_string(s.limits.max_parts); }},
-        {"limits.max_headers", [](S s) { return std::to_string(s.limits.max_headers); }},
-        {"limits.max_header_bytes", [](S s) { return size_text(s.limits.max_header_bytes); }},
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              if (v == "prefix") return s.daemon.oversize = DaemonSettings::Oversize::prefix, true;
+              if (v == "skip") return s.daemon.oversize = DaemonSettings::Oversize::skip, true;
+              return false;
+          },
+          [](S s) { return std::string(s.daemon.oversize == DaemonSettings::Oversize::prefix ? "prefix" : "skip"); }}},
+        {"skip_authenticated",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.skip_authenticated); },
+          [](S s) { return on_off(s.daemon.skip_authenticated); }}},
+        {"add_reasons",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.add_reasons); },
+          [](S s) { return on_off(s.daemon.add_reasons); }}},
+        {"subject_tag",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              // A header value: no control characters (DEL is one too).
+              for (char c : v) if (static_cast<unsigned char>(c) < 0x20 || c == '\x7f') return false;
+              return s.daemon.subject_tag = std::string(v), true;
+          },
+          [](S s) { return s.daemon.subject_tag; }}},
+        {"record_signatures",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.record_signatures); },
+          [](S s) { return on_off(s.daemon.record_signatures); }}},
+        {"history",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.record_history); },
+          [](S s) { return on_off(s.daemon.record_history); }}},
+        {"history_subjects",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.history_subjects); },
+          [](S s) { return on_off(s.daemon.history_subjects); }}},
+        {"signature_days",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              std::size_t days = 0;
+              return parse_size(v, days) && days >= 1 && days <= 3650 &&
+                     (s.daemon.signature_keep = std::chrono::seconds(days * 86400), true);
+          },
+          [](S s) { return std::to_string(s.daemon.signature_keep.count() / 86400); }}},
+        {"learn_contacts",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.learn_contacts); },
+          [](S s) { return on_off(s.daemon.learn_contacts); }}},
+        {"stats_interval",
+         {Kind::administrator,
+          seconds(&DaemonSettings::stats_interval),
+          [](S s) { return std::to_string(s.daemon.stats_interval.count()); }}},
+        {"reject_threshold",
+         {Kind::administrator,
+          threshold(&DaemonSettings::reject_threshold),
+          [=](S s) { return threshold_text(s.daemon.reject_threshold); }}},
+        {"quarantine_threshold",
+         {Kind::administrator,
+          threshold(&DaemonSettings::quarantine_threshold),
+          [=](S s) { return threshold_text(s.daemon.quarantine_threshold); }}},
+        {"reject_reply",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              // "5dd x.y.z text": validated fully by the daemon's milter formatter; here the shape.
+              if (v.size() < 9 || (v[0] != '4' && v[0] != '5') || v[3] != ' ') return false;
+              for (char c : v) if (static_cast<unsigned char>(c) < 0x20) return false;
+              return s.daemon.reject_reply = std::string(v), true;
+          },
+          [](S s) { return s.daemon.reject_reply; }}},
+        {"train_on_error",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return parse_bool(v, s.train_on_error); },
+          [](S s) { return on_off(s.train_on_error); }}},
+        {"train_margin",
+         {Kind::scoring,
+          [](Settings& s, std::string_view v) {
+              double d = 0;
+              return parse_double(v, d) && d >= 0.0 && d <= 10000 && (s.train_margin = d, true);
+          },
+          [](S s) { return real_text(s.train_margin); }}},
+        {"model",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              if (v == "naive_bayes") return s.scorer = Scorer::naive_bayes, true;
+              if (v == "linear") return s.scorer = Scorer::linear, true;
+              return false;
+          },
+          [](S s) { return std::string(s.scorer == Scorer::linear ? "linear" : "naive_bayes"); }}},
+        {"linear_learner",
+         {Kind::model,
+          [](Settings& s, std::string_view v) {
+              const model::Learner* l = model::find_learner(v);
+              return l != nullptr && (s.linear.learner = std::string(l->name()), true);
+          },
+          [](S s) { return s.linear.learner; }}},
+        {"linear_step",
+         number_in(Kind::model, &Settings::linear, &model::LinearParameters::step, 0.0, 100.0, /*low_allowed=*/false)},
+        {"linear_temperature",
+         number_in(Kind::model, &Settings::linear, &model::LinearParameters::temperature, 0.0, 100.0,
+                   /*low_allowed=*/false)},
+        {"linear_nb_rate",
+         number_in(Kind::model, &Settings::linear, &model::LinearParameters::nb_rate, 0.0, 10.0)},
+        {"linear_ngram_bytes",
+         {Kind::model,
+          [](Settings& s, std::string_view v) {
+              return parse_size(v, s.slots.ngram_bytes) && s.slots.ngram_bytes <= 1024 * 1024;
+          },
+          [](S s) { return std::to_string(s.slots.ngram_bytes); }}},
+        {"linear_rehearsal",
+         {Kind::model,
+          [](Settings& s, std::string_view v) { return parse_size(v, s.linear.rehearsal); },
+          [](S s) { return std::to_string(s.linear.rehearsal); }}},
+        {"linear_replays",
+         {Kind::model,
+          [](Settings& s, std::string_view v) { return parse_size(v, s.linear.replays) && s.linear.replays <= 100; },
+          [](S s) { return std::to_string(s.linear.replays); }}},
+        {"linear_replay_margin",
+         number_in(Kind::model, &Settings::linear, &model::LinearParameters::replay_margin, 0.0, 1000.0)},
+        {"linear_epochs",
+         {Kind::model,
+          [](Settings& s, std::string_view v) { return parse_size(v, s.linear.epochs) && s.linear.epochs <= 100; },
+          [](S s) { return std::to_string(s.linear.epochs); }}},
+        {"linear_hash_bits",
+         {Kind::model,
+          [](Settings& s, std::string_view v) {
+              std::size_t n = 0;
+              if (!parse_size(v, n) || n < 10 || n > 24) return false;
+              // One size for the weights and for the slots that index them.
+              s.linear.hash_bits = s.slots.bits = static_cast<unsigned>(n);
+              return true;
+          },
+          [](S s) { return std::to_string(s.linear.hash_bits); }}},
+        {"linear_features",
+         {Kind::model,
+          [](Settings& s, std::string_view v) { return parse_bool(v, s.slots.bag); },
+          [](S s) { return on_off(s.slots.bag); }}},
+        {"feature_confidence",
+         number_in(Kind::scoring, &Settings::model, &model::Parameters::feature_confidence, 0.0, 1000)},
+        {"length_norm_features",
+         {Kind::scoring,
+          [](Settings& s, std::string_view v) {
+              return parse_size(v, s.model.length_norm_features) && s.model.length_norm_features <= 100000;
+          },
+          [](S s) { return std::to_string(s.model.length_norm_features); }}},
+        {"header_length_norm_features",
+         {Kind::scoring,
+          [](Settings& s, std::string_view v) {
+              return parse_size(v, s.model.header_length_norm_features) &&
+                     s.model.header_length_norm_features <= 100000;
+          },
+          [](S s) { return std::to_string(s.model.header_length_norm_features); }}},
+        {"features.words", feature_switch(&features::Options::words)},
+        {"features.word_pairs", feature_switch(&features::Options::word_pairs)},
+        {"features.cjk_bigrams", feature_switch(&features::Options::cjk_bigrams)},
+        {"features.relay_path", feature_switch(&features::Options::relay_path)},
+        {"features.dates", feature_switch(&features::Options::dates)},
+        {"features.subject", feature_switch(&features::Options::subject)},
+        {"features.headers", feature_switch(&features::Options::headers)},
+        {"features.patterns", feature_switch(&features::Options::patterns)},
+        {"features.urls", feature_switch(&features::Options::urls)},
+        {"features.mime_shape", feature_switch(&features::Options::mime_shape)},
+        {"features.envelope", feature_switch(&features::Options::envelope)},
+        {"features.min_token_bytes",
+         count_in(Kind::model, &Settings::features, &features::Options::min_token_bytes, 1)},
+        {"features.max_token_bytes",
+         count_in(Kind::model, &Settings::features, &features::Options::max_token_bytes, 1)},
+        {"features.max_features", count_in(Kind::model, &Settings::features, &features::Options::max_features, 1)},
+        {"limits.max_message_bytes",
+         count_in(Kind::administrator, &Settings::limits, &mime::Limits::max_message_bytes, 1024, /*unit=*/true)},
+        {"limits.max_depth", count_in(Kind::administrator, &Settings::limits, &mime::Limits::max_depth, 1)},
+        {"limits.max_parts", count_in(Kind::administrator, &Settings::limits, &mime::Limits::max_parts, 1)},
+        {"limits.max_headers", count_in(Kind::administrator, &Settings::limits, &mime::Limits::max_headers, 1)},
+        {"limits.max_header_bytes",
+         count_in(Kind::administrator, &Settings::limits, &mime::Limits::max_header_bytes, 64, /*unit=*/true)},
     };
     return table;
 }
@@ -477,9 +547,9 @@ Settings parse_settings(std::string_view text, const std::string& source) {
         if (eq == std::string_view::npos) throw ConfigError(where + "expected 'key = value'");
         const std::string_view key = trim(line.substr(0, eq));
         const std::string_view value = trim(line.substr(eq + 1));
-        const auto it = setters().find(key);
-        if (it == setters().end()) throw ConfigError(where + "unknown setting '" + std::string(key) + "'");
-        if (!it->second(s, value)) {
+        const auto it = table().find(key);
+        if (it == table().end()) throw ConfigError(where + "unknown setting '" + std::string(key) + "'");
+        if (!it->second.set(s, value)) {
             throw ConfigError(where + "invalid value '" + std::string(value) + "' for " + std::string(key));
         }
         s.given.emplace_back(std::string(key), std::string(value));
@@ -497,22 +567,28 @@ Settings parse_settings(std::string_view text, const std::string& source) {
 }
 
 void set_setting(Settings& settings, std::string_view name, std::string_view value) {
-    const auto it = setters().find(name);
-    if (it == setters().end()) throw ConfigError("unknown setting '" + std::string(name) + "'");
-    if (!it->second(settings, value)) {
+    const auto it = table().find(name);
+    if (it == table().end()) throw ConfigError("unknown setting '" + std::string(name) + "'");
+    if (!it->second.set(settings, value)) {
         throw ConfigError("invalid value '" + std::string(value) + "' for " + std::string(name));
     }
 }
 
 std::string setting_value(const Settings& settings, std::string_view name) {
-    const auto it = showers().find(name);
-    if (it == showers().end()) throw ConfigError("unknown setting '" + std::string(name) + "'");
-    return it->second(settings);
+    const auto it = table().find(name);
+    if (it == table().end()) throw ConfigError("unknown setting '" + std::string(name) + "'");
+    return it->second.show(settings);
+}
+
+std::optional<SettingKind> setting_kind(std::string_view name) {
+    const auto it = table().find(name);
+    if (it == table().end()) return std::nullopt;
+    return it->second.kind;
 }
 
 std::vector<std::string> setting_names() {
     std::vector<std::string> names;
-    for (const auto& [name, setter] : setters()) names.push_back(name);
+    for (const auto& [name, entry] : table()) names.push_back(name);
     return names;
 }
 

@@ -4,7 +4,7 @@
 //
 //   model = naive_bayes: the naive-Bayes score, its probability calibrated by
 //                        calibration_temperature;
-//   model = linear:      z = bias + u · clip(nb / linear_nb_temperature, ±linear_nb_clip)
+//   model = linear:      z = bias + u · clip(nb / nb_temperature, ±nb_clip)
 //                            + Σ slot weights,  P = σ(z / linear_temperature),
 //                        the naive-Bayes reasons kept for explanations. nb and
 //                        the slots leave out what only the milter knows (the

@@ -107,6 +107,14 @@ Settings load_settings(const std::filesystem::path& path);
 void set_setting(Settings& settings, std::string_view name, std::string_view value);
 // Every setting the file may hold, in name order.
 std::vector<std::string> setting_names();
+// Who a setting is for, which says where it is documented and where it lives.
+enum class SettingKind {
+    administrator,  // how mailsift runs at this site: shown, with its default, in the shipped mailsift.conf
+    model,          // what the store's counts and weights are made of: kept with the model (model_settings.hpp)
+    scoring,        // how the counts are read and what is learned (`mailsift tune`); changes nothing stored
+};
+// nullopt: no setting of that name.
+std::optional<SettingKind> setting_kind(std::string_view name);
 // What `settings` holds for the setting `name`, as the file would say it
 // ("on", "4M", "0.995", "off" for an unset threshold); parsing it back gives
 // the same value. Throws ConfigError for an unknown name.

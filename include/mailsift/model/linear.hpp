@@ -41,6 +41,8 @@ struct LinearParameters {
     unsigned hash_bits = 18;   // 2^18 weights (1 MiB of floats)
     double step = 4.0;         // log-odds a learned message moves its own score by, at most (docs/accuracy.md, issue 32)
     double nb_rate = 0.0;          // η_u for u (0: u stays as it is, 1 for a new model)
+    // Constants, not settings (no key sets them; a test model may): the scale
+    // and the bound of the naive-Bayes input, which u learns to weigh.
     double nb_temperature = 12.0;  // nb(x) = naive-Bayes log-odds / nb_temperature, then clipped
     double nb_clip = 0.5;          // |nb(x)| at most this: the vote is at most u·nb_clip log-odds
     // P(spam|x) = σ(z / temperature). Online logistic regression with small
