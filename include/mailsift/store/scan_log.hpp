@@ -255,14 +255,6 @@ public:
     // first, at most `batch` of each, in one short transaction (and the
     // corrections deferred before then whose scan never came).
     virtual ScanPrune prune_scans(std::int64_t before, std::size_t batch) = 0;
-    // This connection serves a command of a few messages (a classify, learn or
-    // correct of a handful, one process each): it touches a few hundred pages,
-    // so the page cache sized for a training batch is memory it would only fill
-    // once, and the one large read it makes, the linear weights, is cheaper
-    // mapped than copied page by page. SQLite goes back to its default cache
-    // (2 MiB) and maps the file while it reads the weights; PostgreSQL has
-    // nothing to size.
-    virtual void for_few_messages() {}
     // Whether a correction waits for its scan (TrainingBatch::defer_correction):
     // a cheap read that spares the recorder a write lock when none does.
     virtual bool has_deferred_corrections() = 0;
