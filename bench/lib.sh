@@ -14,6 +14,21 @@
 #                            "met", "not met", or "-" for no value or no target
 #   real_python              the interpreter python3 runs (not a pyenv shim), so
 #                            that a Python process started with & has the PID $!
+#   wait_for SECONDS CMD...  poll every 0.2 s until CMD succeeds (false at timeout)
+# A private Postfix with mailsiftd as its milter (postfix_throughput.sh,
+# scan_size.sh): the benchmark sets `work` (its directory), `say` and `die`, then
+#   distinct_ports N         N distinct free ports into the array `ports`
+#   learn_corpus_model DB CORPUS   learn CORPUS/spam and CORPUS/easy_ham into DB
+#                            ($work/learn.log)
+#   start_mailsiftd DB PORT CONFIG  mailsiftd on 127.0.0.1:PORT, its PID in
+#                            `dpid`, back when it has loaded its model
+#   start_bench_sink PORT DIR  the SMTP sink Postfix relays to, writing into DIR,
+#                            its PID in `sinkpid`
+#   start_bench_postfix PORT...  checks and starts the instance of $work/etc
+#                            (main.cf and master.cf written by the caller), then
+#                            waits for an smtpd greeting on each PORT
+#   stop_bench_parts         for the caller's EXIT trap: mailsiftd, Postfix, sink
+#   show_bench_logs FILE...  the last lines of each non-empty $work/FILE, via say
 # The targets themselves are in bench/targets.sh.
 
 free_port() {
@@ -69,4 +84,78 @@ synthetic_export() {
         print "class", "ham", 0, ho + 0, hp + 0
         print "end", n, 0, 0
     }'
+}
+
+wait_for() {
+    local deadline=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        ((SECONDS < deadline)) || return 1
+        sleep 0.2
+    done
+}
+
+# ---------------------------------------------------------------- a private Postfix
+bench_repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The instance's base, shared with tests/integration (postfix_base_main_cf,
+# postfix_base_services, postfix_start, stop_postfix, smtpd_greets).
+# shellcheck source-path=SCRIPTDIR source=../tests/integration/postfix_base.sh
+. "$bench_repo/tests/integration/postfix_base.sh"
+dpid='' sinkpid=''
+
+distinct_ports() {
+    local p
+    ports=()
+    while ((${#ports[@]} < $1)); do
+        p=$(free_port)
+        [[ " ${ports[*]} " == *" $p "* ]] || ports+=("$p")
+    done
+}
+
+# (mailsift, mailsiftd: the paths the benchmark set)
+# shellcheck disable=SC2154
+learn_corpus_model() {
+    "$mailsift" --db "$1" learn --spam "$2/spam" >"$work/learn.log" 2>&1 || die "mailsift learn --spam failed (see $work/learn.log)"
+    "$mailsift" --db "$1" learn --ham "$2/easy_ham" >>"$work/learn.log" 2>&1 || die "mailsift learn --ham failed (see $work/learn.log)"
+}
+
+mailsiftd_ready() {
+    kill -0 "$dpid" 2>/dev/null || die "mailsiftd exited during startup"
+    grep -q 'loaded model' "$work/mailsiftd.log" && port_open "$1"
+}
+# shellcheck disable=SC2154
+start_mailsiftd() {
+    "$mailsiftd" --foreground --db "$1" --listen "inet:127.0.0.1:$2" --config "$3" >"$work/mailsiftd.log" 2>&1 &
+    dpid=$!
+    wait_for 60 mailsiftd_ready "$2" || die "mailsiftd did not log 'loaded model' within 60 s"
+}
+
+start_bench_sink() {
+    mkdir -p "$2"
+    "$(real_python)" "$bench_repo/bench/postfix_throughput_sink.py" "$1" "$2" >"$work/sink.log" 2>&1 &
+    sinkpid=$!
+    wait_for 10 port_open "$1" || die "SMTP sink does not listen on 127.0.0.1:$1"
+}
+
+start_bench_postfix() {
+    # postfix_start's names: PFETC, WORK, PF_STARTED
+    PFETC=$work/etc WORK=$work
+    postfix_start "$@" || die "the private Postfix did not start (see $work/postfix-cmd.log)"
+}
+
+stop_bench_parts() {
+    [[ -n $dpid ]] && stop_pid "$dpid" 5
+    if [[ -n ${PF_STARTED:-} ]]; then stop_postfix; fi
+    [[ -n $sinkpid ]] && stop_pid "$sinkpid" 5
+    return 0
+}
+
+show_bench_logs() {
+    [[ -n ${work:-} ]] || return 0
+    local f
+    for f in "$@"; do
+        [[ -s $work/$f ]] || continue
+        say "---- last lines of $f ----"
+        tail -n 20 "$work/$f" | sed 's/^/    /' >&2
+    done
 }

@@ -39,13 +39,10 @@ export PATH="$PATH:/usr/sbin:/sbin"
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$repo_root/bench/lib.sh"  # free_port, port_open, stop_pid
+. "$repo_root/bench/lib.sh"  # the private Postfix and mailsiftd, stop_pid
 mailsiftd=$repo_root/build/src/daemon/mailsiftd
 mailsift=$repo_root/build/src/cli/mailsift
 corpus=$repo_root/../shared/corpus/spamassassin
-sink_py=$repo_root/bench/postfix_throughput_sink.py
-# shellcheck source-path=SCRIPTDIR source=../tests/integration/postfix_base.sh
-. "$repo_root/tests/integration/postfix_base.sh"
 messages=2000
 sessions=16
 reps=3
@@ -80,31 +77,12 @@ die() { say "ERROR: $*"; show_logs; exit 1; }
 start_seconds=$SECONDS
 
 # ---------------------------------------------------------------- cleanup
-work='' dpid='' sinkpid='' srcpid='' pf_started='' pfetc=''
-show_logs() {
-    [[ -n $work ]] || return 0
-    local f
-    for f in "$work"/mailsiftd.log "$work"/postfix.log "$work"/postfix-cmd.log "$work"/sink.log "$work"/smtp-source.log; do
-        [[ -s $f ]] || continue
-        say "---- last lines of ${f##*/} ----"
-        tail -n 20 "$f" | sed 's/^/[bench]   /' >&2
-    done
-}
+work='' srcpid=''
+show_logs() { show_bench_logs mailsiftd.log postfix.log postfix-cmd.log sink.log smtp-source.log; }
 cleanup() {
     set +e
     [[ -n $srcpid ]] && stop_pid "$srcpid" 5
-    [[ -n $dpid ]] && stop_pid "$dpid" 5
-    if [[ -n $pf_started ]]; then
-        # "postfix stop" signals this instance's master (its own pid file) and waits for it.
-        timeout 30 postfix -c "$pfetc" stop >>"$work/postfix-cmd.log" 2>&1
-        # Still there? Only a master whose working directory is this queue is ours.
-        local master
-        master=$(sed -n 1p "$work/queue/pid/master.pid" 2>/dev/null | tr -d ' ')
-        if [[ -n $master ]] && [[ $(readlink "/proc/$master/cwd" 2>/dev/null) == "$work/queue" ]]; then
-            kill -KILL "$master" 2>/dev/null
-        fi
-    fi
-    [[ -n $sinkpid ]] && stop_pid "$sinkpid" 5
+    stop_bench_parts
     wait 2>/dev/null
     if [[ -n $work && -d $work ]]; then
         if ((keep)); then say "kept $work"; else rm -rf "$work"; fi
@@ -142,23 +120,10 @@ milter_config=$(realpath "$milter_config")
 [[ -d $corpus/spam && -d $corpus/easy_ham ]] || die "corpus not found: $corpus (needs spam/ and easy_ham/)"
 corpus=$(realpath "$corpus")
 
-wait_for() {  # wait_for SECONDS COMMAND...: poll every 0.2 s until COMMAND succeeds
-    local deadline=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        ((SECONDS < deadline)) || return 1
-        sleep 0.2
-    done
-}
-
 work=$(mktemp -d "${TMPDIR:-/tmp}/mailsift-pfbench.XXXXXX")
 work=$(realpath "$work")
 chmod 755 "$work"   # Postfix daemons run as user postfix below it
-ports=()
-while ((${#ports[@]} < 4)); do
-    p=$(free_port)
-    [[ " ${ports[*]} " == *" $p "* ]] || ports+=("$p")
-done
+distinct_ports 4
 port_plain=${ports[0]} port_milter=${ports[1]} milter_port=${ports[2]} sink_port=${ports[3]}
 say "work directory $work"
 
@@ -179,27 +144,16 @@ msg_label=${message#"$corpus"/}
 db=$work/model.db
 say "training a model on $corpus/spam and $corpus/easy_ham"
 t=$SECONDS
-"$mailsift" --db "$db" learn --spam "$corpus/spam" >"$work/learn.log" 2>&1 || die "mailsift learn --spam failed (see $work/learn.log)"
-"$mailsift" --db "$db" learn --ham "$corpus/easy_ham" >>"$work/learn.log" 2>&1 || die "mailsift learn --ham failed"
+learn_corpus_model "$db" "$corpus"
 learn_seconds=$((SECONDS - t))
 
 # ---------------------------------------------------------------- mailsiftd
-"$mailsiftd" --foreground --db "$db" --listen "inet:127.0.0.1:$milter_port" --config "$milter_config" \
-    >"$work/mailsiftd.log" 2>&1 &
-dpid=$!
-daemon_ready() {
-    kill -0 "$dpid" 2>/dev/null || die "mailsiftd exited during startup"
-    grep -q 'loaded model' "$work/mailsiftd.log" && port_open "$milter_port"
-}
-wait_for 60 daemon_ready || die "mailsiftd did not log 'loaded model' within 60 s"
+start_mailsiftd "$db" "$milter_port" "$milter_config"
 model_line=$(grep -m1 'loaded model' "$work/mailsiftd.log" | sed 's/.*loaded model from [^:]*: //')
 
 # ---------------------------------------------------------------- SMTP sink
 sink=$work/sink
-mkdir "$sink"
-"$(real_python)" "$sink_py" "$sink_port" "$sink" >"$work/sink.log" 2>&1 &
-sinkpid=$!
-wait_for 10 port_open "$sink_port" || die "SMTP sink does not listen on 127.0.0.1:$sink_port"
+start_bench_sink "$sink_port" "$sink"
 
 # ---------------------------------------------------------------- private Postfix
 pfetc=$work/etc
@@ -235,11 +189,7 @@ EOF
     postfix_base_services
 } >"$pfetc/master.cf"
 
-timeout 60 postfix -c "$pfetc" check >>"$work/postfix-cmd.log" 2>&1 || die "postfix check failed"
-pf_started=1
-timeout 60 postfix -c "$pfetc" start >>"$work/postfix-cmd.log" 2>&1 || die "postfix start failed"
-wait_for 20 smtpd_greets "$port_plain" || die "private smtpd does not greet on 127.0.0.1:$port_plain"
-wait_for 20 smtpd_greets "$port_milter" || die "private smtpd does not greet on 127.0.0.1:$port_milter"
+start_bench_postfix "$port_plain" "$port_milter"
 
 # ---------------------------------------------------------------- measuring helpers
 shopt -s nullglob

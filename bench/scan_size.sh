@@ -29,14 +29,11 @@ export PATH="$PATH:/usr/sbin:/sbin"
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$repo_root/bench/lib.sh"  # free_port, port_open, stop_pid
+. "$repo_root/bench/lib.sh"  # the private Postfix and mailsiftd, stop_pid
 mailsiftd=$repo_root/build/src/daemon/mailsiftd
 mailsift=$repo_root/build/src/cli/mailsift
 corpus=$repo_root/../shared/corpus/spamassassin
-sink_py=$repo_root/bench/postfix_throughput_sink.py
 send_py=$repo_root/bench/smtp_send_corpus.py
-# shellcheck source-path=SCRIPTDIR source=../tests/integration/postfix_base.sh
-. "$repo_root/tests/integration/postfix_base.sh"
 connections=8
 keep=0
 
@@ -57,28 +54,11 @@ say() { printf '[scan-size] %s\n' "$*" >&2; }
 die() { say "ERROR: $*"; show_logs; exit 1; }
 start_seconds=$SECONDS
 
-work='' dpid='' sinkpid='' pf_started='' pfetc=''
-show_logs() {
-    [[ -n $work ]] || return 0
-    local f
-    for f in "$work"/mailsiftd.log "$work"/postfix.log "$work"/postfix-cmd.log "$work"/sink.log "$work"/send.log; do
-        [[ -s $f ]] || continue
-        say "---- last lines of ${f##*/} ----"
-        tail -n 20 "$f" | sed 's/^/[scan-size]   /' >&2
-    done
-}
+work=''
+show_logs() { show_bench_logs mailsiftd.log postfix.log postfix-cmd.log sink.log send.log; }
 cleanup() {
     set +e
-    [[ -n $dpid ]] && stop_pid "$dpid"
-    if [[ -n $pf_started ]]; then
-        timeout 30 postfix -c "$pfetc" stop >>"$work/postfix-cmd.log" 2>&1
-        local master
-        master=$(sed -n 1p "$work/queue/pid/master.pid" 2>/dev/null | tr -d ' ')
-        if [[ -n $master ]] && [[ $(readlink "/proc/$master/cwd" 2>/dev/null) == "$work/queue" ]]; then
-            kill -KILL "$master" 2>/dev/null
-        fi
-    fi
-    [[ -n $sinkpid ]] && stop_pid "$sinkpid"
+    stop_bench_parts
     wait 2>/dev/null
     if [[ -n $work && -d $work ]]; then
         if ((keep)); then say "kept $work"; else rm -rf "$work"; fi
@@ -95,44 +75,17 @@ mailsiftd=$(realpath "$mailsiftd") mailsift=$(realpath "$mailsift")
 [[ -d $corpus/spam && -d $corpus/easy_ham ]] || die "corpus not found: $corpus (needs spam/ and easy_ham/)"
 corpus=$(realpath "$corpus")
 
-port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
-wait_for() {  # wait_for SECONDS COMMAND...: poll every 0.2 s until COMMAND succeeds
-    local deadline=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        ((SECONDS < deadline)) || return 1
-        sleep 0.2
-    done
-}
-
 work=$(realpath "$(mktemp -d "${TMPDIR:-/tmp}/mailsift-scansize.XXXXXX")")
 chmod 755 "$work"
-ports=()
-while ((${#ports[@]} < 3)); do
-    p=$(free_port)
-    [[ " ${ports[*]} " == *" $p "* ]] || ports+=("$p")
-done
+distinct_ports 3
 smtpd_port=${ports[0]} milter_port=${ports[1]} sink_port=${ports[2]}
 
 db=$work/model.db
 say "learning $corpus/spam and $corpus/easy_ham"
-"$mailsift" --db "$db" learn --spam "$corpus/spam" >"$work/learn.log" 2>&1 || die "mailsift learn --spam failed"
-"$mailsift" --db "$db" learn --ham "$corpus/easy_ham" >>"$work/learn.log" 2>&1 || die "mailsift learn --ham failed"
+learn_corpus_model "$db" "$corpus"
 bytes_before=$(stat -c %s "$db")
-
-"$mailsiftd" --foreground --db "$db" --listen "inet:127.0.0.1:$milter_port" --config /dev/null \
-    >"$work/mailsiftd.log" 2>&1 &
-dpid=$!
-daemon_ready() {
-    kill -0 "$dpid" 2>/dev/null || die "mailsiftd exited during startup"
-    grep -q 'loaded model' "$work/mailsiftd.log" && port_open "$milter_port"
-}
-wait_for 60 daemon_ready || die "mailsiftd did not log 'loaded model' within 60 s"
-
-mkdir "$work/sink"
-"$(real_python)" "$sink_py" "$sink_port" "$work/sink" >"$work/sink.log" 2>&1 &
-sinkpid=$!
-wait_for 10 port_open "$sink_port" || die "SMTP sink does not listen on 127.0.0.1:$sink_port"
+start_mailsiftd "$db" "$milter_port" /dev/null
+start_bench_sink "$sink_port" "$work/sink"
 
 pfetc=$work/etc queue=$work/queue
 mkdir -p "$pfetc"
@@ -146,10 +99,7 @@ mkdir -p "$pfetc"
     echo "127.0.0.1:$smtpd_port inet n - n - $((connections + 4)) smtpd"
     postfix_base_services
 } >"$pfetc/master.cf"
-timeout 60 postfix -c "$pfetc" check >>"$work/postfix-cmd.log" 2>&1 || die "postfix check failed"
-pf_started=1
-timeout 60 postfix -c "$pfetc" start >>"$work/postfix-cmd.log" 2>&1 || die "postfix start failed"
-wait_for 20 smtpd_greets "$smtpd_port" || die "private smtpd does not greet on 127.0.0.1:$smtpd_port"
+start_bench_postfix "$smtpd_port"
 
 say "sending every message under $corpus over $connections sessions"
 t=$SECONDS
