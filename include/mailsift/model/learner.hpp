@@ -9,6 +9,16 @@
 // src/model/learners/list.hpp; `linear_learner` in mailsift.conf picks
 // it for a new model, and the store keeps the choice with the weights
 // (engine/model_settings.hpp).
+//
+// Why one step for all of a message's slots: a step is a delta, and the store
+// adds deltas (slot by slot, TrainingBatch::LinearStep), so that two daemons
+// of a fleet learning at once, or a step replayed after a retry, sum to the
+// same weights in any order. A learner with state of its own per weight
+// (AdaGrad's sum of squared gradients, Winnow's multiplicative rule) needs
+// two things this interface does not give it: each slot's weight and state
+// read into step(), and that state kept by the store beside the weights, as
+// deltas that add up the same way. Neither is built; both belong with the
+// first such learner, measured against these.
 #pragma once
 
 #include <string_view>

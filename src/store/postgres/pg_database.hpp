@@ -35,8 +35,10 @@ public:
     ~PgDatabase() override;
 
     Mode mode() const override { return mode_; }
+    // The connection (Database).
     std::uint64_t data_version() override;
-    std::string contacts_fingerprint() override;
+
+    // ModelStore.
     ClassTotals visit_counts(model::TermFrequency tf, const std::function<void(std::size_t)>& size,
                              const std::function<void(model::FeatureId, model::ClassCounts)>& feature) override;
     std::uint64_t model_sequence() override;
@@ -46,10 +48,9 @@ public:
     std::vector<LinearSample> linear_samples() override;
     std::optional<RefitLayer> linear_refit_layer() override;
     std::string model_settings() override;
-    ContactSet load_contacts() override;
-    Statistics statistics() override;
     std::string feature_text(model::FeatureId id) override;
 
+    // ScanLog.
     std::optional<Scan> find_scan(const Digest& id) override;
     std::vector<HistoryEntry> history(const HistoryQuery& q) override;
     std::uint64_t history_count(const HistoryQuery& q) override;
@@ -61,11 +62,16 @@ public:
     std::vector<CorrectionRecord> corrections_of(const Digest& signature) override;
     std::vector<std::pair<std::string, std::int64_t>> counters() override;
 
+    // ContactStore.
+    std::string contacts_fingerprint() override;
+    ContactSet load_contacts() override;
     std::vector<Contact> contacts() override;
     bool add_contact(std::string_view address, std::string_view source, std::int64_t now) override;
     bool remove_contact(std::string_view address) override;
     std::size_t add_contacts(const std::vector<Contact>& contacts) override;
 
+    // Maintenance.
+    Statistics statistics() override;
     PruneResult prune(std::int64_t signatures_before, std::int64_t features_before) override;
     ModelSummary export_model(std::ostream& out) override;
     ModelSummary import_model(std::istream& in, const std::string& name) override;
