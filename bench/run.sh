@@ -19,6 +19,7 @@
 #                  relative to the repository root)
 #   --no-postfix   skip the two sections that need Postfix (postfix, scans)
 #                  (imapsieve, which needs Dovecot, runs unless left out of --only)
+#   KEEP=1 in the environment keeps the work directory (logs, databases)
 #
 # Sections: micro (mailsift-bench-micro), batch (speed.sh), one (one message,
 # one process: one_message.sh), imapsieve (messages moved through Dovecot:
@@ -49,7 +50,7 @@ quick=0 long=0 long_connections=16 no_postfix=0 only=
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$repo_root/bench/lib.sh"
 
-usage() { sed -n '2,29s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,30s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 while (($#)); do
     case $1 in
         --quick)      quick=1; shift ;;
@@ -119,7 +120,7 @@ cleanup() {
     set +e
     stop_all
     wait 2>/dev/null
-    rm -rf "$tmp"
+    if [[ -n ${KEEP:-} ]]; then say "kept $tmp (KEEP)"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT

@@ -105,11 +105,13 @@ sec_refresh() {
     printf '%-52s %s\n' "msgs/s per interval: lowest in window, median outside" "$rate_in, $rate_out"
     printf '%-52s %s\n' "VmHWM after the run (old + new model at once)" "$(mib "$hwm_peak") MiB"
     # mailsiftd refits the linear scorer itself when it sees the model change
-    # with rehearsal samples the last refit did not count (Recorder::refit_linear):
-    # when it polls while the learn is still committing, before the learn's own
-    # refit. That refit reads the whole model a second time, so a run that has
-    # one peaks at about twice the model (901 MiB against 428-442 once in 8
-    # runs of 10^7 features at 3297f61).
+    # with rehearsal samples no refit has counted yet (Recorder::refit_linear),
+    # and a refit reads the whole model once more (~400 MiB at 10^7 features).
+    # When it polls while the learn is still committing, it refits beside the
+    # learn's own refit; the one that commits second is dropped unlogged. Runs
+    # that peaked near twice the model (891-911 MiB against 428-442 MiB, with
+    # the same reloads logged, 3297f61..bc2339a) are most likely such runs; they
+    # show 0 below: only the refits that committed are logged and counted.
     local refits
     refits=$(grep -c 'refitted the linear scorer' "$DLOG" || true)
     printf '%-52s %s\n' "refits of the linear scorer during the run" "${refits:-0}$( ((refits > 0)) &&
