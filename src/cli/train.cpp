@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <unistd.h>
 #include <ctime>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include "command.hpp"
+#include "correction_client.hpp"
+#include "mailsift/engine/correction_job.hpp"
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "message_source.hpp"
@@ -260,29 +263,80 @@ std::string unix_user() {
     return std::to_string(uid);
 }
 
-int undo(const Context& ctx, const TrainOptions& opts) {
-    if (opts.spam || opts.ham) usage_error("correct: --undo takes no --spam or --ham (the correction says which)");
-    std::vector<std::string> paths;
-    if (opts.signatures.empty() || !opts.paths.empty() || opts.list()) paths = message_paths(opts.paths, opts.list());
-    const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
-    store::Database& db = *opened;
-    engine::Trainer trainer = trainer_for(db, ctx, paths);
-    report_setting_notes(trainer.setting_notes());
-    trainer.set_corrector("cli:" + unix_user());
-    const std::int64_t now = std::time(nullptr);
+// What `correct` says of each input and at the end, from the results alone,
+// wherever they were made (here, or by mailsiftd).
+class CorrectionReport {
+public:
+    CorrectionReport(engine::CorrectionAction action, bool quiet) : action_(action), quiet_(quiet) {}
+
+    void result(const std::string& label, const engine::CorrectionResult& r) {
+        if (r.undo) return undone(label, r.undone);
+        const auto& o = r.correct;
+        const char* to = to_name();
+        if (o.problem != engine::MessageProblem::none) {
+            report(label, std::string(engine::describe(o.problem)) + "; not learned");
+            status = exit_input;
+            return;
+        }
+        ++(o.by_signature ? by_signature_ : as_message_);
+        if (o.deferred) {
+            ++deferred_;
+            if (!quiet_) {
+                report(label, "no scan recorded under this signature yet: the correction is kept and trained when "
+                              "mailsiftd writes the scan (every stats_interval); it is dropped after signature_days "
+                              "if none comes (expired, or scanned with another database)");
+            }
+            return;
+        }
+        if (o.confirmed) {
+            ++confirmed_;
+            if (!quiet_) {
+                report(label, std::string("mailsiftd already said ") + to +
+                                  " with confidence; not trained (train_on_error)");
+            }
+            return;
+        }
+        if (o.result == store::LearnResult::already_learned) {
+            ++already_;
+            if (!quiet_) report(label, std::string("already learned as ") + to);
+        } else {
+            ++(o.result == store::LearnResult::moved ? moved_ : learned_);
+        }
+    }
+    // An input that never reached the model (unreadable, not a signature).
+    void refused(const std::string& label, const std::string& why) {
+        report(label, why);
+        status = exit_input;
+    }
+    void summary() const {
+        if (quiet_) return;
+        if (action_ == engine::CorrectionAction::undo) {
+            std::cout << "undone: " << undone_ << " corrections, " << withdrawn_ << " withdrawn before their scan\n";
+            return;
+        }
+        const char* to = to_name();
+        std::cout << "corrected to " << to << ": " << by_signature_ << " by signature, " << as_message_
+                  << " as the message; " << learned_ << " learned, " << moved_ << " moved, " << already_
+                  << " already " << to;
+        if (confirmed_ > 0) std::cout << ", " << confirmed_ << " confirmed without training";
+        if (deferred_ > 0) std::cout << ", " << deferred_ << " waiting for their scan";
+        std::cout << "\n";
+    }
     int status = exit_ok;
-    std::size_t undone = 0, withdrawn = 0;
-    auto note = [&](const std::string& label, const engine::Trainer::UndoOutcome& o) {
+
+private:
+    const char* to_name() const { return action_ == engine::CorrectionAction::spam ? "spam" : "ham"; }
+    void undone(const std::string& label, const engine::Trainer::UndoOutcome& o) {
         using R = engine::Trainer::UndoOutcome::Result;
         if (o.result == R::undone) {
-            ++undone;
-            if (!opts.quiet) {
+            ++undone_;
+            if (!quiet_) {
                 report(label, std::string("undid its correction to ") + store::to_string(o.to) + "; now " +
                                   (o.was ? std::string("learned as ") + store::to_string(*o.was) : "not learned"));
             }
         } else if (o.result == R::withdrawn) {
-            ++withdrawn;
-            if (!opts.quiet) {
+            ++withdrawn_;
+            if (!quiet_) {
                 report(label, std::string("withdrew its correction to ") + store::to_string(o.to) +
                                   ", which was waiting for its scan");
             }
@@ -290,102 +344,103 @@ int undo(const Context& ctx, const TrainOptions& opts) {
             report(label, engine::undo_problem(o.result));
             status = exit_input;
         }
-    };
+    }
+
+    engine::CorrectionAction action_;
+    bool quiet_;
+    std::size_t by_signature_ = 0, as_message_ = 0, learned_ = 0, moved_ = 0, already_ = 0, confirmed_ = 0,
+                deferred_ = 0, undone_ = 0, withdrawn_ = 0;
+};
+
+// Calls `sink` with each input of `correct` in order: the --signature ids,
+// then the messages; what cannot be an input is reported.
+void each_correction_input(const Context& ctx, const TrainOptions& opts, const std::vector<std::string>& paths,
+                           CorrectionReport& out,
+                           const std::function<void(const std::string&, engine::CorrectionInput)>& sink) {
     for (const auto& text : opts.signatures) {
-        const auto id = engine::parse_signature(text);
-        if (!id) {
-            report(text, "not a signature (32 hexadecimal digits)");
-            status = exit_input;
+        engine::CorrectionInput in;
+        in.signature = engine::parse_signature(text);
+        if (!in.signature) {
+            out.refused(text, "not a signature (32 hexadecimal digits)");
             continue;
         }
-        note(text, trainer.undo_signature(*id, now));
+        sink(text, std::move(in));
     }
     for_each_message(paths, ctx.settings.limits.max_message_bytes, [&](InputMessage& m) {
         if (!m.error.empty()) {
-            report(m.label, m.error);
-            status = exit_input;
+            out.refused(m.label, m.error);
             return true;
         }
-        note(m.label, trainer.undo(m.raw, now));
+        engine::CorrectionInput in;
+        in.raw = std::move(m.raw);
+        in.size_bytes = m.size_bytes;
+        sink(m.label, std::move(in));
         return true;
     });
-    trainer.commit();
-    if (!opts.quiet) std::cout << "undone: " << undone << " corrections, " << withdrawn << " withdrawn before their scan\n";
-    return status;
 }
 
-int correct(const Context& ctx, const TrainOptions& opts) {
-    if (opts.undo) return undo(ctx, opts);
-    const auto& signatures = opts.signatures;
-    const bool quiet = opts.quiet;
-    const store::Class to = opts.label("correct");
-    // With --signature and no PATH, no message is read from standard input.
-    std::vector<std::string> paths;
-    if (signatures.empty() || !opts.paths.empty() || opts.list()) paths = message_paths(opts.paths, opts.list());
+// The corrections applied here, in the database.
+int correct_in_database(const Context& ctx, const TrainOptions& opts, engine::CorrectionAction action,
+                        const std::vector<std::string>& paths, CorrectionReport& out) {
     const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_write);
     store::Database& db = *opened;
     engine::Trainer trainer = trainer_for(db, ctx, paths);  // the IMAPSieve recipe corrects one at a time
     report_setting_notes(trainer.setting_notes());
     trainer.set_corrector("cli:" + unix_user());  // the history shows who corrected
     const std::int64_t now = std::time(nullptr);
-    int status = exit_ok;
-    std::size_t by_signature = 0, as_message = 0, confirmed = 0, deferred = 0;
-    auto note_result = [&](const std::string& label, const engine::Trainer::CorrectOutcome& o) {
-        if (quiet) return;
-        if (o.confirmed) {
-            ++confirmed;
-            report(label, std::string("mailsiftd already said ") + store::to_string(to) +
-                              " with confidence; not trained (train_on_error)");
-        } else if (o.result == store::LearnResult::already_learned) {
-            report(label, std::string("already learned as ") + store::to_string(to));
-        }
-    };
-    for (const auto& text : signatures) {
-        const auto id = engine::parse_signature(text);
-        if (!id) {
-            report(text, "not a signature (32 hexadecimal digits)");
-            status = exit_input;
-            continue;
-        }
-        const auto r = trainer.correct_or_defer_signature(*id, to, now);
-        ++by_signature;
-        if (r.deferred) {
-            ++deferred;
-            if (!quiet) {
-                report(text, "no scan recorded under this signature yet: the correction is kept and trained when "
-                             "mailsiftd writes the scan (every stats_interval); it is dropped after signature_days "
-                             "if none comes (expired, or scanned with another database)");
-            }
-            continue;
-        }
-        note_result(text, r);
-    }
-    for_each_message(paths, ctx.settings.limits.max_message_bytes, [&](InputMessage& m) {
-        if (!m.error.empty()) {
-            report(m.label, m.error);
-            status = exit_input;
-            return true;
-        }
-        const auto o = trainer.correct(m.raw, m.size_bytes, to, now);
-        if (o.problem != engine::MessageProblem::none) {
-            report(m.label, std::string(engine::describe(o.problem)) + "; not learned");
-            status = exit_input;
-            return true;
-        }
-        ++(o.by_signature ? by_signature : as_message);
-        note_result(m.label, o);
-        return true;
+    each_correction_input(ctx, opts, paths, out, [&](const std::string& label, engine::CorrectionInput in) {
+        out.result(label, engine::apply_correction(trainer, action, in, now));
     });
     trainer.commit();  // a correction is not followed by a refit (Trainer::finish)
-    if (quiet) return status;
-    const auto& c = trainer.counts();
-    std::cout << "corrected to " << store::to_string(to) << ": " << by_signature << " by signature, " << as_message
-              << " as the message; " << c.learned << " learned, " << c.moved << " moved, " << c.already_learned
-              << " already " << store::to_string(to);
-    if (confirmed > 0) std::cout << ", " << confirmed << " confirmed without training";
-    if (deferred > 0) std::cout << ", " << deferred << " waiting for their scan";
-    std::cout << "\n";
-    return status;
+    return out.status;
+}
+
+int correct(const Context& ctx, const TrainOptions& opts) {
+    engine::CorrectionAction action = engine::CorrectionAction::undo;
+    if (opts.undo) {
+        if (opts.spam || opts.ham) usage_error("correct: --undo takes no --spam or --ham (the correction says which)");
+    } else {
+        action = opts.label("correct") == store::Class::spam ? engine::CorrectionAction::spam
+                                                             : engine::CorrectionAction::ham;
+    }
+    // With --signature and no PATH, no message is read from standard input.
+    std::vector<std::string> paths;
+    if (opts.signatures.empty() || !opts.paths.empty() || opts.list()) paths = message_paths(opts.paths, opts.list());
+    CorrectionReport out(action, opts.quiet);
+    const std::string& socket = ctx.settings.daemon.correct_socket;
+    std::string unreachable;  // why mailsiftd's correction socket took nothing
+    if (!socket.empty()) {
+        auto client = CorrectionClient::connect(
+            socket, action, ctx.settings.limits.max_message_bytes,
+            [&out](const std::string& label, const engine::CorrectionResult& r) { out.result(label, r); }, unreachable);
+        if (client) {
+            try {
+                each_correction_input(ctx, opts, paths, out, [&](const std::string& label, engine::CorrectionInput in) {
+                    client->add(label, std::move(in));
+                });
+                client->finish();
+            } catch (const std::runtime_error& e) {
+                std::cerr << "mailsift: " << e.what() << "\nmailsift: correct stopped: " << client->answered()
+                          << " correction(s) answered before are made\n";
+                return exit_environment;
+            }
+            out.summary();
+            return out.status;
+        }
+    }
+    // No correction socket, or nothing listening there: here, if this user may write the database.
+    try {
+        correct_in_database(ctx, opts, action, paths, out);
+    } catch (const store::Error& e) {
+        if (unreachable.empty()) throw;
+        std::cerr << "mailsift: mailsiftd takes no corrections at " << socket << " (" << unreachable
+                  << "), and correcting in the database failed: " << e.what()
+                  << "\nmailsift: no correction was made; start mailsiftd (correct_socket), or correct as a user "
+                     "who may write the database\n";
+        return exit_environment;
+    }
+    out.summary();
+    return out.status;
 }
 
 

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "console_status.hpp"
+#include "correction_server.hpp"
 #include "log.hpp"
 #include "mailsift/console/server.hpp"
 #include "mailsift/engine/settings.hpp"
@@ -219,6 +220,12 @@ int main(int argc, char** argv) {
         scorer.on_event([&recorder](const std::string& name) { recorder.count(name); });
         daemon::Server server(io, scorer, recorder, metrics, resolved.settings);
         server.listen(resolved.settings.daemon.listen);
+        // Corrections from users who may not write the database (correct_socket).
+        std::unique_ptr<daemon::CorrectionServer> corrections;
+        if (!resolved.settings.daemon.correct_socket.empty()) {
+            corrections = std::make_unique<daemon::CorrectionServer>(io, recorder, resolved.database, resolved.settings);
+            corrections->listen();
+        }
         daemon::MetricsServer metrics_server(io, metrics);
         if (!resolved.settings.daemon.metrics_listen.empty()) {
             metrics_server.listen(resolved.settings.daemon.metrics_listen);
@@ -297,6 +304,10 @@ int main(int argc, char** argv) {
                         }
                         refresh_cv.notify_all();  // rebuild the model with the new settings now
                         server.reconfigure(fresh.settings);
+                        if (corrections) corrections->reconfigure(fresh.settings);
+                        if (fresh.settings.daemon.correct_socket != resolved.settings.daemon.correct_socket) {
+                            daemon::log_warning("correct_socket changed in the configuration; restart mailsiftd to apply it");
+                        }
                         daemon::log_info("configuration reloaded");
                     } catch (const std::exception& e) {
                         daemon::log_error(std::string("configuration not reloaded, keeping the old one: ") + e.what());
@@ -309,6 +320,7 @@ int main(int argc, char** argv) {
                 daemon::log_info("stopping: finishing " + std::to_string(server.active_connections()) +
                                  " connection(s)");
                 signals.cancel();
+                if (corrections) corrections->stop_accepting();
                 server.drain([&] { io.stop(); });
                 drain_timer.expires_after(resolved.settings.daemon.drain_timeout);
                 drain_timer.async_wait([&](const boost::system::error_code& e) {
@@ -323,6 +335,7 @@ int main(int argc, char** argv) {
 
         daemon::log_info("listening on " + resolved.settings.daemon.listen + ", database " +
                          store::display_location(resolved.database.string()) +
+                         (corrections ? ", corrections on " + resolved.settings.daemon.correct_socket : std::string()) +
                          (resolved.settings.daemon.metrics_listen.empty()
                               ? std::string()
                               : ", metrics on http://" + metrics_endpoint(resolved.settings.daemon.metrics_listen,

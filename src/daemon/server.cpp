@@ -298,13 +298,35 @@ Server::~Server() {
     if (!unix_path_.empty()) ::unlink(unix_path_.c_str());
 }
 
+void remove_stale_socket(const std::string& path) {
+    struct stat st{};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(path.c_str());
+}
+
+void set_socket_access(const std::string& path, unsigned mode, const std::string& group, const std::string& owner,
+                       const char* group_setting, const char* owner_setting) {
+    if (::chmod(path.c_str(), mode) != 0) {
+        throw std::system_error(errno, std::generic_category(), "cannot set mode of " + path);
+    }
+    if (!group.empty()) {
+        const struct group* g = ::getgrnam(group.c_str());
+        if (g == nullptr) throw std::runtime_error(std::string(group_setting) + " " + group + ": no such group");
+        if (::chown(path.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0) {
+            throw std::system_error(errno, std::generic_category(), "cannot set group of " + path);
+        }
+    }
+    if (!owner.empty()) {
+        const struct passwd* pw = ::getpwnam(owner.c_str());
+        if (pw == nullptr) throw std::runtime_error(std::string(owner_setting) + " " + owner + ": no such user");
+        if (::chown(path.c_str(), pw->pw_uid, static_cast<gid_t>(-1)) != 0) {
+            throw std::system_error(errno, std::generic_category(), "cannot set owner of " + path);
+        }
+    }
+}
+
 void Server::listen(const std::string& spec) {
     const ListenAddress where = resolve_listen(spec);
-    if (!where.unix_path.empty()) {
-        // A socket file left by an earlier run would make bind fail.
-        struct stat st{};
-        if (::lstat(where.unix_path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(where.unix_path.c_str());
-    }
+    if (!where.unix_path.empty()) remove_stale_socket(where.unix_path);  // it would make bind fail
     boost::system::error_code ec;
     acceptor_.open(where.endpoint.protocol(), ec);
     if (!ec && where.unix_path.empty()) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
@@ -314,25 +336,10 @@ void Server::listen(const std::string& spec) {
     if (!where.unix_path.empty()) {
         unix_path_ = where.unix_path;
         const auto& d = settings_->daemon;
-        if (::chmod(unix_path_.c_str(), d.socket_mode) != 0) {
-            throw std::system_error(errno, std::generic_category(), "cannot set mode of " + unix_path_);
-        }
-        if (!d.socket_group.empty()) {
-            const struct group* g = ::getgrnam(d.socket_group.c_str());
-            if (g == nullptr) throw std::runtime_error("socket_group " + d.socket_group + ": no such group");
-            if (::chown(unix_path_.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0) {
-                throw std::system_error(errno, std::generic_category(), "cannot set group of " + unix_path_);
-            }
-        }
         // The owner: socket_owner, else the user the daemon will run as, so that it
         // can still remove the socket after dropping root.
-        if (const std::string& owner = d.socket_owner.empty() ? d.user : d.socket_owner; !owner.empty()) {
-            const struct passwd* pw = ::getpwnam(owner.c_str());
-            if (pw == nullptr) throw std::runtime_error("socket_owner " + owner + ": no such user");
-            if (::chown(unix_path_.c_str(), pw->pw_uid, static_cast<gid_t>(-1)) != 0) {
-                throw std::system_error(errno, std::generic_category(), "cannot set owner of " + unix_path_);
-            }
-        }
+        set_socket_access(unix_path_, d.socket_mode, d.socket_group, d.socket_owner.empty() ? d.user : d.socket_owner,
+                          "socket_group", "socket_owner");
     }
     accept();
 }

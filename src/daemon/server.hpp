@@ -28,6 +28,13 @@ struct ListenAddress {
 // Throws std::runtime_error with a clear message for a bad address.
 ListenAddress resolve_listen(const std::string& spec);
 
+// A socket file left at `path` by an earlier run (nothing else) is removed.
+void remove_stale_socket(const std::string& path);
+// A unix socket's mode, group and owner ("": left as they are); an unknown
+// group or user is an error naming its setting.
+void set_socket_access(const std::string& path, unsigned mode, const std::string& group, const std::string& owner,
+                       const char* group_setting, const char* owner_setting);
+
 class Server {
 public:
     Server(boost::asio::io_context& io, Scorer& scorer, Recorder& recorder, Metrics& metrics,

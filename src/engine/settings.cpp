@@ -138,6 +138,19 @@ std::string size_text(std::size_t n) {
     return std::to_string(n);
 }
 
+// A unix socket's permissions in octal, at most 0777.
+bool octal_mode(std::string_view v, unsigned& out) {
+    unsigned mode = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), mode, 8);
+    return ec == std::errc{} && p == v.data() + v.size() && mode <= 0777 && (out = mode, true);
+}
+
+std::string octal_text(unsigned mode) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "%04o", mode);
+    return std::string(buf);
+}
+
 std::string real_text(double d) {
     char buf[32];
     const auto r = std::to_chars(buf, buf + sizeof buf, d);
@@ -291,16 +304,8 @@ const std::map<std::string, Entry, std::less<>>& table() {
           [](S s) { return s.daemon.metrics_listen.empty() ? std::string("off") : s.daemon.metrics_listen; }}},
         {"socket_mode",
          {Kind::administrator,
-          [](Settings& s, std::string_view v) {
-              unsigned mode = 0;
-              auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), mode, 8);
-              return ec == std::errc{} && p == v.data() + v.size() && mode <= 0777 && (s.daemon.socket_mode = mode, true);
-          },
-          [](S s) {
-              char buf[8];
-              std::snprintf(buf, sizeof buf, "%04o", s.daemon.socket_mode);
-              return std::string(buf);
-          }}},
+          [](Settings& s, std::string_view v) { return octal_mode(v, s.daemon.socket_mode); },
+          [](S s) { return octal_text(s.daemon.socket_mode); }}},
         {"socket_group",
          {Kind::administrator,
           [](Settings& s, std::string_view v) { return s.daemon.socket_group = std::string(v), true; },
@@ -309,6 +314,22 @@ const std::map<std::string, Entry, std::less<>>& table() {
          {Kind::administrator,
           [](Settings& s, std::string_view v) { return s.daemon.socket_owner = std::string(v), true; },
           [](S s) { return s.daemon.socket_owner; }}},
+        {"correct_socket",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              // A path (absolute, shorter than a unix socket's 108 bytes); "off" or empty: none.
+              if (v == "off" || v.empty()) return s.daemon.correct_socket.clear(), true;
+              return v.starts_with('/') && v.size() < 108 && (s.daemon.correct_socket = std::string(v), true);
+          },
+          [](S s) { return s.daemon.correct_socket.empty() ? std::string("off") : s.daemon.correct_socket; }}},
+        {"correct_socket_mode",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return octal_mode(v, s.daemon.correct_socket_mode); },
+          [](S s) { return octal_text(s.daemon.correct_socket_mode); }}},
+        {"correct_socket_group",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return s.daemon.correct_socket_group = std::string(v), true; },
+          [](S s) { return s.daemon.correct_socket_group; }}},
         {"user",
          {Kind::administrator,
           [](Settings& s, std::string_view v) { return s.daemon.user = std::string(v), true; },

@@ -1070,8 +1070,9 @@ TEST_CASE("Every setting's value reads back as itself", "[engine]") {
         CHECK(engine::setting_value(engine::parse_settings(name + " = " + v, "x.conf"), name) == v);
         // A switch shows the value it was given: the other one reads back as the other one.
         const bool is_switch = v == "on" || v == "off";
+        // ("off" for no address or path is no switch.)
         if (is_switch && name.find("listen") == std::string::npos && name.find("threshold") == std::string::npos &&
-            name.find("log_odds") == std::string::npos) {
+            name.find("log_odds") == std::string::npos && name != "correct_socket") {
             const std::string other = v == "on" ? "off" : "on";
             CHECK(engine::setting_value(engine::parse_settings(name + " = " + other, "x.conf"), name) == other);
         }
@@ -1080,6 +1081,11 @@ TEST_CASE("Every setting's value reads back as itself", "[engine]") {
                                                        "socket_mode = 0600\nsignature_days = 30\n",
                                                        "x.conf"),
                                 "limits.max_message_bytes") == "8M");
+    CHECK(engine::setting_value(engine::parse_settings("correct_socket = /run/mailsift/correct.sock\n", "x.conf"),
+                                "correct_socket") == "/run/mailsift/correct.sock");
+    CHECK_THROWS_AS(engine::parse_settings("correct_socket = relative.sock\n", "x.conf"), engine::ConfigError);
+    CHECK(engine::setting_value(engine::parse_settings("correct_socket_mode = 0666\n", "x.conf"), "correct_socket_mode") ==
+          "0666");
     const auto set = engine::parse_settings("reject_threshold = 0.999\nsocket_mode = 0600\nsignature_days = 30\n"
                                             "spam_log_odds = 12.5\nmodel = naive_bayes\n", "x.conf");
     CHECK(engine::setting_value(set, "reject_threshold") == "0.999");

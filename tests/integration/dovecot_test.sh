@@ -4,15 +4,19 @@
 # delivery agent, as the mail user); a private Dovecot 2.3 from Debian serves
 # that maildir on loopback with the README's dovecot.conf lines, sieve scripts
 # and pipe programs exactly as written (only their paths replaced: the scripts'
-# folder, the mailsift binary and the database); Python's imaplib moves
-# messages as a mail client does. Checked:
+# folder, the mailsift binary, its configuration and /run/mailsift, and the
+# mail user's group for group mailsift); mailsiftd takes the corrections on
+# the README's correction socket, and the mail user cannot even read the
+# database; Python's imaplib moves messages as a mail client does. Checked:
 #   - into Junk at once, before mailsiftd has written the scan: learned as spam;
 #   - back to the inbox: moved to ham; into Junk again after the scan is written:
 #     moved to spam; the model is then the one before plus that message learned
 #     once, as spam;
 #   - another into Junk, and mailsiftd refits after it; then Junk -> Trash: Trash trains nothing; Trash -> Junk
 #     again: already spam, nothing more;
-#   - the pipe programs run as the mail user (not root), and Dovecot logs no error.
+#   - the pipe programs run as the mail user (not root), mailsiftd names it as
+#     the corrector, and Dovecot logs no error;
+#   - with mailsiftd stopped, a move changes nothing and Dovecot logs why.
 # Needs root (postfix start, dovecot, a system user); installs dovecot-imapd and
 # dovecot-sieve when missing.
 # usage: dovecot_test.sh MAILSIFTD MAILSIFT
@@ -61,22 +65,38 @@ while [ "$MILTER_PORT" = "$SMTP_PORT" ]; do MILTER_PORT=$(free_port); done
 while [ "$IMAP_PORT" = "$SMTP_PORT" ] || [ "$IMAP_PORT" = "$MILTER_PORT" ]; do IMAP_PORT=$(free_port); done
 note "work directory $WORK; smtpd 127.0.0.1:$SMTP_PORT, mailsiftd 127.0.0.1:$MILTER_PORT, imap 127.0.0.1:$IMAP_PORT"
 
-# The database as the README sets it up: the mail user may write it through its
-# group (here the mail user's own group stands for group mailsift).
-mkdir "$WORK/state"
+# The database as the Debian package keeps it: mailsiftd's alone (here root's);
+# the mail user may not even read it.
+mkdir -m 0700 "$WORK/state"
 DB="$WORK/state/mailsift.db"
 train_model
-chgrp -R "$MAIL_GID" "$WORK/state"
-chmod 2770 "$WORK/state"
-chmod 0660 "$DB"
-# Scans reach the database every 30 s: long enough to correct one before it is written.
-STATS_INTERVAL=30
-launch_daemon
+if setpriv --reuid="$MAIL_UID" --regid="$MAIL_GID" --clear-groups -- test -r "$DB"; then
+    bail "the mail user cannot read the database"
+fi
 
 # The pipe programs run as the mail user: give them a mailsift it can execute.
 mkdir -p "$WORK/bin"
 cp "$MAILSIFT" "$WORK/bin/mailsift"
 chmod 755 "$WORK/bin" "$WORK/bin/mailsift"
+
+# The README's recipe, and mailsiftd with its correction socket (the mail
+# user's own group stands for group mailsift).
+DOVE="$WORK/dovecot"
+SIEVE="$DOVE/sieve"
+mkdir -p "$DOVE/run" "$DOVE/state" "$SIEVE" "$WORK/run"
+chmod 755 "$WORK/run"
+absent_recipe=$(dovecot_readme_recipes "$HERE" "$README" "$DOVE" "$SIEVE" "$WORK/bin/mailsift" "$CONF" "$WORK/run" \
+    "$(id -gn "$MAIL_USER")") || bail "README.md has the recipe '$absent_recipe'"
+EXTRA_CONF=$(cat "$DOVE/mailsift.conf")
+# Scans reach the database every 30 s: long enough to correct one before it is written.
+STATS_INTERVAL=30
+launch_daemon
+chmod 644 "$CONF"   # the pipe programs read it: it names the socket
+if [ "$(stat -c '%a %G' "$WORK/run/correct.sock" 2>/dev/null)" = "660 $(id -gn "$MAIL_USER")" ]; then
+    ok "mailsiftd takes corrections on $WORK/run/correct.sock, mode 0660, group $(id -gn "$MAIL_USER")"
+else
+    bail "mailsiftd takes corrections on $WORK/run/correct.sock, mode 0660 and the mail user's group"
+fi
 
 # ---------------------------------------------------------------- Postfix: deliver into the maildir
 MAIL="$WORK/mail"
@@ -108,14 +128,9 @@ else
 fi
 
 # ---------------------------------------------------------------- Dovecot with the README's recipe
-DOVE="$WORK/dovecot"
-SIEVE="$DOVE/sieve"
-mkdir -p "$DOVE/run" "$DOVE/state" "$SIEVE"
 touch "$WORK/dovecot.log" "$WORK/dovecot-info.log"
 IMAP_PASSWORD="looking-glass-$RANDOM$RANDOM"
 echo "alice:{PLAIN}$IMAP_PASSWORD" >"$DOVE/users"
-absent_recipe=$(dovecot_readme_recipes "$HERE" "$README" "$DOVE" "$SIEVE" "$WORK/bin/mailsift" "$DB") ||
-    bail "README.md has the recipe '$absent_recipe'"
 cp "$DOVE/report-spam.sieve" "$DOVE/report-ham.sieve" "$DOVE/learn-spam" "$DOVE/learn-ham" "$SIEVE/"
 dovecot_private_conf "$DOVE" "$WORK" "$MAIL" "$MAIL_UID" "$MAIL_GID" "$IMAP_PORT" >"$DOVE/dovecot.conf.main"
 # A sanitizer build of mailsift reserves terabytes of address space for its shadow
@@ -252,6 +267,31 @@ if [ -z "$errors" ]; then
     ok "Dovecot logged no error over the six moves"
 else
     not_ok "Dovecot logged no error: $(head -5 <<<"$errors" | tr '\n' '|')"
+fi
+if grep -q "from socket:$MAIL_USER\$" "$WORK/mailsiftd.log"; then
+    ok "mailsiftd applied the corrections, naming the mail user as the kernel gave it ($(grep -c "from socket:$MAIL_USER\$" "$WORK/mailsiftd.log") logged)"
+else
+    not_ok "mailsiftd applied the corrections from socket:$MAIL_USER"
+fi
+
+# ---------------------------------------------------------------- message C: moved with mailsiftd stopped
+SIG_C=$(deliver spam_money_offer.eml) || bail "spam_money_offer.eml delivered with an X-Mailsift-Signature"
+stop_pid "$DPID"
+DPID=""
+export_model "$WORK/before-c.export"
+move INBOX Junk "$SIG_C" || not_ok "IMAP MOVE of C from INBOX to Junk (see imap.log)"
+failed_pipe() { grep -q 'mailsiftd takes no corrections at' "$WORK/dovecot.log" "$WORK/dovecot-info.log"; }
+if wait_for 10 failed_pipe; then
+    ok "C moved into Junk with mailsiftd stopped: the pipe failed, and Dovecot logged why"
+else
+    not_ok "C moved into Junk with mailsiftd stopped: Dovecot logged the pipe's reason"
+fi
+export_model "$WORK/after-c.export"
+# (C is a training fixture as delivered: it was learned as spam before, and is still, once.)
+if cmp -s "$WORK/before-c.export" "$WORK/after-c.export"; then
+    ok "... and the model is as it was (the mail user may not write it)"
+else
+    not_ok "the model is unchanged by a move with mailsiftd stopped: $(diff "$WORK/before-c.export" "$WORK/after-c.export" | head -3 | tr '\n' '|')"
 fi
 
 summary_and_exit

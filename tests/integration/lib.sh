@@ -231,6 +231,7 @@ reject_threshold = $1
 reject_reply = 550 5.7.1 Message rejected as spam
 # Recorded signatures reach the database within a second (corrections test).
 stats_interval = ${STATS_INTERVAL:-1}
+${EXTRA_CONF:-}
 EOF
 }
 

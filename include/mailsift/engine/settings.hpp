@@ -31,6 +31,12 @@ struct DaemonSettings {
     unsigned socket_mode = 0660;                  // unix socket permissions
     std::string socket_group;                     // unix socket group ("" = the daemon's)
     std::string socket_owner;                     // unix socket owner ("" = `user`, else the daemon's)
+    // Where `mailsift correct` hands corrections to mailsiftd, which applies
+    // them ("" = off): a mail user needs no access to the database
+    // (daemon/correction_server.hpp). The command reads it too.
+    std::string correct_socket;
+    unsigned correct_socket_mode = 0660;          // its permissions: who may correct
+    std::string correct_socket_group;             // its group ("" = the daemon's)
     std::string user;                             // started as root: run as this user ("" = stay)
     std::size_t threads = 2;                      // scoring threads
     std::size_t max_frame_bytes = 1024 * 1024;    // largest milter frame accepted (a Postfix header can pass 64 KiB)

@@ -50,6 +50,10 @@ SqliteDatabase::SqliteDatabase(std::filesystem::path path, Mode mode, std::chron
     : path_(std::move(path)), mode_(mode), busy_timeout_(busy_timeout) {
     std::error_code ec;
     bool exists = std::filesystem::exists(path_, ec);
+    // Not "missing" when it cannot be looked at (a directory this user may not
+    // enter): creating one, or removing a "stale" log, would be wrong, and the
+    // reason is what the user needs to hear.
+    if (ec) throw Error(path_, "cannot open database: " + ec.message());
     if (mode_ == Mode::read_write && create == Create::never && !exists) throw Error(path_, "no such database");
     if (mode_ == Mode::read_only && !exists) {
         throw Error(path_, "no such database (train one first with 'mailsift learn')");

@@ -1,0 +1,229 @@
+// mailsiftd's correction socket; see correction_server.hpp.
+#include "correction_server.hpp"
+
+#include <pwd.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <optional>
+#include <ctime>
+#include <vector>
+
+#include "log.hpp"
+#include "mailsift/engine/correction_wire.hpp"
+#include "mailsift/engine/trainer.hpp"
+#include "mailsift/store/database.hpp"
+#include "server.hpp"
+
+namespace mailsift::daemon {
+
+namespace asio = boost::asio;
+using local_stream = asio::local::stream_protocol;
+
+namespace {
+
+// A request must arrive, and its answer be read, within this.
+constexpr std::chrono::seconds io_deadline{30};
+
+// The Unix user at the other end, as the kernel says.
+std::optional<uid_t> peer_uid(int fd) {
+    ucred cred{};
+    socklen_t length = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0) return std::nullopt;
+    return cred.uid;
+}
+
+// A user's name; its number when it has none.
+std::string user_name(std::optional<uid_t> uid) {
+    if (!uid) return "unknown";
+    std::vector<char> buffer(4096);
+    passwd entry{};
+    passwd* found = nullptr;
+    if (::getpwuid_r(*uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr &&
+        found->pw_name != nullptr) {
+        return found->pw_name;
+    }
+    return std::to_string(*uid);
+}
+
+}  // namespace
+
+class CorrectionServer::Connection : public std::enable_shared_from_this<Connection> {
+public:
+    Connection(CorrectionServer& server, local_stream::socket socket, std::shared_ptr<std::atomic<std::size_t>> open)
+        : server_(server),
+          socket_(std::move(socket)),
+          deadline_(server.io_),
+          open_(std::move(open)),
+          peer_(peer_uid(socket_.native_handle())) {
+        ++*open_;
+    }
+    ~Connection() { --*open_; }
+
+    void start(bool busy) {
+        if (busy) {
+            return answer(engine::encode_refusal("busy: " + std::to_string(max_connections) +
+                                                 " corrections are being made; try again"));
+        }
+        arm_deadline();
+        auto self = shared_from_this();
+        asio::async_read_until(socket_, asio::dynamic_buffer(in_, engine::max_correction_head_bytes), '\n',
+                               [this, self](const boost::system::error_code& ec, std::size_t n) {
+                                   if (ec == asio::error::not_found) {
+                                       answer(engine::encode_refusal("bad request: its first line is too long"));
+                                   } else if (ec) {
+                                       deadline_.cancel();  // closed early, or the deadline: nothing to answer
+                                   } else {
+                                       read_body(n);
+                                   }
+                               });
+    }
+
+private:
+    void arm_deadline() {
+        deadline_.expires_after(io_deadline);
+        deadline_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+            if (!ec) self->socket_.close();
+        });
+    }
+
+    void read_body(std::size_t head_bytes) {
+        const auto settings = server_.settings();
+        try {
+            head_ = engine::parse_request_head(std::string_view(in_).substr(0, head_bytes - 1),
+                                               engine::max_correction_body_bytes(settings->limits.max_message_bytes));
+        } catch (const engine::WireError& e) {
+            return answer(engine::encode_refusal(std::string("bad request: ") + e.what()));
+        }
+        in_.erase(0, head_bytes);
+        if (in_.size() > head_.body_bytes) return answer(engine::encode_refusal("bad request: bytes after its body"));
+        const std::size_t have = in_.size();
+        in_.resize(head_.body_bytes);
+        auto self = shared_from_this();
+        asio::async_read(socket_, asio::buffer(in_.data() + have, in_.size() - have),
+                         [this, self](const boost::system::error_code& ec, std::size_t) {
+                             if (ec) {
+                                 deadline_.cancel();
+                             } else {
+                                 apply();
+                             }
+                         });
+    }
+
+    // On the worker: parsed, applied and committed; the answer goes back to the I/O thread.
+    void apply() {
+        deadline_.cancel();
+        auto self = shared_from_this();
+        asio::post(server_.worker_, [this, self] {
+            const std::string who = "socket:" + user_name(peer_);
+            std::string text;
+            try {
+                const auto settings = server_.settings();
+                const engine::CorrectionRequest request =
+                    engine::parse_request_body(head_, in_, settings->limits.max_message_bytes);
+                std::string().swap(in_);
+                // The scans scored a moment ago are written first: their corrections then find them.
+                server_.recorder_.flush();
+                const auto opened = store::open(server_.database_.string(), store::Database::Mode::read_write,
+                                                std::chrono::seconds(5), store::Database::Create::never);
+                opened->for_few_messages();
+                engine::Trainer trainer(*opened, *settings, engine::Trainer::Reads::rows);
+                trainer.set_corrector(who);
+                const auto now = static_cast<std::int64_t>(std::time(nullptr));
+                std::vector<engine::CorrectionResult> results;
+                results.reserve(request.inputs.size());
+                for (const auto& input : request.inputs) {
+                    results.push_back(engine::apply_correction(trainer, request.action, input, now));
+                }
+                trainer.commit();
+                text = engine::encode_answer(results);
+                log_info("applied " + std::to_string(results.size()) + " correction(s) (" +
+                         engine::to_string(request.action) + ") from " + who);
+            } catch (const engine::WireError& e) {
+                log_warning("refused a correction request from " + who + ": " + e.what());
+                text = engine::encode_refusal(std::string("bad request: ") + e.what());
+            } catch (const std::exception& e) {
+                log_warning("could not apply a correction from " + who + " (nothing applied): " + e.what());
+                text = engine::encode_refusal(e.what());
+            }
+            asio::post(server_.io_, [this, self, text = std::move(text)]() mutable { answer(std::move(text)); });
+        });
+    }
+
+    void answer(std::string text) {
+        out_ = std::move(text);
+        arm_deadline();
+        auto self = shared_from_this();
+        asio::async_write(socket_, asio::buffer(out_), [this, self](const boost::system::error_code&, std::size_t) {
+            deadline_.cancel();
+            boost::system::error_code ignored;
+            socket_.shutdown(local_stream::socket::shutdown_both, ignored);
+            socket_.close(ignored);
+        });
+    }
+
+    CorrectionServer& server_;
+    local_stream::socket socket_;
+    asio::steady_timer deadline_;
+    std::shared_ptr<std::atomic<std::size_t>> open_;
+    std::optional<uid_t> peer_;
+    std::string in_, out_;
+    engine::RequestHead head_;
+};
+
+CorrectionServer::CorrectionServer(asio::io_context& io, Recorder& recorder, std::filesystem::path database,
+                                   const engine::Settings& settings)
+    : io_(io),
+      recorder_(recorder),
+      database_(std::move(database)),
+      settings_(std::make_shared<const engine::Settings>(settings)),
+      acceptor_(io) {}
+
+CorrectionServer::~CorrectionServer() {
+    worker_.join();
+    if (!path_.empty()) ::unlink(path_.c_str());
+}
+
+void CorrectionServer::listen() {
+    const auto& d = settings()->daemon;
+    const std::string& path = d.correct_socket;
+    remove_stale_socket(path);  // it would make bind fail
+    boost::system::error_code ec;
+    acceptor_.open(local_stream(), ec);
+    if (!ec) acceptor_.bind(local_stream::endpoint(path), ec);
+    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) throw std::system_error(ec, "cannot listen on correct_socket " + path);
+    path_ = path;
+    // Owned by the user the daemon runs as, so that it can remove it after dropping root.
+    set_socket_access(path_, d.correct_socket_mode, d.correct_socket_group, d.user, "correct_socket_group", "user");
+    accept();
+}
+
+void CorrectionServer::reconfigure(const engine::Settings& settings) {
+    auto fresh = std::make_shared<const engine::Settings>(settings);
+    std::lock_guard lock(settings_mutex_);
+    settings_ = std::move(fresh);
+}
+
+std::shared_ptr<const engine::Settings> CorrectionServer::settings() const {
+    std::lock_guard lock(settings_mutex_);
+    return settings_;
+}
+
+void CorrectionServer::stop_accepting() {
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+}
+
+void CorrectionServer::accept() {
+    acceptor_.async_accept([this](const boost::system::error_code& ec, local_stream::socket socket) {
+        if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+        if (!ec) {
+            const bool busy = *open_ >= max_connections;
+            std::make_shared<Connection>(*this, std::move(socket), open_)->start(busy);
+        }
+        accept();
+    });
+}
+
+}  // namespace mailsift::daemon
