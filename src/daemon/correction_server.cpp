@@ -3,6 +3,7 @@
 
 #include <pwd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <optional>
@@ -122,12 +123,20 @@ private:
                 const engine::CorrectionRequest request =
                     engine::parse_request_body(head_, in_, settings->limits.max_message_bytes);
                 std::string().swap(in_);
-                // The scans scored a moment ago are written first: their corrections then find them.
-                server_.recorder_.flush();
-                const auto opened = store::open(server_.database_.string(), store::Database::Mode::read_write,
-                                                std::chrono::seconds(5), store::Database::Create::never);
-                opened->for_few_messages();
-                engine::Trainer trainer(*opened, *settings, engine::Trainer::Reads::rows);
+                // The scans scored a moment ago are written first, here (the recorder may be
+                // refitting): their corrections then find them.
+                store::Database& db = server_.connection();
+                if (auto scans = server_.recorder_.take_scans(); !scans.empty()) {
+                    store::Recording queued;
+                    queued.packed = std::move(scans);
+                    try {
+                        db.record(queued);
+                    } catch (...) {
+                        server_.recorder_.return_scans(std::move(queued.packed));
+                        throw;
+                    }
+                }
+                engine::Trainer trainer(db, *settings, engine::Trainer::Reads::rows);
                 trainer.set_corrector(who);
                 const auto now = static_cast<std::int64_t>(std::time(nullptr));
                 std::vector<engine::CorrectionResult> results;
@@ -143,6 +152,7 @@ private:
                 log_warning("refused a correction request from " + who + ": " + e.what());
                 text = engine::encode_refusal(std::string("bad request: ") + e.what());
             } catch (const std::exception& e) {
+                server_.held_.reset();  // opened afresh for the next request
                 log_warning("could not apply a correction from " + who + " (nothing applied): " + e.what());
                 text = engine::encode_refusal(e.what());
             }
@@ -197,6 +207,48 @@ void CorrectionServer::listen() {
     // Owned by the user the daemon runs as, so that it can remove it after dropping root.
     set_socket_access(path_, d.correct_socket_mode, d.correct_socket_group, d.user, "correct_socket_group", "user");
     accept();
+}
+
+store::Database& CorrectionServer::connection() {
+    const std::string location = database_.string();
+    const auto open = [&] {
+        auto db = store::open(location, store::Database::Mode::read_write, std::chrono::seconds(5),
+                              store::Database::Create::never);
+        db->for_few_messages();  // a request holds at most max_correction_inputs messages
+        return db;
+    };
+    if (store::is_postgresql(location)) {
+        if (!held_) held_ = Held{open(), 0, 0};
+        return *held_->db;
+    }
+    // The file there now: the one held, or another (replaced, restored), opened
+    // with its identity taken before and after, as the scorer does.
+    const auto identify = [&](dev_t& device, ino_t& inode) {
+        struct stat st{};
+        if (::stat(database_.c_str(), &st) != 0) return false;
+        device = st.st_dev;
+        inode = st.st_ino;
+        return true;
+    };
+    dev_t device = 0;
+    ino_t inode = 0;
+    if (!identify(device, inode)) {
+        held_.reset();
+        throw store::Error(database_, "no such database");
+    }
+    if (held_ && held_->device == device && held_->inode == inode) return *held_->db;
+    held_.reset();
+    for (int attempt = 0;; ++attempt) {
+        auto db = open();
+        dev_t after_device = 0;
+        ino_t after_inode = 0;
+        if ((identify(after_device, after_inode) && after_device == device && after_inode == inode) || attempt == 2) {
+            held_ = Held{std::move(db), device, inode};
+            return *held_->db;
+        }
+        device = after_device;
+        inode = after_inode;
+    }
 }
 
 void CorrectionServer::reconfigure(const engine::Settings& settings) {

@@ -6,7 +6,9 @@
 // (engine/correction_wire.hpp). Requests are applied one at a time on a
 // thread of their own, so neither the I/O thread nor scoring waits for the
 // database; the scans still queued in the recorder are written first, so a
-// message scored a moment ago is corrected by its scan. The history names
+// message scored a moment ago is corrected by its scan. The worker keeps its
+// connection to the database between requests (a correction then reads the
+// model's pages from its cache, not the file). The history names
 // the corrector "socket:USER", USER the peer's Unix user as the kernel gives
 // it (SO_PEERCRED), never what the peer says. Who may connect is the socket's
 // mode and group (correct_socket_mode, correct_socket_group).
@@ -14,13 +16,16 @@
 
 #include <utility>  // Boost 1.74 Asio uses std::exchange without including it
 #include <boost/asio.hpp>
+#include <sys/types.h>
 #include <atomic>
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "mailsift/engine/settings.hpp"
+#include "mailsift/store/database.hpp"
 #include "recorder.hpp"
 
 namespace mailsift::daemon {
@@ -57,6 +62,16 @@ private:
     std::string path_;
     // Connections open; the last owner of one may be the worker.
     std::shared_ptr<std::atomic<std::size_t>> open_ = std::make_shared<std::atomic<std::size_t>>(0);
+    // The worker's connection, kept from one request to the next so that its
+    // cache of the model's pages stays warm; opened again when the file at
+    // the path is another (replaced) or after a failure.
+    struct Held {
+        std::unique_ptr<store::Database> db;
+        dev_t device = 0;
+        ino_t inode = 0;
+    };
+    store::Database& connection();  // the worker's only
+    std::optional<Held> held_;
     boost::asio::thread_pool worker_{1};  // applies the corrections, one request at a time
 };
 
