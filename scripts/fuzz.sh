@@ -8,7 +8,8 @@
 #   --jobs N        harnesses run at once (default 1)
 #   --keep-going    do not stop at the first crash: libFuzzer's fork mode
 #                   (-fork=1 -ignore_crashes=1 ...) saves every crash and goes on
-#   HARNESS         fuzz_milter, fuzz_mime_features, fuzz_config, fuzz_import, fuzz_log (default: all)
+#   HARNESS         fuzz_milter, fuzz_mime_features, fuzz_config, fuzz_import, fuzz_log,
+#                   fuzz_correction_wire (default: all)
 #
 # Seeds are read from fuzz/corpus/HARNESS/ and never written: each harness works
 # in build-fuzz/fuzz-work/HARNESS/corpus/ (kept between runs, so coverage
@@ -27,7 +28,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-all=(fuzz_milter fuzz_mime_features fuzz_config fuzz_import fuzz_log)
+all=(fuzz_milter fuzz_mime_features fuzz_config fuzz_import fuzz_log fuzz_correction_wire)
 time_s=60
 jobs=1
 keep_going=0
@@ -58,6 +59,7 @@ max_len() {
     fuzz_config) echo $((64 * 1024)) ;;
     fuzz_import) echo $((128 * 1024)) ;;
     fuzz_log) echo $((16 * 1024)) ;;
+    fuzz_correction_wire) echo $((64 * 1024)) ;;
   esac
 }
 

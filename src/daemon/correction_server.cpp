@@ -63,15 +63,14 @@ public:
 
     void start(bool busy) {
         if (busy) {
-            return answer(engine::encode_refusal("busy: " + std::to_string(max_connections) +
-                                                 " corrections are being made; try again"));
+            return refuse("busy: " + std::to_string(max_connections) + " corrections are being made; try again");
         }
         arm_deadline();
         auto self = shared_from_this();
         asio::async_read_until(socket_, asio::dynamic_buffer(in_, engine::max_correction_head_bytes), '\n',
                                [this, self](const boost::system::error_code& ec, std::size_t n) {
                                    if (ec == asio::error::not_found) {
-                                       answer(engine::encode_refusal("bad request: its first line is too long"));
+                                       refuse("bad request: its first line is too long");
                                    } else if (ec) {
                                        deadline_.cancel();  // closed early, or the deadline: nothing to answer
                                    } else {
@@ -94,10 +93,10 @@ private:
             head_ = engine::parse_request_head(std::string_view(in_).substr(0, head_bytes - 1),
                                                engine::max_correction_body_bytes(settings->limits.max_message_bytes));
         } catch (const engine::WireError& e) {
-            return answer(engine::encode_refusal(std::string("bad request: ") + e.what()));
+            return refuse(std::string("bad request: ") + e.what());
         }
         in_.erase(0, head_bytes);
-        if (in_.size() > head_.body_bytes) return answer(engine::encode_refusal("bad request: bytes after its body"));
+        if (in_.size() > head_.body_bytes) return refuse("bad request: bytes after its body");
         const std::size_t have = in_.size();
         in_.resize(head_.body_bytes);
         auto self = shared_from_this();
@@ -146,18 +145,27 @@ private:
                 }
                 trainer.commit();
                 text = engine::encode_answer(results);
+                server_.metrics_.socket_corrections(results.size());
                 log_info("applied " + std::to_string(results.size()) + " correction(s) (" +
                          engine::to_string(request.action) + ") from " + who);
             } catch (const engine::WireError& e) {
+                server_.metrics_.socket_refused();
                 log_warning("refused a correction request from " + who + ": " + e.what());
                 text = engine::encode_refusal(std::string("bad request: ") + e.what());
             } catch (const std::exception& e) {
                 server_.held_.reset();  // opened afresh for the next request
+                server_.metrics_.socket_refused();
                 log_warning("could not apply a correction from " + who + " (nothing applied): " + e.what());
                 text = engine::encode_refusal(e.what());
             }
             asio::post(server_.io_, [this, self, text = std::move(text)]() mutable { answer(std::move(text)); });
         });
+    }
+
+    // Nothing applied: counted, and said.
+    void refuse(const std::string& why) {
+        server_.metrics_.socket_refused();
+        answer(engine::encode_refusal(why));
     }
 
     void answer(std::string text) {
@@ -181,10 +189,11 @@ private:
     engine::RequestHead head_;
 };
 
-CorrectionServer::CorrectionServer(asio::io_context& io, Recorder& recorder, std::filesystem::path database,
+CorrectionServer::CorrectionServer(asio::io_context& io, Recorder& recorder, Metrics& metrics, std::filesystem::path database,
                                    const engine::Settings& settings)
     : io_(io),
       recorder_(recorder),
+      metrics_(metrics),
       database_(std::move(database)),
       settings_(std::make_shared<const engine::Settings>(settings)),
       acceptor_(io) {}

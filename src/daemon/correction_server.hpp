@@ -26,13 +26,14 @@
 
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/store/database.hpp"
+#include "metrics.hpp"
 #include "recorder.hpp"
 
 namespace mailsift::daemon {
 
 class CorrectionServer {
 public:
-    CorrectionServer(boost::asio::io_context& io, Recorder& recorder, std::filesystem::path database,
+    CorrectionServer(boost::asio::io_context& io, Recorder& recorder, Metrics& metrics, std::filesystem::path database,
                      const engine::Settings& settings);
     ~CorrectionServer();  // waits for the correction being applied; removes the socket
     CorrectionServer(const CorrectionServer&) = delete;
@@ -55,6 +56,7 @@ private:
 
     boost::asio::io_context& io_;
     Recorder& recorder_;
+    Metrics& metrics_;
     std::filesystem::path database_;
     mutable std::mutex settings_mutex_;
     std::shared_ptr<const engine::Settings> settings_;

@@ -223,7 +223,8 @@ int main(int argc, char** argv) {
         // Corrections from users who may not write the database (correct_socket).
         std::unique_ptr<daemon::CorrectionServer> corrections;
         if (!resolved.settings.daemon.correct_socket.empty()) {
-            corrections = std::make_unique<daemon::CorrectionServer>(io, recorder, resolved.database, resolved.settings);
+            corrections = std::make_unique<daemon::CorrectionServer>(io, recorder, metrics, resolved.database,
+                                                                    resolved.settings);
             corrections->listen();
         }
         daemon::MetricsServer metrics_server(io, metrics);

@@ -108,6 +108,8 @@ Metrics::Figures Metrics::figures() const {
     f.scans_dropped = scans_dropped_.load(r);
     f.scans_waiting = scans_waiting_.load(r);
     f.linear_refits = linear_refits_.load(r);
+    f.socket_applied = socket_applied_.load(r);
+    f.socket_refused = socket_refused_.load(r);
     f.outage_started_ms = outage_started_ms_.load(r);
     f.outage_ms_total = outage_ms_total_.load(r);
     f.outages = outages_.load(r);
@@ -250,6 +252,11 @@ std::string Metrics::render() const {
     family(out, "mailsift_linear_refits_total", "counter",
            "Refits of the linear scorer after the model changed (corrections learned since the last).");
     sample(out, "mailsift_linear_refits_total", u(f.linear_refits));
+
+    family(out, "mailsift_socket_corrections_total", "counter",
+           "Corrections applied from correct_socket; refused: requests that applied nothing.");
+    sample(out, "mailsift_socket_corrections_total{outcome=\"applied\"}", u(f.socket_applied));
+    sample(out, "mailsift_socket_corrections_total{outcome=\"refused\"}", u(f.socket_refused));
 
     family(out, "mailsift_start_time_seconds", "gauge", "When mailsiftd started (Unix time).");
     sample(out, "mailsift_start_time_seconds", number(static_cast<double>(f.started_ms) / 1000.0));

@@ -50,6 +50,7 @@ public:
         std::int64_t model_changed_ms = 0, model_checked_ms = 0;  // 0: never
         std::uint64_t store_errors = 0, record_failures = 0, scans_dropped = 0, scans_waiting = 0;
         std::uint64_t linear_refits = 0;
+        std::uint64_t socket_applied = 0, socket_refused = 0;
         std::int64_t outage_started_ms = 0;  // 0: the store answers
         std::uint64_t outage_ms_total = 0, outages = 0;
         std::array<std::uint64_t, sign_in_outcomes.size()> console_sign_ins{};
@@ -88,6 +89,9 @@ public:
     void scans_waiting(std::size_t n) { scans_waiting_.store(n, std::memory_order_relaxed); }
     // The recorder refitted the linear scorer after the model changed (Recorder::model_changed).
     void linear_refitted() { linear_refits_.fetch_add(1, std::memory_order_relaxed); }
+    // The correction socket: inputs applied, requests refused (nothing applied).
+    void socket_corrections(std::uint64_t applied) { socket_applied_.fetch_add(applied, std::memory_order_relaxed); }
+    void socket_refused() { socket_refused_.fetch_add(1, std::memory_order_relaxed); }
 
     // The console: an audited event (console/audit.hpp), and an answer's status.
     void console_event(std::string_view event, std::string_view outcome, std::string_view role);
@@ -121,6 +125,7 @@ private:
     std::atomic<std::int64_t> model_changed_ms_{0}, model_checked_ms_{0};  // 0: never
     std::atomic<std::uint64_t> store_errors_{0}, record_failures_{0}, scans_dropped_{0}, linear_refits_{0};
     std::atomic<std::uint64_t> scans_waiting_{0};
+    std::atomic<std::uint64_t> socket_applied_{0}, socket_refused_{0};
     std::atomic<std::int64_t> outage_started_ms_{0};  // 0: the store answers
     std::atomic<std::uint64_t> outage_ms_total_{0};    // closed outages
     std::atomic<std::uint64_t> outages_{0};

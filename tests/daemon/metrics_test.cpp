@@ -122,6 +122,32 @@ TEST_CASE("Metrics are served over HTTP in Prometheus's text format, on both sto
     REQUIRE(samples(get(port, "/metrics?name[]=x")).count("mailsift_store_up") == 1);
 }
 
+TEST_CASE("Corrections on correct_socket are counted, applied and refused", "[mailsiftd][metrics]") {
+    Daemon d("metrics_listen = 127.0.0.1:0\n");
+    const fs::path correct_socket = d.dir / "correct.sock";
+    std::ofstream(d.dir / "mailsift.conf", std::ios::app) << "correct_socket = " << correct_socket.string() << "\n";
+    start_trained_daemon(d);
+    const unsigned short port = metrics_port(d);
+    auto counted = [&](const std::string& outcome) {
+        return samples(get(port, "/metrics"))["mailsift_socket_corrections_total{outcome=\"" + outcome + "\"}"];
+    };
+    CHECK(counted("applied") == 0);
+    CHECK(counted("refused") == 0);
+    std::ofstream(d.dir / "new.eml") << "From: a@example.org\nSubject: the quarterly numbers\n\nAttached.\n";
+    const std::string config = " --config " + (d.dir / "mailsift.conf").string();
+    REQUIRE(std::system((cli + config + " correct --spam --signature 0123456789abcdef0123456789abcdef " +
+                         (d.dir / "new.eml").string() + " >/dev/null 2>&1").c_str()) == 0);
+    CHECK(counted("applied") == 2);
+    {
+        Client c(correct_socket);
+        REQUIRE(send_all(c.fd, "GET / HTTP/1.0\r\n\r\n"));
+        char buf[256];
+        while (::read(c.fd, buf, sizeof buf) > 0) {
+        }
+    }
+    CHECK(counted("refused") == 1);
+}
+
 TEST_CASE("A bad metrics_listen is refused when the daemon starts", "[mailsiftd][metrics]") {
     Daemon d("metrics_listen = nowhere\n");
     const std::string cmd = daemon_binary + " --check-config --config " + (d.dir / "mailsift.conf").string() + " 2>&1";
