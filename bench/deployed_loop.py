@@ -127,9 +127,16 @@ def split_message(raw):
 def milter_scan(port, raw):
     """Sends one message; returns mailsiftd's added header fields {name: value}."""
     headers, body = split_message(raw)
-    value = {n.decode("latin-1").lower(): v for n, v in headers}
-    rcpt = value.get("to", b"<user@example.org>").split(b",")[0].strip() or b"<user@example.org>"
-    if b"<" not in rcpt:
+    value = {}
+    for n, v in headers:  # the topmost of each
+        value.setdefault(n.decode("latin-1").lower(), v)
+    # The envelope recipient: the topmost Delivered-To (the last delivery's), else
+    # the first address of To (as evaluate --deployed takes a message's user).
+    rcpt = (value.get("delivered-to") or value.get("to", b"<user@example.org>")).split(b",")[0].strip() \
+        or b"<user@example.org>"
+    if b"<" in rcpt:
+        rcpt = rcpt[rcpt.index(b"<"):]
+    else:
         rcpt = b"<" + rcpt + b">"
     added = {}
     with socket.create_connection(("127.0.0.1", port), timeout=60) as s:

@@ -19,7 +19,8 @@ Delivered-To: added for that user:
 Writes DIR/index (spam|ham PATH, for evaluate --index), DIR/data/ (the copies)
 and DIR/users.tsv (copy, user, label).
 
-report: reads the --scores file of evaluate --deployed on DIR/index and says,
+report: reads the --scores file of evaluate --deployed on DIR/index (or the
+mailsift scores of bench/deployed_loop.py --scores-prefix) and says,
 for each user, in order: how many of their copies were on the wrong side of
 their label (each is a correction the loop made: a move), and how many of
 their copies after their fifth correction still were (issue 44's target: none
@@ -114,7 +115,11 @@ def report(args):
     seen = {user: [] for user, _ in USERS}
     with open(args.scores) as f:
         for line in f:
-            path, label, verdict, prob, log_odds = line.rstrip("\n").split("\t")[:5]
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) == 4:  # bench/deployed_loop.py --scores-prefix: label, log-odds, verdict, path
+                label, log_odds, verdict, path = fields
+            else:  # evaluate --scores: path, label, verdict, probability, log-odds
+                path, label, verdict, _prob, log_odds = fields[:5]
             if path in users:
                 user, wanted = users[path]
                 # Unsure stays in the inbox: wrong for a user who wants it in Junk only.

@@ -27,7 +27,7 @@ namespace {
 constexpr std::size_t max_message = 4096;
 
 bool same(const engine::CorrectionRequest& a, const engine::CorrectionRequest& b) {
-    if (a.action != b.action || a.inputs.size() != b.inputs.size()) return false;
+    if (a.action != b.action || a.user != b.user || a.inputs.size() != b.inputs.size()) return false;
     for (std::size_t i = 0; i < a.inputs.size(); ++i) {
         const auto &x = a.inputs[i], &y = b.inputs[i];
         if (x.signature != y.signature || x.raw != y.raw || (!x.signature && x.size_bytes != y.size_bytes)) return false;

@@ -22,6 +22,8 @@ public:
     // set, when nothing takes corrections at `path`.
     static std::optional<CorrectionClient> connect(const std::string& path, engine::CorrectionAction action,
                                                    std::size_t max_message_bytes, OnResult on_result, std::string& why);
+    // Whose copies the inputs are (correct --user); mailsiftd keys its layer with its own per_user.
+    void set_user(std::string user) { request_.user = std::move(user); }
     // Queues one input; sends a full request. Throws std::runtime_error when
     // mailsiftd refuses or cannot be reached (what was answered before stands).
     void add(std::string label, engine::CorrectionInput input);

@@ -22,8 +22,8 @@
 namespace mailsift::cli {
 namespace {
 
-const char* const learn_help = R"(usage: mailsift learn (--spam|--ham) [--files-from LIST] [PATH...]
-       mailsift learn --index FILE
+const char* const learn_help = R"(usage: mailsift learn (--spam|--ham) [--user ADDRESS] [--files-from LIST] [PATH...]
+       mailsift learn --index FILE [--user ADDRESS]
 
 Learn each message as spam or ham. A message already learned with the same
 label is left as it is (success); one learned with the other label is moved.
@@ -37,6 +37,9 @@ empty model, learn --spam JUNK then learn --ham INBOX learns every message.
 --index FILE learns a labelled corpus in its order, each message with its own
 label: TREC lines "spam PATH" or "ham PATH", PATH relative to FILE (a file,
 an mbox or a folder, all of it with that label).
+--user ADDRESS: the messages are that user's (a user's first training from
+their folders): with per_user set, their layer learns them with the site's
+model (ignored with per_user = off).
 )";
 
 const char* const unlearn_help = R"(usage: mailsift unlearn (--spam|--ham) [--files-from LIST] [PATH...]
@@ -45,7 +48,7 @@ Forget messages previously learned with that label. A message that was not
 learned so is reported and left alone (success).
 )";
 
-const char* const correct_help = R"(usage: mailsift correct (--spam|--ham|--undo) [--quiet] [--signature ID]... [--files-from LIST] [PATH...]
+const char* const correct_help = R"(usage: mailsift correct (--spam|--ham|--undo) [--quiet] [--user ADDRESS] [--signature ID]... [--files-from LIST] [PATH...]
 
 Correct mailsiftd's verdict. A message carrying an X-Mailsift-Signature that
 the database knows is trained on exactly the features mailsiftd scored (so
@@ -61,6 +64,12 @@ PATH nor --signature, one message is read from standard input, as a Dovecot
 IMAPSieve or sieve-pipe rule sends it. --quiet prints nothing but errors: no
 summary, no note for a message already learned (what a pipe program wants, as
 Dovecot logs anything on standard error as an error).
+With per_user set (mailsift.conf(5)), a correction of a copy mailsiftd scored
+for one recipient also trains that recipient's layer, so their next copies of
+such mail follow them; --user ADDRESS names the user instead (an alias).
+With correct_socket set, the corrections are handed to mailsiftd, which
+applies them (the user running this needs no access to the database); with
+nothing listening there, they are applied here if this user may write it.
 --undo undoes the latest correction of each message (by its signature) that
 still stands, made by mistake: the model goes back to what it was before it
 (the message unlearned, or moved back to the class it was learned as; the
@@ -91,6 +100,17 @@ struct TrainOptions {
     CLI::Option* index_given = nullptr;
     std::vector<std::string> paths;
     std::vector<std::string> signatures;  // correct --signature
+    std::string user;                     // learn, correct --user: whose mail (per_user)
+
+    // The layer --user names under the configured per_user ("" for none);
+    // a usage error when it is not an address.
+    std::string user_key(const std::string& command, const engine::Settings& settings) const {
+        if (user.empty()) return {};
+        if (!engine::user_of(engine::PerUser::recipient, user)) {
+            usage_error(command + ": --user " + user + ": not an address (user@domain)");
+        }
+        return engine::user_of(settings.per_user, user).value_or("");
+    }
 
     // The one label asked for, else a usage error.
     store::Class label(const std::string& command) const {
@@ -159,6 +179,7 @@ int train(const Context& ctx, const std::string& command, const TrainOptions& op
     store::Database& db = *opened;
     engine::Trainer trainer = trainer_for(db, ctx, args.paths);
     report_setting_notes(trainer.setting_notes());
+    trainer.set_user(opts.user_key(command, ctx.settings));  // learn --user: a user's first training
     const std::int64_t now = std::time(nullptr);
     int status = exit_ok;
     std::size_t n_refused = 0;  // inputs that are not mail (or not readable); the rest is learned
@@ -387,6 +408,7 @@ int correct_in_database(const Context& ctx, const TrainOptions& opts, engine::Co
     engine::Trainer trainer = trainer_for(db, ctx, paths);  // the IMAPSieve recipe corrects one at a time
     report_setting_notes(trainer.setting_notes());
     trainer.set_corrector("cli:" + unix_user());  // the history shows who corrected
+    trainer.set_user(opts.user_key("correct", ctx.settings));
     const std::int64_t now = std::time(nullptr);
     each_correction_input(ctx, opts, paths, out, [&](const std::string& label, engine::CorrectionInput in) {
         out.result(label, engine::apply_correction(trainer, action, in, now));
@@ -414,6 +436,8 @@ int correct(const Context& ctx, const TrainOptions& opts) {
             socket, action, ctx.settings.limits.max_message_bytes,
             [&out](const std::string& label, const engine::CorrectionResult& r) { out.result(label, r); }, unreachable);
         if (client) {
+            opts.user_key("correct", ctx.settings);  // an address, or a usage error
+            client->set_user(opts.user);              // mailsiftd keys it with its per_user
             try {
                 each_correction_input(ctx, opts, paths, out, [&](const std::string& label, engine::CorrectionInput in) {
                     client->add(label, std::move(in));
@@ -451,7 +475,10 @@ void add_training_commands(Registry& r) {
         const bool learning = std::string(name) == "learn";
         CLI::App* sub = r.add(name, learning ? learn_help : unlearn_help);
         auto o = add_message_options(sub);
-        if (learning) o->index_given = sub->add_option("--index", o->index);
+        if (learning) {
+            o->index_given = sub->add_option("--index", o->index);
+            sub->add_option("--user", o->user);
+        }
         const std::string command = name;
         r.set_run(sub, [o, command](const Context& ctx) { return train(ctx, command, *o); });
     }
@@ -459,6 +486,7 @@ void add_training_commands(Registry& r) {
     auto o = add_message_options(sub);
     sub->add_flag("-q,--quiet", o->quiet);
     sub->add_flag("--undo", o->undo);
+    sub->add_option("--user", o->user);
     // One id per --signature: a PATH after it stays a PATH.
     sub->add_option("--signature", o->signatures)->allow_extra_args(false);
     r.set_run(sub, [o](const Context& ctx) { return correct(ctx, *o); });

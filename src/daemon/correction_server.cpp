@@ -137,6 +137,13 @@ private:
                 }
                 engine::Trainer trainer(db, *settings, engine::Trainer::Reads::rows);
                 trainer.set_corrector(who);
+                if (!request.user.empty()) {  // correct --user: whose copies, whatever their scans say
+                    if (const auto user = engine::user_of(settings->per_user, request.user)) {
+                        trainer.set_user(*user);
+                    } else if (settings->per_user != engine::PerUser::off) {
+                        throw engine::WireError("the user is not an address");
+                    }
+                }
                 const auto now = static_cast<std::int64_t>(std::time(nullptr));
                 std::vector<engine::CorrectionResult> results;
                 results.reserve(request.inputs.size());

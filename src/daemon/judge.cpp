@@ -178,7 +178,12 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
             // An explanation quotes words and fragments of the message, its Subject among
             // them: a site that keeps no Subject lines keeps no explanations either.
             const bool explained = d.record_history && d.history_subjects;
-            const auto c = scorer.classify(t.message, envelope, d.record_signatures, explained);
+            // One recipient: scored with their layer (per_user); several: the site's model
+            // alone, so that no verdict shows what another recipient taught.
+            const std::optional<std::string> user = envelope.recipients.size() == 1
+                                                        ? engine::user_of(s.per_user, envelope.recipients.front())
+                                                        : std::nullopt;
+            const auto c = scorer.classify(t.message, envelope, d.record_signatures, explained, user.value_or(""));
             mime_limits = c.limits_hit;
             const auto digest = engine::message_digest(t.message);
             answer = answer_scored(t, actions, c, d, engine::signature_text(digest));

@@ -212,14 +212,14 @@ std::shared_ptr<const engine::Filter> Scorer::filter() const {
 }
 
 engine::Classification Scorer::classify(std::string_view raw, const features::Envelope& envelope,
-                                        bool record_features, bool record_parts) const {
+                                        bool record_features, bool record_parts, std::string_view user) const {
     std::shared_ptr<const State> state;
     {
         std::lock_guard lock(mutex_);
         state = published_;
     }
     if (!state) throw std::runtime_error("no model loaded (database " + shown_ + " unavailable)");
-    return state->filter->classify(raw, &envelope, record_features, record_parts);
+    return state->filter->classify(raw, &envelope, record_features, record_parts, nullptr, user);
 }
 
 }  // namespace mailsift::daemon

@@ -57,9 +57,11 @@ public:
     // The filter scoring uses now (the console scans with it); null while no model is loaded.
     std::shared_ptr<const engine::Filter> filter() const;
 
-    // Throws std::runtime_error when no model is loaded.
+    // Throws std::runtime_error when no model is loaded. `user`: scored with
+    // that user's layer (per_user); empty: the site's model alone.
     engine::Classification classify(std::string_view raw, const features::Envelope& envelope,
-                                    bool record_features = false, bool record_parts = false) const;
+                                    bool record_features = false, bool record_parts = false,
+                                    std::string_view user = {}) const;
 
     // New settings (SIGHUP): takes effect with the next reload.
     void reconfigure(engine::Settings settings);

@@ -64,14 +64,14 @@ std::string encode_request(const CorrectionRequest& request) {
         }
     }
     return std::string(magic) + to_string(request.action) + " " + std::to_string(request.inputs.size()) + " " +
-           std::to_string(body.size()) + "\n" + body;
+           std::to_string(body.size()) + (request.user.empty() ? "" : " " + request.user) + "\n" + body;
 }
 
 RequestHead parse_request_head(std::string_view line, std::size_t max_body_bytes) {
     if (!line.starts_with(magic)) throw WireError("not a correction request (or another version)");
     line.remove_prefix(magic.size());
-    const auto w = words(line, 3);
-    if (w.size() != 3) throw WireError("a request's first line has ACTION COUNT BODY_BYTES");
+    const auto w = words(line, 4);
+    if (w.size() < 3) throw WireError("a request's first line has ACTION COUNT BODY_BYTES [USER]");
     RequestHead head;
     if (w[0] == "spam") head.action = CorrectionAction::spam;
     else if (w[0] == "ham") head.action = CorrectionAction::ham;
@@ -80,6 +80,10 @@ RequestHead parse_request_head(std::string_view line, std::size_t max_body_bytes
     head.count = whole(w[1], max_correction_inputs, "count of inputs");
     if (head.count == 0) throw WireError("a request without inputs");
     head.body_bytes = whole(w[2], max_body_bytes, "body size (or larger than this mailsiftd takes)");
+    if (w.size() == 4) {
+        if (!valid_user(w[3])) throw WireError("bad user");
+        head.user = std::string(w[3]);
+    }
     return head;
 }
 
@@ -87,6 +91,7 @@ CorrectionRequest parse_request_body(const RequestHead& head, std::string_view b
     if (body.size() != head.body_bytes) throw WireError("body shorter than announced");
     CorrectionRequest request;
     request.action = head.action;
+    request.user = head.user;
     for (std::size_t i = 0; i < head.count; ++i) {
         const auto w = words(next_line(body), 3);
         CorrectionInput in;

@@ -75,6 +75,9 @@ Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Clas
             view = features::message_view(raw, settings_.slots.ngram_bytes);
         }
         features::message_slots(view, kept, settings_.slots, slots);
+        // Whose copy it was: the user set here (an alias), else the one the scan was scored for.
+        const std::optional<std::string> user = valid_user(user_) ? std::optional<std::string>(user_) : recorded_user(scan.features);
+        if (user) features::add_personal_slots(*user, settings_.slots.bits, slots);
     }
     // Keyed by the signature: correcting the same scan again is a no-op, the other way moves it.
     store::CorrectionUndo undo;

@@ -224,6 +224,21 @@ std::string feature_lines(const features::FeatureBag& bag) {
 namespace {
 constexpr std::string_view view_key = "!view:";
 
+// The value of the `key` line ("!view:", "!user:") of recorded feature lines,
+// without its "<TAB>1"; nothing when the lines hold none.
+std::optional<std::string_view> recorded_value(std::string_view lines, std::string_view key) {
+    std::size_t at = 0;
+    if (!lines.starts_with(key)) {
+        at = lines.find(std::string("\n").append(key));
+        if (at == std::string_view::npos) return std::nullopt;
+        ++at;
+    }
+    std::string_view line = lines.substr(at + key.size());
+    line = line.substr(0, line.find('\n'));
+    if (const std::size_t tab = line.rfind('\t'); tab != std::string_view::npos) line = line.substr(0, tab);
+    return line;
+}
+
 // Bytes the view line cannot carry raw: the separators of feature lines, the
 // escape itself, and every other control byte, so that `mailsift tokens
 // --signature` prints nothing a terminal would act on.
@@ -262,15 +277,9 @@ void append_view_line(std::string_view view, std::string& lines) {
 }
 
 std::optional<std::string> recorded_view(std::string_view lines) {
-    std::size_t at = 0;
-    if (!lines.starts_with(view_key)) {
-        at = lines.find("\n!view:");
-        if (at == std::string_view::npos) return std::nullopt;
-        ++at;
-    }
-    std::string_view line = lines.substr(at + view_key.size());
-    line = line.substr(0, line.find('\n'));
-    if (const std::size_t tab = line.rfind('\t'); tab != std::string_view::npos) line = line.substr(0, tab);
+    const auto value = recorded_value(lines, view_key);
+    if (!value) return std::nullopt;
+    const std::string_view line = *value;
     std::string view;
     view.reserve(line.size());
     for (std::size_t i = 0; i < line.size(); ++i) {
@@ -289,13 +298,37 @@ std::optional<std::string> recorded_view(std::string_view lines) {
     return view;
 }
 
+namespace {
+constexpr std::string_view user_key = "!user:";
+}  // namespace
+
+bool valid_user(std::string_view user) {
+    if (user.empty() || user.size() > 255) return false;
+    for (const char ch : user) {
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) return false;
+    }
+    return true;
+}
+
+void append_user_line(std::string_view user, std::string& lines) {
+    if (!valid_user(user)) return;
+    if (!lines.empty() && lines.back() != '\n') lines.push_back('\n');
+    lines.append(user_key).append(user).append("\t1\n");
+}
+
+std::optional<std::string> recorded_user(std::string_view lines) {
+    const auto user = recorded_value(lines, user_key);
+    if (!user || !valid_user(*user)) return std::nullopt;
+    return std::string(*user);
+}
+
 std::vector<std::pair<std::string, std::uint32_t>> parse_feature_lines(std::string_view lines) {
     std::vector<std::pair<std::string, std::uint32_t>> out;
     while (!lines.empty()) {
         const std::size_t nl = lines.find('\n');
         const std::string_view line = lines.substr(0, nl);
         lines.remove_prefix(nl == std::string_view::npos ? lines.size() : nl + 1);
-        if (line.starts_with(view_key)) continue;
+        if (line.starts_with('!')) continue;  // the view, the user: no feature starts with '!'
         const std::size_t tab = line.rfind('\t');
         if (tab == std::string_view::npos || tab == 0) continue;
         std::uint32_t n = 0;
@@ -503,7 +536,7 @@ features::FeatureBag Filter::features_of(std::string_view raw, const features::E
 }
 
 Classification Filter::classify(std::string_view raw, const features::Envelope* envelope, bool record_features,
-                                bool record_parts, Scoring* made_of) const {
+                                bool record_parts, Scoring* made_of, std::string_view user) const {
     const std::shared_ptr<const Model> m = model();  // one model for the whole message
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
     const features::FeatureBag bag = features::extract(parsed, envelope, &m->contacts, settings_.features);
@@ -529,6 +562,10 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
         features::message_view(raw, settings_.slots.ngram_bytes, view);
         features::message_slots(view, bag, settings_.slots, slots);
         if (record_features) append_view_line(view, c.features);
+        if (valid_user(user)) {
+            features::add_personal_slots(user, settings_.slots.bits, slots);
+            if (record_features) append_user_line(user, c.features);
+        }
     }
     const Combined combined = combine(bag, slots, m->snapshot, m->linear.get(), settings_, settings_.reasons);
     c.score = combined.score;

@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -441,6 +442,19 @@ const std::map<std::string, Entry, std::less<>>& table() {
               return s.daemon.reject_reply = std::string(v), true;
           },
           [](S s) { return s.daemon.reject_reply; }}},
+        {"per_user",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              if (v == "off") return s.per_user = PerUser::off, true;
+              if (v == "recipient") return s.per_user = PerUser::recipient, true;
+              if (v == "domain") return s.per_user = PerUser::domain, true;
+              return false;
+          },
+          [](S s) {
+              return std::string(s.per_user == PerUser::recipient ? "recipient"
+                                 : s.per_user == PerUser::domain  ? "domain"
+                                                                  : "off");
+          }}},
         {"train_on_error",
          {Kind::administrator,
           [](Settings& s, std::string_view v) { return parse_bool(v, s.train_on_error); },
@@ -655,6 +669,23 @@ std::filesystem::path default_database_path() {
         return std::filesystem::path(home) / ".local" / "share" / "mailsift" / "mailsift.db";
     }
     return "mailsift.db";
+}
+
+std::optional<std::string> user_of(PerUser per_user, std::string_view address) {
+    if (per_user == PerUser::off) return std::nullopt;
+    while (!address.empty() && (address.front() == ' ' || address.front() == '<')) address.remove_prefix(1);
+    while (!address.empty() && (address.back() == ' ' || address.back() == '>' || address.back() == '\r')) address.remove_suffix(1);
+    const std::size_t at = address.rfind('@');
+    if (address.empty() || address.size() > 255 || at == std::string_view::npos || at == 0 || at + 1 == address.size()) {
+        return std::nullopt;
+    }
+    std::string user;
+    for (const char ch : per_user == PerUser::domain ? address.substr(at + 1) : address) {
+        const auto u = static_cast<unsigned char>(ch);
+        if (u <= 0x20 || u == 0x7f) return std::nullopt;
+        user.push_back(u < 0x80 ? static_cast<char>(std::tolower(u)) : ch);
+    }
+    return user;
 }
 
 }  // namespace mailsift::engine

@@ -111,6 +111,7 @@ void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& pa
     if (settings_.scorer == Scorer::linear) {
         features::message_view(raw, settings_.slots.ngram_bytes, p.prefix);
         features::message_slots(p.prefix, p.bag, settings_.slots, p.slots);
+        if (valid_user(user_)) features::add_personal_slots(user_, settings_.slots.bits, p.slots);
     }
 }
 

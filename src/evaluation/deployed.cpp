@@ -15,6 +15,8 @@
 // model as first learned scores the same messages, never corrected: what the
 // corrections changed, for better or worse.
 #include <algorithm>
+#include <cctype>
+#include <optional>
 
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/engine/trainer.hpp"
@@ -40,6 +42,38 @@ std::string delivered_copy(const std::string& raw, const store::Digest& id, mode
                          "X-Mailsift-Signature: " + engine::signature_text(id) + eol;
     if (at == raw.size() && !raw.empty() && raw.back() != '\n') fields.insert(0, eol);
     return raw.substr(0, at) + fields + raw.substr(at);
+}
+
+// The value of the topmost header field `name` (lower case, with its colon), or nothing.
+std::optional<std::string_view> header_field(std::string_view raw, std::string_view name) {
+    std::size_t at = 0;
+    while (at < raw.size()) {
+        const std::size_t end = std::min(raw.find('\n', at), raw.size());
+        const std::string_view line = raw.substr(at, end - at);
+        if (line.empty() || line == "\r") break;  // the end of the header section
+        if (line.size() > name.size() && std::equal(name.begin(), name.end(), line.begin(), [](char a, char b) {
+                return a == std::tolower(static_cast<unsigned char>(b));
+            })) {
+            return line.substr(name.size());
+        }
+        at = end + 1;
+    }
+    return std::nullopt;
+}
+
+// The user a message was delivered to (per_user), as the milter would have
+// had it for its one recipient: its topmost Delivered-To (the last delivery's
+// envelope recipient), else the first address of its To (what
+// bench/deployed_loop.py sends the real mailsiftd as RCPT), else none.
+std::optional<std::string> delivered_user(std::string_view raw, engine::PerUser per_user) {
+    if (per_user == engine::PerUser::off) return std::nullopt;
+    if (const auto to = header_field(raw, "delivered-to:")) return engine::user_of(per_user, *to);
+    if (auto to = header_field(raw, "to:")) {
+        to = to->substr(0, to->find(','));
+        if (const auto lt = to->find('<'); lt != std::string_view::npos) to = to->substr(lt);
+        return engine::user_of(per_user, *to);
+    }
+    return std::nullopt;
 }
 
 }  // namespace
@@ -83,11 +117,12 @@ void deployed(const std::vector<LabelledMessage>& corpus, const Plan& plan, cons
             const LabelledMessage& m = corpus[i];
             auto raw = load_usable(load, m.path, settings, out);
             if (!raw) continue;
-            const auto c = filter.classify(*raw, nullptr, /*record_features=*/true);
+            const std::string user = delivered_user(*raw, settings.per_user).value_or("");
+            const auto c = filter.classify(*raw, nullptr, /*record_features=*/true, false, nullptr, user);
             const store::Digest id = engine::message_digest(*raw);
             out.scored.push_back({m.spam, c.score.log_odds, c.score.probability, c.score.verdict});
             out.scored_paths.push_back(m.path);
-            const auto u = frozen.classify(*raw).score;
+            const auto u = frozen.classify(*raw, nullptr, false, false, nullptr, user).score;
             d.uncorrected.push_back({m.spam, u.log_odds, u.probability, u.verdict});
             scans.scans.push_back({id, ++now, c.score.verdict, c.features});
             delivered.push_back({&m, std::move(*raw), id, c.score.verdict});

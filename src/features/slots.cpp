@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "mailsift/features/feature_hash.hpp"
+
 namespace mailsift::features {
 
 std::uint32_t ngram_slot(std::uint32_t gram, unsigned bits) {
@@ -166,6 +168,19 @@ std::vector<std::string> slot_sources(std::string_view raw, const FeatureBag& ba
         },
         [&](std::uint32_t slot, const std::string& what, bool gram) { append_source(out[index(slot)], what, gram); });
     return out;
+}
+
+void add_personal_slots(std::string_view user, unsigned bits, std::vector<std::uint32_t>& slots) {
+    if (user.empty() || slots.empty()) return;
+    const std::uint64_t seed = hash64(user, 0x7573657273656564ULL);
+    const std::size_t n = slots.size();
+    slots.reserve(2 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t z = mix64(seed ^ (std::uint64_t{slots[i]} * golden_gamma));
+        slots.push_back(static_cast<std::uint32_t>(z >> (64 - bits)));
+    }
+    std::sort(slots.begin(), slots.end());
+    slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
 }
 
 }  // namespace mailsift::features

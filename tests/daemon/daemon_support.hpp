@@ -178,10 +178,14 @@ struct Client {
     // Sends one message (no-reply steps negotiated) and returns every reply up to the final one.
     std::vector<std::pair<char, std::string>> message(const std::string& headers_and_body,
                                                       const std::string& recipient = "<user@example.org>") const {
+        return message(headers_and_body, std::vector<std::string>{recipient});
+    }
+    std::vector<std::pair<char, std::string>> message(const std::string& headers_and_body,
+                                                      const std::vector<std::string>& recipients) const {
         const auto split = headers_and_body.find("\n\n");
         std::istringstream hs(headers_and_body.substr(0, split));
         send(frame('M', z("<sender@example.net>")));
-        send(frame('R', z(recipient)));
+        for (const auto& recipient : recipients) send(frame('R', z(recipient)));
         for (std::string line; std::getline(hs, line);) {
             const auto colon = line.find(':');
             send(frame('L', z(line.substr(0, colon)) + z(line.substr(colon + 1))));

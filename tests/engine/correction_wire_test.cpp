@@ -29,8 +29,12 @@ TEST_CASE("A correction request reads back as it was written", "[correction_wire
     msg.raw = std::string("From: a@b\nSubject: x\n\nmessage 9 9\nsignature \n\0bytes", 48);
     msg.size_bytes = 1000;  // a prefix of a larger message
     r.inputs = {sig, msg, sig};
+    r.user = "alice@example.org";
     const auto back = read_request(engine::encode_request(r));
     REQUIRE(back.action == engine::CorrectionAction::undo);
+    CHECK(back.user == "alice@example.org");
+    r.user.clear();
+    CHECK(read_request(engine::encode_request(r)).user.empty());
     REQUIRE(back.inputs.size() == 3);
     CHECK(back.inputs[0].signature == sig.signature);
     CHECK(back.inputs[2].signature == sig.signature);
@@ -71,8 +75,9 @@ TEST_CASE("An answer reads back as it was written, and a refusal as one clean li
 TEST_CASE("A request off the format is refused whole", "[correction_wire]") {
     const std::size_t body_max = engine::max_correction_body_bytes(4 << 20);
     for (const char* head : {"", "MAILSIFT-CORRECT 2 spam 1 5", "MAILSIFT-CORRECT 1 maybe 1 5", "MAILSIFT-CORRECT 1 spam 0 5",
-                             "MAILSIFT-CORRECT 1 spam 65 5", "MAILSIFT-CORRECT 1 spam 1", "MAILSIFT-CORRECT 1 spam 1 5 6",
+                             "MAILSIFT-CORRECT 1 spam 65 5", "MAILSIFT-CORRECT 1 spam 1", 
                              "MAILSIFT-CORRECT 1 spam 1 -5", "MAILSIFT-CORRECT 1 spam 1 5 ", "MAILSIFT-CORRECT 1 spam  1 5",
+                             "MAILSIFT-CORRECT 1 spam 1 5 a@b c", "MAILSIFT-CORRECT 1 spam 1 5 a\x01b",
                              "MAILSIFT-CORRECT 1 spam 1 99999999999999999999999"}) {
         INFO(head);
         CHECK_THROWS_AS(engine::parse_request_head(head, body_max), engine::WireError);

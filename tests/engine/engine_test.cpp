@@ -1070,9 +1070,10 @@ TEST_CASE("Every setting's value reads back as itself", "[engine]") {
         CHECK(engine::setting_value(engine::parse_settings(name + " = " + v, "x.conf"), name) == v);
         // A switch shows the value it was given: the other one reads back as the other one.
         const bool is_switch = v == "on" || v == "off";
-        // ("off" for no address or path is no switch.)
+        // ("off" for no address or path, or for no layer, is no switch.)
         if (is_switch && name.find("listen") == std::string::npos && name.find("threshold") == std::string::npos &&
-            name.find("log_odds") == std::string::npos && name != "correct_socket") {
+            name.find("log_odds") == std::string::npos && name != "correct_socket" &&
+            name != "per_user") {
             const std::string other = v == "on" ? "off" : "on";
             CHECK(engine::setting_value(engine::parse_settings(name + " = " + other, "x.conf"), name) == other);
         }

@@ -16,6 +16,11 @@
 #     again: already spam, nothing more;
 #   - the pipe programs run as the mail user (not root), mailsiftd names it as
 #     the corrector, and Dovecot logs no error;
+#   - with per_user = recipient (README, per-user models): a newsletter delivered
+#     to alice and to bob, two IMAP users; alice moves her copy into Junk; her
+#     next copy moves further toward spam than bob's does (by more than 0.25
+#     log-odds: with one model for all, the two move alike; the refit after the
+#     correction moves the site's model, and so bob's copy, too);
 #   - with mailsiftd stopped, a move changes nothing and Dovecot logs why.
 # Needs root (postfix start, dovecot, a system user); installs dovecot-imapd and
 # dovecot-sieve when missing.
@@ -87,7 +92,7 @@ mkdir -p "$DOVE/run" "$DOVE/state" "$SIEVE" "$WORK/run"
 chmod 755 "$WORK/run"
 absent_recipe=$(dovecot_readme_recipes "$HERE" "$README" "$DOVE" "$SIEVE" "$WORK/bin/mailsift" "$CONF" "$WORK/run" \
     "$(id -gn "$MAIL_USER")") || bail "README.md has the recipe '$absent_recipe'"
-EXTRA_CONF=$(cat "$DOVE/mailsift.conf")
+EXTRA_CONF=$(cat "$DOVE/mailsift.conf"; echo "per_user = recipient")
 # Scans reach the database every 30 s: long enough to correct one before it is written.
 STATS_INTERVAL=30
 launch_daemon
@@ -111,7 +116,7 @@ mkdir -p "$PFETC"
 smtpd_milters = inet:127.0.0.1:$MILTER_PORT
 virtual_mailbox_domains = example.test
 virtual_mailbox_base = $MAIL
-virtual_mailbox_maps = inline:{ alice@example.test=alice/ }
+virtual_mailbox_maps = inline:{ alice@example.test=alice/, bob@example.test=bob/ }
 virtual_uid_maps = static:$MAIL_UID
 virtual_gid_maps = static:$MAIL_GID
 virtual_minimum_uid = 1
@@ -130,7 +135,7 @@ fi
 # ---------------------------------------------------------------- Dovecot with the README's recipe
 touch "$WORK/dovecot.log" "$WORK/dovecot-info.log"
 IMAP_PASSWORD="looking-glass-$RANDOM$RANDOM"
-echo "alice:{PLAIN}$IMAP_PASSWORD" >"$DOVE/users"
+printf 'alice:{PLAIN}%s\nbob:{PLAIN}%s\n' "$IMAP_PASSWORD" "$IMAP_PASSWORD" >"$DOVE/users"
 cp "$DOVE/report-spam.sieve" "$DOVE/report-ham.sieve" "$DOVE/learn-spam" "$DOVE/learn-ham" "$SIEVE/"
 dovecot_private_conf "$DOVE" "$WORK" "$MAIL" "$MAIL_UID" "$MAIL_GID" "$IMAP_PORT" >"$DOVE/dovecot.conf.main"
 # A sanitizer build of mailsift reserves terabytes of address space for its shadow
@@ -160,20 +165,27 @@ else
 fi
 
 # ---------------------------------------------------------------- helpers
-deliver() {  # deliver FIXTURE: sends it to alice; prints the signature of the delivered copy
-    local before file sig
-    before=$(find "$MAIL/alice" -type f -path '*/new/*' 2>/dev/null | wc -l)
-    python3 "$HERE/smtp_send.py" 127.0.0.1 "$SMTP_PORT" sender@example.org alice@example.test \
-        "$MESSAGES/$1" >>"$WORK/send.log" 2>&1 || return 1
-    one_more() { [ "$(find "$MAIL/alice" -type f -path '*/new/*' 2>/dev/null | wc -l)" -gt "$before" ]; }
+deliver() {  # deliver FILE [USER]: sends it to USER (alice); prints the signature of the delivered copy
+    local user=${2:-alice} before file sig message=$1
+    [[ $message == /* ]] || message=$MESSAGES/$message
+    before=$(find "$MAIL/$user" -type f -path '*/new/*' 2>/dev/null | wc -l)
+    python3 "$HERE/smtp_send.py" 127.0.0.1 "$SMTP_PORT" sender@example.org "$user@example.test" \
+        "$message" >>"$WORK/send.log" 2>&1 || return 1
+    one_more() { [ "$(find "$MAIL/$user" -type f -path '*/new/*' 2>/dev/null | wc -l)" -gt "$before" ]; }
     wait_for 20 one_more || return 1
-    file=$(ls -t "$MAIL"/alice/new/* | head -1)
+    file=$(ls -t "$MAIL/$user"/new/* | head -1)
     sig=$(sed -n 's/^X-Mailsift-Signature: *\([0-9a-f]\{32\}\).*/\1/p' "$file" | tail -1)
     [ -n "$sig" ] || return 1
     echo "$sig"
 }
-move() {  # move FROM TO SIGNATURE
-    python3 "$HERE/imap_move.py" "$IMAP_PORT" alice "$IMAP_PASSWORD" "$1" "$2" "$3" >>"$WORK/imap.log" 2>&1
+move() {  # move FROM TO SIGNATURE [USER]: as USER (alice) does in a mail client
+    python3 "$HERE/imap_move.py" "$IMAP_PORT" "${4:-alice}" "$IMAP_PASSWORD" "$1" "$2" "$3" >>"$WORK/imap.log" 2>&1
+}
+# log_odds USER SIGNATURE: the uncalibrated log-odds mailsiftd gave USER's copy
+log_odds() {
+    local file
+    file=$(grep -rl "^X-Mailsift-Signature: $2" "$MAIL/$1" 2>/dev/null | head -1)
+    [ -n "$file" ] && sed -n 's/^X-Mailsift-Status:.*uncalibrated-log-odds=\([-0-9.]*\).*/\1/p' "$file" | head -1
 }
 export_model() { "$MAILSIFT" --db "$DB" export "$1" >/dev/null; }
 # learned SIGNATURE: "spam", "ham" or "none", and how many times the message is listed
@@ -272,6 +284,37 @@ if grep -q "from socket:$MAIL_USER\$" "$WORK/mailsiftd.log"; then
     ok "mailsiftd applied the corrections, naming the mail user as the kernel gave it ($(grep -c "from socket:$MAIL_USER\$" "$WORK/mailsiftd.log") logged)"
 else
     not_ok "mailsiftd applied the corrections from socket:$MAIL_USER"
+fi
+
+# ---------------------------------------------------------------- per_user: a newsletter alice does not want
+cat >"$WORK/newsletter.eml" <<'EOF'
+From: Weekly Deals <news@deals.example>
+To: subscribers@deals.example
+Subject: This week's gadget deals and tips
+
+Our editors picked this week's best gadget deals, with tips on laptops, phones
+and the cables nobody remembers to pack.
+EOF
+chmod 644 "$WORK/newsletter.eml"
+SIG_NA=$(deliver "$WORK/newsletter.eml" alice) || bail "the newsletter delivered to alice"
+SIG_NB=$(deliver "$WORK/newsletter.eml" bob) || bail "the newsletter delivered to bob"
+ALICE_BEFORE=$(log_odds alice "$SIG_NA")
+BOB_BEFORE=$(log_odds bob "$SIG_NB")
+move INBOX Junk "$SIG_NA" alice || not_ok "IMAP MOVE of alice's newsletter into Junk (see imap.log)"
+corrected_n() { grep -q "applied 1 correction(s) (spam) from socket:$MAIL_USER" "$WORK/mailsiftd.log" &&
+    [ "$("$MAILSIFT" --db "$DB" stats --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["linear"]["changes_since_refit"])')" = 0 ]; }
+wait_for 15 corrected_n || true
+sleep 2  # mailsiftd's reload of the model after the correction (refresh_interval 1 s)
+SIG_NA2=$(deliver "$WORK/newsletter.eml" alice) || bail "the newsletter delivered to alice again"
+SIG_NB2=$(deliver "$WORK/newsletter.eml" bob) || bail "the newsletter delivered to bob again"
+ALICE_AFTER=$(log_odds alice "$SIG_NA2")
+BOB_AFTER=$(log_odds bob "$SIG_NB2")
+if [ -n "$ALICE_BEFORE" ] && [ -n "$ALICE_AFTER" ] && [ -n "$BOB_BEFORE" ] && [ -n "$BOB_AFTER" ] &&
+    awk -v a0="$ALICE_BEFORE" -v a1="$ALICE_AFTER" -v b0="$BOB_BEFORE" -v b1="$BOB_AFTER" \
+        'BEGIN { exit !((a1 - a0) > (b1 - b0) + 0.25) }'; then
+    ok "per_user: after alice moved the newsletter into Junk, her next copy moved by $ALICE_BEFORE -> $ALICE_AFTER log-odds, bob's by $BOB_BEFORE -> $BOB_AFTER"
+else
+    not_ok "per_user: alice's next copy moves further toward spam than bob's (alice $ALICE_BEFORE -> $ALICE_AFTER, bob $BOB_BEFORE -> $BOB_AFTER)"
 fi
 
 # ---------------------------------------------------------------- message C: moved with mailsiftd stopped

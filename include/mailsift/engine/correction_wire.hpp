@@ -2,7 +2,9 @@
 // correction socket (correct_socket): one request, one answer, then the
 // connection closes. Text lines, with each message as a counted run of bytes:
 //
-//   request  MAILSIFT-CORRECT 1 ACTION COUNT BODY_BYTES\n    ACTION: spam, ham or undo
+//   request  MAILSIFT-CORRECT 1 ACTION COUNT BODY_BYTES [USER]\n
+//                                      ACTION: spam, ham or undo; USER: whose
+//                                      copies they are (correct --user), an address
 //            then BODY_BYTES bytes of COUNT inputs, each
 //              signature HEX32\n
 //              message SIZE_BYTES LENGTH\n  and LENGTH bytes of the message
@@ -34,6 +36,7 @@ public:
 
 struct CorrectionRequest {
     CorrectionAction action = CorrectionAction::spam;
+    std::string user;  // "": none said (a scan's own recipient then decides)
     std::vector<CorrectionInput> inputs;
 };
 
@@ -53,6 +56,7 @@ struct RequestHead {
     CorrectionAction action = CorrectionAction::spam;
     std::size_t count = 0;
     std::size_t body_bytes = 0;
+    std::string user;  // valid_user() and without a space, or ""
 };
 // The first line without its '\n'. `max_body_bytes`: the largest body the reader accepts.
 RequestHead parse_request_head(std::string_view line, std::size_t max_body_bytes);

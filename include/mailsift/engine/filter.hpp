@@ -113,6 +113,14 @@ void append_view_line(std::string_view view, std::string& lines);
 // (before schema 17's mailsift, or with the naive-Bayes scorer).
 std::optional<std::string> recorded_view(std::string_view lines);
 
+// A scan also records the user it was scored for (per_user, issue 44), when
+// there was one, as one more line: "!user:" and the user, then "<TAB>1". A
+// user is at most 255 bytes, none of them a control byte (valid_user()).
+bool valid_user(std::string_view user);
+void append_user_line(std::string_view user, std::string& lines);
+// The user recorded in `lines`; nullopt for a scan scored for no user.
+std::optional<std::string> recorded_user(std::string_view lines);
+
 struct Classification {
     model::Score score;
     std::vector<Reason> toward_spam;
@@ -204,9 +212,11 @@ public:
         std::vector<model::Slot> slots;   // its slots
         Combined combined;
     };
+    // `user`: the message is scored for that user, with their layer
+    // (features::add_personal_slots); empty: the site's model alone.
     Classification classify(std::string_view raw, const features::Envelope* envelope = nullptr,
                             bool record_features = false, bool record_parts = false,
-                            Scoring* made_of = nullptr) const;
+                            Scoring* made_of = nullptr, std::string_view user = {}) const;
 
 private:
     LinearParts linear_parts(std::string_view view, const features::FeatureBag& bag, std::span<const model::Slot> slots,

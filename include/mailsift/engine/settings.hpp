@@ -76,6 +76,14 @@ struct ConsoleSettings {
 // scorer (model/linear.hpp) over 4-grams, features and the naive-Bayes log-odds.
 enum class Scorer : std::uint8_t { naive_bayes, linear };
 
+// Whose layer a message is scored and corrected with (issue 44): none (the
+// site's model alone), its one recipient's, or that recipient's domain's.
+enum class PerUser : std::uint8_t { off, recipient, domain };
+// The user of a message with the one recipient `address` (in angle brackets
+// or not): the address or its domain, lower-cased; nullopt when per_user is
+// off or the address is not one (no '@', or a control byte).
+std::optional<std::string> user_of(PerUser per_user, std::string_view address);
+
 struct Settings {
     std::filesystem::path database;  // empty: not set in the file
     Scorer scorer = Scorer::linear;
@@ -87,6 +95,7 @@ struct Settings {
     std::size_t reasons = 5;          // contributions reported in each direction
     std::size_t batch_messages = 5000;  // messages per training transaction (1000 -> 5000: whole-corpus learn 0.86 -> 0.77 s)
     bool train_on_error = false;        // correct: skip scans whose confident verdict was already right
+    PerUser per_user = PerUser::off;    // each mailbox's corrections shape its own verdicts (issue 44)
     // Thick-threshold training (learn, evaluate): a message the model already
     // scores on the right side by at least this many log-odds is not learned;
     // errors and everything within the margin are. 0 = learn every message.

@@ -107,6 +107,11 @@ public:
     // Who the corrections of this trainer are from, as store::Correction::by
     // ("console:NAME", "cli:USER"); kept with each, and shown in the history.
     void set_corrector(std::string by) { corrector_ = std::move(by); }
+    // The user the messages this trainer learns and corrects are theirs
+    // (per_user, issue 44): their layer is stepped with the site's. A
+    // correction by a scan recorded for a user steps that user's layer unless
+    // one is set here (an alias: `mailsift correct --user`). Empty: none.
+    void set_user(std::string user) { user_ = std::move(user); }
     // Without the message: nothing when the signature is unknown (expired or never scanned here).
     std::optional<CorrectOutcome> correct_signature(const store::Digest& id, store::Class c, std::int64_t now);
     // The same, but a signature without a scan yet is not an error: the correction
@@ -234,6 +239,7 @@ private:
 
     store::Database& db_;
     std::string corrector_;  // set_corrector()
+    std::string user_;       // set_user()
     Reads reads_ = Reads::whole_model;
     Settings settings_;
     std::string settings_to_record_;  // model_settings_text(), while the store records none

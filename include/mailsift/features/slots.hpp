@@ -58,4 +58,12 @@ std::vector<std::string> slot_sources(std::string_view view, const FeatureBag& b
 void message_slots(std::string_view view, const std::vector<std::pair<std::uint64_t, std::uint32_t>>& terms,
                    const SlotOptions& options, std::vector<std::uint32_t>& out);
 
+// A user's layer (per_user, issue 44; Weinberger et al. 2009, Attenberg et al.
+// 2009): each of the message's slots also hashed with the user, into the same
+// table. Appends to `slots` the personal slot of each slot it holds, keeping
+// every slot once. A user who never corrected has (collisions aside) zero
+// weights there, so their score is the site's; a correction of their copy
+// steps the site's slots and theirs together.
+void add_personal_slots(std::string_view user, unsigned bits, std::vector<std::uint32_t>& slots);
+
 }  // namespace mailsift::features

@@ -1,0 +1,54 @@
+// per_user = recipient with the real mailsiftd over the milter protocol: a
+// message with one recipient is scored with that recipient's layer and its
+// scan remembers whom for, so that a correction of the delivered copy moves
+// that recipient's next verdict on such mail more than another's; a message
+// with several recipients is scored by the site's model alone.
+#include "daemon_support.hpp"
+
+using namespace daemon_test;
+
+namespace {
+
+const std::string newsletter = "From: Weekly Deals <news@deals.example>\nSubject: This week's gadget deals\n\n"
+                               "Our editors picked this week's best gadget deals, with tips on laptops and phones.\n";
+
+// The uncalibrated log-odds of X-Mailsift-Status.
+double log_odds(const std::vector<std::pair<char, std::string>>& replies) {
+    const std::string status = header_value(replies, "X-Mailsift-Status");
+    const auto at = status.find("uncalibrated-log-odds=");
+    REQUIRE(at != std::string::npos);
+    return std::stod(status.substr(at + 22));
+}
+
+}  // namespace
+
+TEST_CASE("per_user = recipient: one recipient's correction moves their verdicts, several recipients get the site's",
+          "[mailsiftd][per_user]") {
+    Daemon d("per_user = recipient\nstats_interval = 1\n");
+    start_trained_daemon(d);
+    Client c(d.socket);
+    c.negotiate();
+    const double bob_before = log_odds(c.message(newsletter, "<bob@example.org>"));
+    const double carol_before = log_odds(c.message(newsletter, "<carol@example.org>"));
+    const double both_before = log_odds(c.message(newsletter, std::vector<std::string>{"<bob@example.org>", "<carol@example.org>"}));
+
+    // bob's copy, scored for him; its scan written, then bob moves it to Junk.
+    const auto replies = c.message(newsletter, "<Bob@Example.org>");
+    const std::string signature = header_value(replies, "X-Mailsift-Signature");
+    REQUIRE(signature.size() == 32);
+    const std::string db = (d.dir / "model.db").string();
+    REQUIRE(eventually([&] {
+        return std::system((cli + " --db " + db + " tokens --signature " + signature + " >/dev/null 2>&1").c_str()) == 0;
+    }));
+    REQUIRE(std::system((cli + " --config " + (d.dir / "mailsift.conf").string() + " correct --spam --signature " + signature +
+                         " >/dev/null").c_str()) == 0);
+    REQUIRE(eventually([&] { return log_odds(c.message(newsletter, "<bob@example.org>")) > bob_before + 0.1; }));
+
+    const double bob_moved = log_odds(c.message(newsletter, "<bob@example.org>")) - bob_before;
+    const double carol_moved = log_odds(c.message(newsletter, "<carol@example.org>")) - carol_before;
+    const double both_moved =
+        log_odds(c.message(newsletter, std::vector<std::string>{"<bob@example.org>", "<carol@example.org>"})) - both_before;
+    CHECK(bob_moved > 1.5 * carol_moved);
+    // Two recipients: the site's model, as a user who never corrected sees it.
+    CHECK(both_moved == Approx(carol_moved).margin(0.05));
+}

@@ -1,0 +1,138 @@
+// The per-user layer (per_user, issue 44), on every backend: a correction of
+// one user's copy moves that user's verdicts on such mail more than anyone
+// else's; a user who never corrected is scored by the site's model; the scan
+// remembers whom it was scored for, and an undo takes the layer's step back.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <set>
+
+#include "../support/backends.hpp"
+#include "../support/model_state.hpp"
+#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/settings.hpp"
+#include "mailsift/engine/trainer.hpp"
+#include "mailsift/features/slots.hpp"
+
+using namespace mailsift;
+
+namespace {
+
+const std::string newsletter =
+    "From: Weekly Deals <news@deals.example>\nSubject: This week's gadget deals and tips\n\n"
+    "Our editors picked this week's best gadget deals, with tips on laptops and phones.\n";
+
+// A copy as mailsiftd delivered it, tagged with the scan's signature.
+std::string delivered(const store::Digest& id) {
+    return "X-Mailsift-Status: No, score=0.4000\nX-Mailsift-Signature: " + engine::signature_text(id) + "\n" + newsletter;
+}
+
+engine::Settings per_recipient() {
+    engine::Settings settings;
+    settings.per_user = engine::PerUser::recipient;
+    return settings;
+}
+
+// The newsletter's log-odds for `user` ("" : the site's model alone).
+double score(store::Database& db, const std::string& user) {
+    return engine::Filter(db, per_recipient()).classify(newsletter, nullptr, false, false, nullptr, user).score.log_odds;
+}
+
+// mailsiftd's scan of the newsletter for `user`, recorded; its signature.
+store::Digest record_scan(store::Database& db, const std::string& user) {
+    const auto scanned = engine::Filter(db, per_recipient()).classify(newsletter, nullptr, true, false, nullptr, user);
+    REQUIRE(engine::recorded_user(scanned.features) == user);
+    const store::Digest id = engine::message_digest(newsletter);
+    store::Recording rec;
+    rec.scans.push_back({id, 1500, model::Verdict::ham, scanned.features});
+    db.record(rec);
+    return id;
+}
+
+}  // namespace
+
+TEST_CASE("A user's layer: hashed with the user, every slot once, none for no user", "[engine][per_user]") {
+    const std::vector<std::uint32_t> site = {7, 1000, 262143, 5};
+    auto alice = site, bob = site, none = site;
+    features::add_personal_slots("alice@example.org", 18, alice);
+    features::add_personal_slots("bob@example.org", 18, bob);
+    features::add_personal_slots("", 18, none);
+    CHECK(none == site);
+    for (const auto* s : {&alice, &bob}) {
+        CHECK(std::is_sorted(s->begin(), s->end()));
+        CHECK(std::adjacent_find(s->begin(), s->end()) == s->end());
+        CHECK(s->size() <= 2 * site.size());
+        CHECK(s->size() > site.size());
+        CHECK(std::all_of(s->begin(), s->end(), [](std::uint32_t x) { return x < (1u << 18); }));
+        for (const auto x : site) CHECK(std::binary_search(s->begin(), s->end(), x));
+    }
+    CHECK(alice != bob);
+    auto again = site;
+    features::add_personal_slots("alice@example.org", 18, again);
+    CHECK(again == alice);
+}
+
+TEST_CASE("The user of a message: its one recipient, or that recipient's domain", "[engine][per_user]") {
+    using engine::PerUser;
+    CHECK(engine::user_of(PerUser::recipient, "<Alice@Example.ORG>") == "alice@example.org");
+    CHECK(engine::user_of(PerUser::domain, "<Alice@Example.ORG>") == "example.org");
+    CHECK(engine::user_of(PerUser::recipient, " alice@example.org") == "alice@example.org");
+    CHECK_FALSE(engine::user_of(PerUser::off, "alice@example.org"));
+    for (const char* bad : {"", "<>", "alice", "@example.org", "alice@", "al ice@example.org", "a\x01@example.org"}) {
+        INFO(bad);
+        CHECK_FALSE(engine::user_of(PerUser::recipient, bad));
+    }
+    std::string lines = "word:deal\t1\n";
+    engine::append_user_line("alice@example.org", lines);
+    CHECK(engine::recorded_user(lines) == "alice@example.org");
+    CHECK(engine::parse_feature_lines(lines).size() == 1);  // not a feature
+    CHECK_FALSE(engine::recorded_user("word:deal\t1\n"));
+    CHECK_FALSE(engine::recorded_user("word:deal\t1\n!user:a\x01\t1\n"));
+}
+
+TEST_CASE("A correction of one user's copy moves that user's verdict more than another's, and undo takes it back",
+          "[engine][per_user]") {
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    testing::train_fixtures(*db);
+    const double site_before = score(*db, ""), bob_before = score(*db, "bob@example.org"),
+                 carol_before = score(*db, "carol@example.org");
+    // Nobody has corrected anything: every user is scored as the site (collisions aside).
+    CHECK(bob_before == Approx(site_before).margin(0.05));
+    CHECK(carol_before == Approx(site_before).margin(0.05));
+
+    // mailsiftd scored bob's copy, recording whom for; bob moves it to Junk.
+    const store::Digest id = record_scan(*db, "bob@example.org");
+    engine::Trainer t(*db, per_recipient());
+    const std::string copy = delivered(id);
+    REQUIRE(t.correct(copy, copy.size(), store::Class::spam, 2000).by_signature);
+    t.commit();
+
+    const double bob_moved = score(*db, "bob@example.org") - bob_before;
+    const double carol_moved = score(*db, "carol@example.org") - carol_before;
+    const double site_moved = score(*db, "") - site_before;
+    CHECK(bob_moved > 0.0);
+    CHECK(carol_moved > 0.0);  // the site learned too
+    CHECK(bob_moved > 1.5 * carol_moved);
+    CHECK(carol_moved == Approx(site_moved).margin(0.05));
+
+    // Undone: bob's layer goes back with the site's.
+    engine::Trainer u(*db, per_recipient());
+    REQUIRE(u.undo(copy, 2100).result == engine::Trainer::UndoOutcome::Result::undone);
+    u.commit();
+    CHECK(score(*db, "bob@example.org") == Approx(bob_before).margin(1e-3));
+    CHECK(score(*db, "") == Approx(site_before).margin(1e-3));
+}
+
+TEST_CASE("correct --user names the layer, whatever the scan recorded (an alias)", "[engine][per_user]") {
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    testing::train_fixtures(*db);
+    const double alias_before = score(*db, "robert@example.org"), bob_before = score(*db, "bob@example.org");
+    const store::Digest id = record_scan(*db, "bob@example.org");
+    engine::Trainer t(*db, per_recipient());
+    t.set_user("robert@example.org");
+    const std::string copy = delivered(id);
+    REQUIRE(t.correct(copy, copy.size(), store::Class::spam, 2000).by_signature);
+    t.commit();
+    CHECK(score(*db, "robert@example.org") - alias_before > 1.5 * (score(*db, "bob@example.org") - bob_before));
+}
