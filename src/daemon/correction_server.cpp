@@ -3,7 +3,6 @@
 
 #include <pwd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <chrono>
 #include <optional>
@@ -14,6 +13,7 @@
 #include "mailsift/engine/correction_wire.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/store/database.hpp"
+#include "file_identity.hpp"
 #include "server.hpp"
 
 namespace mailsift::daemon {
@@ -125,16 +125,7 @@ private:
                 // The scans scored a moment ago are written first, here (the recorder may be
                 // refitting): their corrections then find them.
                 store::Database& db = server_.connection();
-                if (auto scans = server_.recorder_.take_scans(); !scans.empty()) {
-                    store::Recording queued;
-                    queued.packed = std::move(scans);
-                    try {
-                        db.record(queued);
-                    } catch (...) {
-                        server_.recorder_.return_scans(std::move(queued.packed));
-                        throw;
-                    }
-                }
+                server_.recorder_.write_queued_scans(db);
                 engine::Trainer trainer(db, *settings, engine::Trainer::Reads::rows);
                 trainer.set_corrector(who);
                 if (!request.user.empty()) {  // correct --user: whose copies, whatever their scans say
@@ -234,37 +225,22 @@ store::Database& CorrectionServer::connection() {
         return db;
     };
     if (store::is_postgresql(location)) {
-        if (!held_) held_ = Held{open(), 0, 0};
+        if (!held_) held_ = Held{open(), {}};
         return *held_->db;
     }
-    // The file there now: the one held, or another (replaced, restored), opened
-    // with its identity taken before and after, as the scorer does.
-    const auto identify = [&](dev_t& device, ino_t& inode) {
-        struct stat st{};
-        if (::stat(database_.c_str(), &st) != 0) return false;
-        device = st.st_dev;
-        inode = st.st_ino;
-        return true;
-    };
-    dev_t device = 0;
-    ino_t inode = 0;
-    if (!identify(device, inode)) {
+    // The file there now: the one held, or another (replaced, restored).
+    FileIdentity now;
+    int error = 0;
+    if (!identify(database_, now, error)) {
         held_.reset();
         throw store::Error(database_, "no such database");
     }
-    if (held_ && held_->device == device && held_->inode == inode) return *held_->db;
+    if (held_ && held_->id == now) return *held_->db;
     held_.reset();
-    for (int attempt = 0;; ++attempt) {
-        auto db = open();
-        dev_t after_device = 0;
-        ino_t after_inode = 0;
-        if ((identify(after_device, after_inode) && after_device == device && after_inode == inode) || attempt == 2) {
-            held_ = Held{std::move(db), device, inode};
-            return *held_->db;
-        }
-        device = after_device;
-        inode = after_inode;
-    }
+    FileIdentity id;
+    auto db = open_identified(database_, open, id);
+    held_ = Held{std::move(db), id};
+    return *held_->db;
 }
 
 void CorrectionServer::reconfigure(const engine::Settings& settings) {

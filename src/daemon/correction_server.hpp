@@ -16,7 +16,6 @@
 
 #include <utility>  // Boost 1.74 Asio uses std::exchange without including it
 #include <boost/asio.hpp>
-#include <sys/types.h>
 #include <atomic>
 #include <filesystem>
 #include <memory>
@@ -26,6 +25,7 @@
 
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/store/database.hpp"
+#include "file_identity.hpp"
 #include "metrics.hpp"
 #include "recorder.hpp"
 
@@ -69,8 +69,7 @@ private:
     // the path is another (replaced) or after a failure.
     struct Held {
         std::unique_ptr<store::Database> db;
-        dev_t device = 0;
-        ino_t inode = 0;
+        FileIdentity id;  // none for PostgreSQL
     };
     store::Database& connection();  // the worker's only
     std::optional<Held> held_;

@@ -76,21 +76,23 @@ void Recorder::flush() {
     written_.wait(lock, [&] { return flushes_done_ >= ticket || stopping_; });
 }
 
-std::vector<store::PackedScan> Recorder::take_scans() {
-    std::lock_guard lock(mutex_);
-    std::vector<store::PackedScan> taken;
-    std::swap(taken, pending_.packed);
-    pending_bytes_ = 0;
-    if (options_.metrics) options_.metrics->scans_waiting(0);
-    return taken;
-}
-
-void Recorder::return_scans(std::vector<store::PackedScan> scans) {
-    std::lock_guard lock(mutex_);
-    store::Recording batch;
-    batch.packed = std::move(scans);
-    restore(batch);  // in front of what came since, within the queue's bound
-    if (options_.metrics) options_.metrics->scans_waiting(pending_.packed.size());
+void Recorder::write_queued_scans(store::Database& db) {
+    store::Recording queued;
+    {
+        std::lock_guard lock(mutex_);
+        std::swap(queued.packed, pending_.packed);
+        pending_bytes_ = 0;
+        if (options_.metrics) options_.metrics->scans_waiting(0);
+    }
+    if (queued.packed.empty()) return;
+    try {
+        db.record(queued);
+    } catch (...) {
+        std::lock_guard lock(mutex_);
+        restore(queued);  // in front of what came since, within the queue's bound
+        if (options_.metrics) options_.metrics->scans_waiting(pending_.packed.size());
+        throw;
+    }
 }
 
 void Recorder::model_changed() {

@@ -81,12 +81,11 @@ public:
     void count(const std::string& name, std::int64_t n = 1);
     // Writes now and waits for it (tests, shutdown).
     void flush();
-    // The scans queued and not yet being written, out of the queue: the
-    // correction socket writes them itself before it corrects (this thread
-    // may be busy refitting), and puts them back with return_scans() when it
-    // could not.
-    std::vector<store::PackedScan> take_scans();
-    void return_scans(std::vector<store::PackedScan> scans);
+    // Writes the scans queued and not yet being written on the caller's
+    // connection, now: the correction socket's, before it corrects (this
+    // thread may be busy refitting). When they cannot be written they go back
+    // to the queue, and the error is thrown.
+    void write_queued_scans(store::Database& db);
     // The scorer loaded a changed model: at the next write (now), refit the
     // linear scorer if it is behind; a failure is tried again at the interval.
     void model_changed();

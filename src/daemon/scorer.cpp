@@ -1,6 +1,7 @@
 // Scorer: keeps a published (database, filter) pair that scoring threads copy
 // by pointer; only refresh() touches SQLite.
 #include "scorer.hpp"
+#include "file_identity.hpp"
 
 #include <sys/stat.h>
 
@@ -29,22 +30,6 @@ std::string took_since(std::chrono::steady_clock::time_point start) {
     return " in " + std::to_string(ms.count()) + " ms";
 }
 
-struct Identity {
-    dev_t device = 0;
-    ino_t inode = 0;
-    bool operator==(const Identity& o) const { return device == o.device && inode == o.inode; }
-};
-
-// The file at `path` now; nullopt-like `found = false` when it is not there.
-bool identify(const std::filesystem::path& path, Identity& id, int& error) {
-    struct stat st{};
-    if (::stat(path.c_str(), &st) != 0) {
-        error = errno;
-        return false;
-    }
-    id = {st.st_dev, st.st_ino};
-    return true;
-}
 }  // namespace
 
 std::shared_ptr<Scorer::State> Scorer::open_state() {
@@ -54,22 +39,19 @@ std::shared_ptr<Scorer::State> Scorer::open_state() {
         state->filter = std::make_shared<engine::Filter>(*state->db, settings_);
         return state;
     }
-    // The identity is taken before and after opening: a file replaced meanwhile is opened again.
-    for (int attempt = 0;; ++attempt) {
-        Identity before, after;
-        int error = 0;
-        if (!identify(database_, before, error)) {
-            throw store::Error(database_, "no such database (train one first with 'mailsift learn')");
-        }
-        auto state = std::make_shared<State>();
-        state->db = store::open(database_.string(), store::Database::Mode::read_only);
-        state->filter = std::make_shared<engine::Filter>(*state->db, settings_);
-        if ((identify(database_, after, error) && after == before) || attempt == 2) {
-            state->device = before.device;
-            state->inode = before.inode;
-            return state;
-        }
-    }
+    FileIdentity id;
+    auto state = open_identified(
+        database_,
+        [&] {
+            auto s = std::make_shared<State>();
+            s->db = store::open(database_.string(), store::Database::Mode::read_only);
+            s->filter = std::make_shared<engine::Filter>(*s->db, settings_);
+            return s;
+        },
+        id);
+    state->device = id.device;
+    state->inode = id.inode;
+    return state;
 }
 
 void Scorer::publish(std::shared_ptr<State> state) {
@@ -129,7 +111,7 @@ std::string Scorer::refresh_step() {
             last_problem_.clear();
             return "loaded model from " + shown_ + ": " + describe_model(*writer_) + took_since(start);
         }
-        Identity now;
+        FileIdentity now;
         int error = 0;
         if (postgresql_) {
             // No file to watch: the connection reconnects by itself.
@@ -147,10 +129,10 @@ std::string Scorer::refresh_step() {
             return "database " + database_.string() + " was deleted or moved away; scoring with the model in memory (" +
                    describe_model(*writer_) + ") until a database is there again";
         }
-        if (!postgresql_ && (!(now == Identity{writer_->device, writer_->inode}) || !writer_->db)) {
+        if (!postgresql_ && (!(now == FileIdentity{writer_->device, writer_->inode}) || !writer_->db)) {
             // Another file at the path (or the same one back): load it; on failure keep what we have.
             // After a deletion any file there is a new one (it may even get the old inode number).
-            const bool same = !missing_ && now == Identity{writer_->device, writer_->inode};
+            const bool same = !missing_ && now == FileIdentity{writer_->device, writer_->inode};
             std::shared_ptr<State> fresh;
             try {
                 // Close the old connection first: it must not share SQLite's index with the new file.

@@ -4,7 +4,6 @@
 
 #include <arpa/inet.h>
 
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -673,19 +672,14 @@ std::filesystem::path default_database_path() {
 
 std::optional<std::string> user_of(PerUser per_user, std::string_view address) {
     if (per_user == PerUser::off) return std::nullopt;
-    while (!address.empty() && (address.front() == ' ' || address.front() == '<')) address.remove_prefix(1);
-    while (!address.empty() && (address.back() == ' ' || address.back() == '>' || address.back() == '\r')) address.remove_suffix(1);
-    const std::size_t at = address.rfind('@');
-    if (address.empty() || address.size() > 255 || at == std::string_view::npos || at == 0 || at + 1 == address.size()) {
-        return std::nullopt;
-    }
-    std::string user;
-    for (const char ch : per_user == PerUser::domain ? address.substr(at + 1) : address) {
+    const std::string user = features::address_in(address);  // the addr-spec, lower-cased
+    const std::size_t at = user.rfind('@');
+    if (user.empty() || user.size() > 255 || at == 0 || at + 1 == user.size()) return std::nullopt;
+    for (const char ch : user) {
         const auto u = static_cast<unsigned char>(ch);
         if (u <= 0x20 || u == 0x7f) return std::nullopt;
-        user.push_back(u < 0x80 ? static_cast<char>(std::tolower(u)) : ch);
     }
-    return user;
+    return per_user == PerUser::domain ? user.substr(at + 1) : user;
 }
 
 }  // namespace mailsift::engine

@@ -68,11 +68,7 @@ std::optional<std::string_view> header_field(std::string_view raw, std::string_v
 std::optional<std::string> delivered_user(std::string_view raw, engine::PerUser per_user) {
     if (per_user == engine::PerUser::off) return std::nullopt;
     if (const auto to = header_field(raw, "delivered-to:")) return engine::user_of(per_user, *to);
-    if (auto to = header_field(raw, "to:")) {
-        to = to->substr(0, to->find(','));
-        if (const auto lt = to->find('<'); lt != std::string_view::npos) to = to->substr(lt);
-        return engine::user_of(per_user, *to);
-    }
+    if (const auto to = header_field(raw, "to:")) return engine::user_of(per_user, to->substr(0, to->find(',')));
     return std::nullopt;
 }
 
