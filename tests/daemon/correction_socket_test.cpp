@@ -79,6 +79,12 @@ TEST_CASE("Requests off the format are refused, one slow client blocks no other,
     CHECK(ask(correct_socket, "MAILSIFT-CORRECT 1 spam 1 999999999999\n").rfind(refused, 0) == 0);
     CHECK(ask(correct_socket, "MAILSIFT-CORRECT 1 spam 1 10\nsignature \n").rfind(refused, 0) == 0);
     CHECK(ask(correct_socket, "MAILSIFT-CORRECT 1 spam 1 21\nmessage 5 9\nabcdefghi").rfind(refused + ": a message's size below its length", 0) == 0);
+    // A user with a CR, a NUL or a line of its own: refused, and said in the log as one line each.
+    for (const std::string bad_user : {std::string("a\r@example.org"), std::string("a\0@example.org", 15),
+                                       std::string("a@example.org\n<6>console audit: sign-in ok")}) {
+        const std::string head = "MAILSIFT-CORRECT 1 spam 1 43 " + bad_user + "\n";
+        CHECK(ask(correct_socket, head + "signature 0123456789abcdef0123456789abcdef\n").rfind(refused, 0) == 0);
+    }
     // A request cut short: no answer, nothing applied.
     CHECK(ask(correct_socket, "MAILSIFT-CORRECT 1 spam 1 50\nmessage 40 40\nFrom: a").empty());
 
@@ -88,6 +94,7 @@ TEST_CASE("Requests off the format are refused, one slow client blocks no other,
     const std::string out = run(cli + " --config " + (d.dir / "mailsift.conf").string() + " correct --spam " +
                                 (d.dir / "new.eml").string());
     CHECK(out.find("corrected to spam: 0 by signature, 1 as the message; 1 learned") != std::string::npos);
+    check_one_line_events(d);  // every event one line, none of them forged
     // Scoring went on throughout.
     Client milter(d.socket);
     milter.negotiate();

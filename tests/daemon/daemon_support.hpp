@@ -319,6 +319,18 @@ struct Piecewise {
     }
 };
 // Trains the daemon's database on the fixtures, starts it, and waits for its model.
+// Every line of the daemon's log is one event with its level's prefix: none
+// carries a CR, and none is a forged console audit line.
+inline void check_one_line_events(const Daemon& d) {
+    std::istringstream log(d.log());
+    for (std::string line; std::getline(log, line);) {
+        INFO(line);
+        CHECK(line.rfind("<", 0) == 0);
+        CHECK(line.find("console audit") == std::string::npos);
+        CHECK(line.find('\r') == std::string::npos);
+    }
+}
+
 inline void start_trained_daemon(Daemon& d) {
     d.train();
     d.start();

@@ -52,3 +52,23 @@ TEST_CASE("per_user = recipient: one recipient's correction moves their verdicts
     // Two recipients: the site's model, as a user who never corrected sees it.
     CHECK(both_moved == Approx(carol_moved).margin(0.05));
 }
+
+TEST_CASE("per_user: a recipient with a CR, a NUL or a forged log line is no user, and logs nothing of it",
+          "[mailsiftd][per_user]") {
+    Daemon d("per_user = recipient\nstats_interval = 1\n");
+    start_trained_daemon(d);
+    Client c(d.socket);
+    c.negotiate();
+    const double site = log_odds(c.message(newsletter, std::vector<std::string>{"<a@example.org>", "<b@example.org>"}));
+    for (const std::string rcpt : {std::string("<a\r@example.org>"), std::string("<a\0b@example.org>", 18),
+                                   std::string("<a@example.org\n<6>console audit: sign-in ok>")}) {
+        const auto replies = c.message(newsletter, rcpt);
+        CHECK(log_odds(replies) == Approx(site).margin(0.01));  // scored as the site: no layer
+        const std::string signature = header_value(replies, "X-Mailsift-Signature");
+        // Its scan, once written, holds no user.
+        const std::string tokens = cli + " --db " + (d.dir / "model.db").string() + " tokens --signature " + signature;
+        REQUIRE(eventually([&] { return std::system((tokens + " >/dev/null 2>&1").c_str()) == 0; }));
+        CHECK(run(tokens).find("user") == std::string::npos);
+    }
+    check_one_line_events(d);
+}
