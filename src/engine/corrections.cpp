@@ -68,6 +68,7 @@ Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Clas
     // message, when the correction has it, else the features alone.
     std::string view;
     std::vector<model::Slot> slots;
+    std::optional<std::string> user;
     if (settings_.scorer == Scorer::linear) {
         if (auto recorded = recorded_view(scan.features)) {
             view = std::move(*recorded);
@@ -76,13 +77,12 @@ Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Clas
         }
         features::message_slots(view, kept, settings_.slots, slots);
         // Whose copy it was: the user set here (an alias), else the one the scan was scored for.
-        const std::optional<std::string> user = valid_user(user_) ? std::optional<std::string>(user_) : recorded_user(scan.features);
-        if (user) features::add_personal_slots(*user, settings_.slots.bits, slots);
+        user = valid_user(user_) ? std::optional<std::string>(user_) : recorded_user(scan.features);
     }
     // Keyed by the signature: correcting the same scan again is a no-op, the other way moves it.
     store::CorrectionUndo undo;
     undo.was = batch_->learned_class(scan.id);
-    const store::LearnResult r = train(scan.id, terms, model_terms, std::move(slots), view, from, c, now, &undo);
+    const store::LearnResult r = train(scan.id, terms, model_terms, std::move(slots), user.value_or(""), view, from, c, now, &undo);
     if (r != store::LearnResult::already_learned) {
         batch_->record_correction({scan.verdict, c, now, scan.id, by != nullptr ? *by : corrector_, std::move(undo)});
     }
@@ -224,6 +224,14 @@ Trainer::UndoOutcome Trainer::undo_signature(const store::Digest& id, std::int64
             back.slots.assign(replay.slots.begin(), replay.slots.end());
             back.step.feature = -replay.feature;
             back.step.nb_weight = -replay.nb_weight;
+            batch_->add_linear(back);
+            if (linear_) linear_->apply(back.slots, back.step);
+        }
+        if (!u.layer.slots.empty()) {  // and the step in its user's layer: the slots alone
+            back.slots.assign(u.layer.slots.begin(), u.layer.slots.end());
+            back.step.feature = -u.layer.feature;
+            back.step.nb_weight = 0.0;
+            back.step.moves_bias = false;
             batch_->add_linear(back);
             if (linear_) linear_->apply(back.slots, back.step);
         }

@@ -563,7 +563,16 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
         features::message_slots(view, bag, settings_.slots, slots);
         if (record_features) append_view_line(view, c.features);
         if (valid_user(user)) {
-            features::add_personal_slots(user, settings_.slots.bits, slots);
+            // The user's own weight for the sender (features::personal_slot).
+            for (const auto& e : bag.entries()) {
+                const std::string_view text = bag.text(e);
+                if (text.starts_with("hdr:from:")) {
+                    for (const auto j : features::personal_slots(user, text.substr(9), settings_.slots.bits)) {
+                        features::insert_slot(j, slots);
+                    }
+                    break;
+                }
+            }
             if (record_features) append_user_line(user, c.features);
         }
     }

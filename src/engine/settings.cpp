@@ -454,6 +454,13 @@ const std::map<std::string, Entry, std::less<>>& table() {
                                  : s.per_user == PerUser::domain  ? "domain"
                                                                   : "off");
           }}},
+        {"per_user_step",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              double d = 0;
+              return parse_double(v, d) && d > 0.0 && d <= 100.0 && (s.per_user_step = d, true);
+          },
+          [](S s) { return real_text(s.per_user_step); }}},
         {"train_on_error",
          {Kind::administrator,
           [](Settings& s, std::string_view v) { return parse_bool(v, s.train_on_error); },

@@ -111,8 +111,13 @@ void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& pa
     if (settings_.scorer == Scorer::linear) {
         features::message_view(raw, settings_.slots.ngram_bytes, p.prefix);
         features::message_slots(p.prefix, p.bag, settings_.slots, p.slots);
-        if (valid_user(user_)) features::add_personal_slots(user_, settings_.slots.bits, p.slots);
     }
+}
+
+std::vector<model::Slot> Trainer::personal_slots(std::string_view sender, std::string_view user) const {
+    if (user.empty()) user = user_;
+    if (settings_.per_user == PerUser::off || !valid_user(user)) return {};
+    return features::personal_slots(user, sender, settings_.slots.bits);
 }
 
 model::Snapshot Trainer::load_counts() {
@@ -199,7 +204,12 @@ void Trainer::begin_command() {
 Combined Trainer::score(const Prepared& p) {
     load_linear_models();
     const model::Snapshot& counts = selection_model(scoring_terms(p.bag));
-    return combine(p.bag, p.slots, counts, settings_.scorer == Scorer::linear ? &linear_model() : nullptr, settings_);
+    const model::LinearModel* linear = settings_.scorer == Scorer::linear ? &linear_model() : nullptr;
+    const std::vector<model::Slot> personal = linear ? personal_slots(p.from_address) : std::vector<model::Slot>{};
+    if (personal.empty()) return combine(p.bag, p.slots, counts, linear, settings_);
+    std::vector<model::Slot> slots = p.slots;
+    for (const auto j : personal) features::insert_slot(j, slots);
+    return combine(p.bag, slots, counts, linear, settings_);
 }
 
 model::LinearModel& Trainer::linear_model() {
@@ -375,15 +385,50 @@ std::size_t Trainer::finish() {
 }
 
 store::TrainingBatch::LinearStep Trainer::linear_step(const std::vector<model::Term>& terms,
-                                                      std::vector<model::Slot> slots, bool spam) {
+                                                      std::vector<model::Slot> slots,
+                                                      std::vector<model::Slot> personal, bool spam,
+                                                      std::optional<store::TrainingBatch::LinearStep>* layer) {
     // The naive-Bayes input as scoring would see it now, before this message is counted.
     const double nb = linear_nb_input(model::score(terms, selection_model(terms)).log_odds, settings_);
     model::LinearModel& m = linear_model();
     store::TrainingBatch::LinearStep st;
     st.hash_bits = settings_.linear.hash_bits;
-    st.step = m.step(m.score(slots, nb), spam);
+    // The site steps as it would with per_user off: from its own score, over
+    // its own slots, so that it learns from a user's correction what it learns
+    // from anyone's. The user's layer takes a step of its own from the score
+    // the user saw, the site's and theirs: what the site leaves wrong for them.
+    const model::LinearScore site = m.score(slots, nb);
+    st.step = m.step(site, spam);
     st.slots = std::move(slots);
+    if (!personal.empty() && layer != nullptr) {
+        // The same learner's step over the layer's inputs with its step size:
+        // the user's score for this sender moves by at most per_user_step.
+        model::LinearParameters lp = settings_.linear;
+        lp.step = settings_.per_user_step;
+        model::LinearScore one = site;
+        for (const auto j : personal) {
+            if (!std::binary_search(st.slots.begin(), st.slots.end(), j)) one.features += m.weight(j);
+        }
+        one.slots = personal.size() - 1;  // the bias, one more input to the site's step, is not the layer's
+        store::TrainingBatch::LinearStep l;
+        l.hash_bits = st.hash_bits;
+        l.step = model::find_learner(lp.learner)->step(one, spam, lp);
+        l.step.nb_weight = 0.0;
+        l.step.moves_bias = false;
+        l.slots = std::move(personal);
+        *layer = std::move(l);
+    }
     return st;
+}
+
+void Trainer::take_layer_step(const store::TrainingBatch::LinearStep& layer, std::string_view user,
+                              std::string_view sender, store::CorrectionUndo* undo) {
+    batch_->add_linear(layer);
+    linear_->apply(layer.slots, layer.step);
+    if (undo != nullptr) {
+        undo->layer = {layer.step.feature, std::vector<std::uint32_t>(layer.slots.begin(), layer.slots.end()),
+                       std::string(user), std::string(sender)};
+    }
 }
 
 Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c, std::int64_t now, bool selective,
@@ -415,9 +460,12 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
                 ++counts_.confident;
                 if (linear) {
                     // The counts know it; the linear scorer still takes its (small) step, once.
-                    const auto step = linear_step(model_terms, p.slots, c == store::Class::spam);
+                    std::optional<store::TrainingBatch::LinearStep> layer;
+                    const auto step = linear_step(model_terms, p.slots, personal_slots(p.from_address),
+                                                  c == store::Class::spam, &layer);
                     if (batch_->learn_uncounted(digest, c, step) != store::LearnResult::already_learned) {
                         linear_->apply(step.slots, step.step);
+                        if (layer) take_layer_step(*layer, user_, p.from_address, nullptr);
                         ++linear_learned_;
                     }
                 }
@@ -428,20 +476,27 @@ Trainer::LearnOutcome Trainer::learn_prepared(const Prepared& p, store::Class c,
     std::vector<store::TrainTerm> terms;
     terms.reserve(p.bag.size());
     for (std::uint32_t i : p.order) terms.push_back({entries[i].id, entries[i].count, p.bag.text(entries[i])});
-    return {MessageProblem::none, train(digest, terms, model_terms, p.slots, p.prefix, p.from_address, c, now, undo)};
+    return {MessageProblem::none,
+            train(digest, terms, model_terms, p.slots, user_, p.prefix, p.from_address, c, now, undo)};
 }
 
 store::LearnResult Trainer::train(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
                                   const std::vector<model::Term>& model_terms, std::vector<model::Slot> slots,
-                                  std::string_view view, std::string_view from_address, store::Class c,
-                                  std::int64_t now, store::CorrectionUndo* undo) {
+                                  std::string_view user, std::string_view view,
+                                  std::string_view from_address, store::Class c, std::int64_t now,
+                                  store::CorrectionUndo* undo) {
     const bool linear = settings_.scorer == Scorer::linear;
-    std::optional<store::TrainingBatch::LinearStep> step;
-    if (linear) step = linear_step(model_terms, std::move(slots), c == store::Class::spam);
+    if (user.empty()) user = user_;
+    std::optional<store::TrainingBatch::LinearStep> step, layer;
+    if (linear) {
+        step = linear_step(model_terms, std::move(slots), personal_slots(from_address, user), c == store::Class::spam,
+                           &layer);
+    }
     if (selection_) selection_model(model_terms);  // its rows as the store has them, before they change here
     const store::LearnResult r = learn_terms(digest, terms, from_address, c, now, step ? &*step : nullptr, undo);
     if (r == store::LearnResult::already_learned) return r;
     if (linear) {
+        if (layer) take_layer_step(*layer, user, from_address, undo);
         ++linear_learned_;
         if (settings_.linear.rehearsal > 0) rehearse(digest, view, c, undo);
     }

@@ -170,17 +170,19 @@ std::vector<std::string> slot_sources(std::string_view raw, const FeatureBag& ba
     return out;
 }
 
-void add_personal_slots(std::string_view user, unsigned bits, std::vector<std::uint32_t>& slots) {
-    if (user.empty() || slots.empty()) return;
-    const std::uint64_t seed = hash64(user, 0x7573657273656564ULL);
-    const std::size_t n = slots.size();
-    slots.reserve(2 * n);
-    for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t z = mix64(seed ^ (std::uint64_t{slots[i]} * golden_gamma));
-        slots.push_back(static_cast<std::uint32_t>(z >> (64 - bits)));
-    }
-    std::sort(slots.begin(), slots.end());
-    slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+std::vector<std::uint32_t> personal_slots(std::string_view user, std::string_view sender, unsigned bits) {
+    std::vector<std::uint32_t> out;
+    if (user.empty() || sender.empty()) return out;
+    const std::uint64_t h = hash64(sender, hash64(user, 0x7573657273656564ULL));
+    for (unsigned i = 0; i < personal_slot_count; ++i) out.push_back(static_cast<std::uint32_t>(mix64(h + i * golden_gamma) >> (64 - bits)));
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+void insert_slot(std::uint32_t slot, std::vector<std::uint32_t>& slots) {
+    const auto at = std::lower_bound(slots.begin(), slots.end(), slot);
+    if (at == slots.end() || *at != slot) slots.insert(at, slot);
 }
 
 }  // namespace mailsift::features

@@ -52,7 +52,7 @@ LinearScore LinearModel::score(std::span<const Slot> slots, double nb) const {
 void LinearModel::apply(std::span<const Slot> slots, const Step& step) {
     if (partial_) throw std::logic_error("linear: a model read for some messages cannot learn");
     for (Slot j : slots) weights_[j & mask_] += step.feature;
-    bias_ += step.feature;
+    if (step.moves_bias) bias_ += step.feature;
     nb_weight_ += step.nb_weight;
 }
 

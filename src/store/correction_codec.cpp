@@ -17,7 +17,8 @@ namespace mailsift::store {
 
 namespace {
 
-constexpr unsigned char undo_format = 2, undo_format_without_replays = 1;
+// 3: and the step in a user's layer (issue 44); 2: with the replays; 1: without.
+constexpr unsigned char undo_format = 3, undo_format_without_layer = 2, undo_format_without_replays = 1;
 
 template <class T>
 void put_le(std::string& out, T v) {
@@ -82,13 +83,21 @@ std::string encode_correction_undo(const CorrectionUndo& undo) {
         put_le(out, r.nb_weight);
         put_slots(out, r.slots);
     }
+    put_le(out, undo.layer.feature);
+    put_slots(out, undo.layer.slots);
+    for (const std::string* text : {&undo.layer.user, &undo.layer.sender}) {
+        put_varint(out, text->size());
+        out += *text;
+    }
     return out;
 }
 
 std::optional<CorrectionUndo> decode_correction_undo(std::string_view blob) {
     if (blob.size() < 3) return std::nullopt;
     const auto format = static_cast<unsigned char>(blob[0]);
-    if (format != undo_format && format != undo_format_without_replays) return std::nullopt;
+    if (format != undo_format && format != undo_format_without_layer && format != undo_format_without_replays) {
+        return std::nullopt;
+    }
     CorrectionUndo u;
     switch (static_cast<unsigned char>(blob[1])) {
         case 0: break;
@@ -105,13 +114,21 @@ std::optional<CorrectionUndo> decode_correction_undo(std::string_view blob) {
     u.contact.assign(blob.substr(i, n));
     i += n;
     if (!get_slots(blob, i, u.slots)) return std::nullopt;
-    if (format == undo_format) {
+    if (format != undo_format_without_replays) {
         if (!get_varint(blob, i, n) || n > blob.size() - i) return std::nullopt;  // a replay takes 13 bytes at least
         u.replays.resize(n);
         for (auto& r : u.replays) {
             if (!get_le(blob, i, r.feature) || !get_le(blob, i, r.nb_weight) || !get_slots(blob, i, r.slots)) {
                 return std::nullopt;
             }
+        }
+    }
+    if (format == undo_format) {
+        if (!get_le(blob, i, u.layer.feature) || !get_slots(blob, i, u.layer.slots)) return std::nullopt;
+        for (std::string* text : {&u.layer.user, &u.layer.sender}) {
+            if (!get_varint(blob, i, n) || n > blob.size() - i) return std::nullopt;
+            text->assign(blob.substr(i, n));
+            i += n;
         }
     }
     if (i != blob.size()) return std::nullopt;

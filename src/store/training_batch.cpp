@@ -211,7 +211,7 @@ void TrainingBatch::add_linear_now(const LinearStep& step) {
             linear_dirty_[(j & mask) / linear_page_slots] = true;
         }
     }
-    linear_bias_ += step.step.feature;
+    if (step.step.moves_bias) linear_bias_ += step.step.feature;
     linear_nb_weight_ += step.step.nb_weight;
 }
 

@@ -15,6 +15,7 @@ TEST_CASE("A correction's undo record reads back as written, and a damaged one i
     u.slots = {262143, 7, 7, 0, 70000, 7};  // unsorted, repeated: a slot listed twice is stepped twice
     u.contact = "friend@example.org";
     u.replays = {{0.0193f, -0.0011, {12, 3, 3}}, {-0.5f, 0.25, {}}};
+    u.layer = {0.4999f, {9, 4, 250000}, "bob@example.org", "news@deals.example"};
     const std::string blob = store::encode_correction_undo(u);
     const auto back = store::decode_correction_undo(blob);
     REQUIRE(back);
@@ -31,6 +32,10 @@ TEST_CASE("A correction's undo record reads back as written, and a damaged one i
     REQUIRE(back->replays[1].feature == -0.5f);
     REQUIRE(back->replays[1].nb_weight == 0.25);
     REQUIRE(back->replays[1].slots.empty());
+    REQUIRE(back->layer.feature == 0.4999f);
+    REQUIRE(back->layer.slots == std::vector<std::uint32_t>{4, 9, 250000});
+    REQUIRE(back->layer.user == "bob@example.org");
+    REQUIRE(back->layer.sender == "news@deals.example");
 
     store::CorrectionUndo none;  // not learned before, no step, no contact
     const auto plain = store::decode_correction_undo(store::encode_correction_undo(none));
@@ -39,9 +44,24 @@ TEST_CASE("A correction's undo record reads back as written, and a damaged one i
     REQUIRE(plain->hash_bits == 0);
     REQUIRE(plain->slots.empty());
     REQUIRE(plain->replays.empty());
+    REQUIRE(plain->layer.slots.empty());
+
+    // A record of format 2 (mailsift before per-user layers): no layer. Its
+    // last 7 bytes here are the empty layer: a float, its slots' count, the
+    // two texts' lengths.
+    std::string second = store::encode_correction_undo(none);
+    REQUIRE(second[0] == 3);
+    second[0] = 2;
+    REQUIRE(second.substr(second.size() - 7) == std::string(7, '\0'));
+    second.resize(second.size() - 7);
+    const auto before_layers = store::decode_correction_undo(second);
+    REQUIRE(before_layers);
+    REQUIRE(before_layers->layer.slots.empty());
+    REQUIRE(before_layers->layer.user.empty());
+    REQUIRE_FALSE(store::decode_correction_undo(second + std::string(7, '\0')));  // format 2 ends there
 
     // A record of format 1 (mailsift before the replays were recorded): no replays.
-    std::string first = store::encode_correction_undo(none);
+    std::string first = second;
     first[0] = 1;
     REQUIRE(first.back() == '\0');  // the replays' count, 0, is the last byte
     first.pop_back();
@@ -52,7 +72,7 @@ TEST_CASE("A correction's undo record reads back as written, and a damaged one i
     // Every cut of the record, a later format, a class that is none, bytes after the end.
     for (std::size_t n = 0; n < blob.size(); ++n) REQUIRE_FALSE(store::decode_correction_undo(blob.substr(0, n)));
     std::string later = blob;
-    later[0] = 3;
+    later[0] = 4;
     REQUIRE_FALSE(store::decode_correction_undo(later));
     std::string bad_class = blob;
     bad_class[1] = 3;

@@ -213,7 +213,7 @@ public:
         Combined combined;
     };
     // `user`: the message is scored for that user, with their layer
-    // (features::add_personal_slots); empty: the site's model alone.
+    // (its weight for the sender: features::personal_slots); empty: the site's model alone.
     Classification classify(std::string_view raw, const features::Envelope* envelope = nullptr,
                             bool record_features = false, bool record_parts = false,
                             Scoring* made_of = nullptr, std::string_view user = {}) const;

@@ -96,6 +96,9 @@ struct Settings {
     std::size_t batch_messages = 5000;  // messages per training transaction (1000 -> 5000: whole-corpus learn 0.86 -> 0.77 s)
     bool train_on_error = false;        // correct: skip scans whose confident verdict was already right
     PerUser per_user = PerUser::off;    // each mailbox's corrections shape its own verdicts (issue 44)
+    // Log-odds one correction moves its user's score for the sender by, at
+    // most (the layer's step; the site's is linear.step): 4, the site's.
+    double per_user_step = 4.0;
     // Thick-threshold training (learn, evaluate): a message the model already
     // scores on the right side by at least this many log-odds is not learned;
     // errors and everything within the margin are. 0 = learn every message.

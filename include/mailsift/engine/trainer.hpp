@@ -226,16 +226,27 @@ private:
     // and known_model() for a selective learn.
     void load_linear_models(bool selective = false);
     // The one path every learned message takes: its counts (learn_terms), the
-    // linear scorer's step on `slots` (from `view` and its features), its
-    // rehearsal sample and replays, and the selection model kept in step.
+    // linear scorer's step on `slots` (from `view` and its features) and on
+    // the layer of `user` (or set_user()'s) for `from_address`, its rehearsal
+    // sample and replays, and the selection model kept in step.
     // `model_terms`: the features as scoring takes them (scoring_terms).
     store::LearnResult train(const store::Digest& digest, const std::vector<store::TrainTerm>& terms,
                              const std::vector<model::Term>& model_terms, std::vector<model::Slot> slots,
-                             std::string_view view, std::string_view from_address, store::Class c, std::int64_t now,
+                             std::string_view user, std::string_view view,
+                             std::string_view from_address, store::Class c, std::int64_t now,
                              store::CorrectionUndo* undo);
-    // The linear scorer's step for a message (naive-Bayes input from the selection model).
+    // The linear scorer's step for a message (naive-Bayes input from the
+    // selection model), scored with the user's `personal` slots: the site's
+    // step on `slots` and the bias, and in `*layer` the layer's on `personal`.
     store::TrainingBatch::LinearStep linear_step(const std::vector<model::Term>& terms, std::vector<model::Slot> slots,
-                                                 bool spam);
+                                                 std::vector<model::Slot> personal, bool spam,
+                                                 std::optional<store::TrainingBatch::LinearStep>* layer = nullptr);
+    // The layer's step taken (learned, not already): in the weights, the batch
+    // and `undo` (with whose layer it is, and for which sender).
+    void take_layer_step(const store::TrainingBatch::LinearStep& layer, std::string_view user, std::string_view sender,
+                         store::CorrectionUndo* undo);
+    // set_user()'s (or `user`'s) slots for mail from `sender`; none without a user.
+    std::vector<model::Slot> personal_slots(std::string_view sender, std::string_view user = {}) const;
 
     store::Database& db_;
     std::string corrector_;  // set_corrector()

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -58,12 +59,16 @@ std::vector<std::string> slot_sources(std::string_view view, const FeatureBag& b
 void message_slots(std::string_view view, const std::vector<std::pair<std::uint64_t, std::uint32_t>>& terms,
                    const SlotOptions& options, std::vector<std::uint32_t>& out);
 
-// A user's layer (per_user, issue 44; Weinberger et al. 2009, Attenberg et al.
-// 2009): each of the message's slots also hashed with the user, into the same
-// table. Appends to `slots` the personal slot of each slot it holds, keeping
-// every slot once. A user who never corrected has (collisions aside) zero
-// weights there, so their score is the site's; a correction of their copy
-// steps the site's slots and theirs together.
-void add_personal_slots(std::string_view user, unsigned bits, std::vector<std::uint32_t>& slots);
+// A user's layer (per_user, issue 44): the slots of one user's own weight for
+// mail from one sender (the From address), in the same table as the site's
+// weights. What a user teaches by correcting their copies is which senders
+// they want: a learned, bounded personal allow and block list (docs/accuracy.md,
+// "Issue 44"). personal_slot_count slots, each taking a share of the layer's
+// step: a slot that falls on one the site uses (a collision) moves its weight
+// by that share only. None when the user or the sender is empty.
+inline constexpr unsigned personal_slot_count = 8;
+std::vector<std::uint32_t> personal_slots(std::string_view user, std::string_view sender, unsigned bits);
+// `slot` added to sorted, distinct `slots`, which stay so.
+void insert_slot(std::uint32_t slot, std::vector<std::uint32_t>& slots);
 
 }  // namespace mailsift::features

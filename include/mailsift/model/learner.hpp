@@ -34,6 +34,9 @@ struct LinearScore;
 struct LinearStep {
     float feature = 0.0f;
     double nb_weight = 0.0;
+    // The bias takes `feature` too, as one more input; not a user's layer's step,
+    // which moves that user's slots alone (engine::Trainer, per_user).
+    bool moves_bias = true;
 };
 
 class Learner {

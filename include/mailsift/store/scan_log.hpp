@@ -158,6 +158,16 @@ struct CorrectionUndo {
         std::vector<std::uint32_t> slots;
     };
     std::vector<Replay> replays;
+    // The step it took in its user's layer (per_user): `feature` added to each
+    // of `slots`, not to the bias; no slots: none. Whose layer, for mail from
+    // which sender: what `stats --user` and `forget-user` read.
+    struct Layer {
+        float feature = 0.0f;
+        std::vector<std::uint32_t> slots;
+        std::string user;
+        std::string sender;
+    };
+    Layer layer;
     // The sender it made a contact (a correction to ham), removed again; "": none.
     std::string contact;
 };
