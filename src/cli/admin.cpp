@@ -22,10 +22,16 @@
 namespace mailsift::cli {
 namespace {
 
-const char* const stats_help = R"(usage: mailsift stats [--json]
+const char* const stats_help = R"(usage: mailsift stats [--json] [--user USER]
 
 Show the database used, its size and schema version, messages and features
 learned per class, and the number of contacts.
+
+--user USER: what USER's layer holds instead (per_user, mailsift.conf(5)):
+their corrections that stepped it (to spam, to ham, undone since), and for
+each sender they corrected, the log-odds the layer adds to their score for
+that sender's mail. USER is an address, or a domain with per_user = domain.
+Reads every correction kept with an undo record.
 )";
 
 const char* const top_help = R"(usage: mailsift top [--spam|--ham] [--min-count K] [N]
@@ -252,15 +258,6 @@ int stats(const Context& ctx, bool json) {
     return exit_ok;
 }
 
-// Commands that change an existing database do not create one.
-void require_database(const Context& ctx) {
-    if (store::is_postgresql(ctx.db_path.string())) {
-        store::open(ctx.db_path.string(), store::Database::Mode::read_only);  // throws when there is no model
-    } else if (!std::filesystem::exists(ctx.db_path)) {
-        throw store::Error(ctx.db_path, "no such database (train one first with 'mailsift learn')");
-    }
-}
-
 constexpr std::uint64_t top_default = 20, top_min_count = 5;
 
 struct TopOptions {
@@ -371,8 +368,12 @@ void add_admin_commands(Registry& r) {
     {
         CLI::App* sub = r.add("stats", stats_help);
         auto json = std::make_shared<bool>(false);
+        auto user = std::make_shared<std::string>();
         sub->add_flag("--json", *json);
-        r.set_run(sub, [json](const Context& ctx) { return stats(ctx, *json); });
+        CLI::Option* user_given = sub->add_option("--user", *user);
+        r.set_run(sub, [json, user, user_given](const Context& ctx) {
+            return user_given->count() > 0 ? user_stats(ctx, *user, *json) : stats(ctx, *json);
+        });
     }
     {
         CLI::App* sub = r.add("top", top_help);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -113,6 +114,15 @@ std::uint64_t whole_number(const std::string& command, const std::string& what, 
                     std::to_string(max) + ", not '" + text + "'");
     }
     return v;
+}
+
+// Commands that change an existing database do not create one.
+void require_database(const Context& ctx) {
+    if (store::is_postgresql(ctx.db_path.string())) {
+        store::open(ctx.db_path.string(), store::Database::Mode::read_only);  // throws when there is no model
+    } else if (!std::filesystem::exists(ctx.db_path)) {
+        throw store::Error(ctx.db_path, "no such database (train one first with 'mailsift learn')");
+    }
 }
 
 }  // namespace mailsift::cli

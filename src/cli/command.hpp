@@ -67,12 +67,19 @@ void add_admin_commands(Registry& r);       // stats, top, prune
 void add_transfer_commands(Registry& r);    // export, import, backup
 void add_contacts_command(Registry& r);     // contacts add|remove|list|import
 void add_console_user_command(Registry& r); // console-user add|passwd|role|remove|list (console_users.cpp)
+void add_user_commands(Registry& r);        // forget-user (users.cpp)
+// stats --user USER: what USER's layer holds (users.cpp).
+int user_stats(const Context& ctx, const std::string& user, bool json);
 
 // A command given at most this many messages (classify, explain, learn,
 // unlearn, correct) reads only the rows of the model those messages need, as
 // a sieve or procmail recipe runs it once per message; more read the whole
 // model once (docs/performance.md has where the two cost the same).
 constexpr std::size_t few_messages = 64;
+
+// Commands that change an existing database do not create one: throws
+// store::Error when ctx names none.
+void require_database(const Context& ctx);
 
 // Prints "mailsift: MESSAGE" and a pointer to --help, exits with exit_usage.
 [[noreturn]] void usage_error(const std::string& message);

@@ -38,7 +38,8 @@ commands:
   classify [--json] [--files-from LIST] [PATH...]         print a verdict per message
   explain  PATH                                           show why a message scores as it does
   tokens   PATH | --signature ID                          print the features of one message
-  stats    [--json]                                       show what the database holds
+  stats    [--json] [--user USER]                         show what the database holds, or a user's layer
+  forget-user [--json] USER                               take back what a user's layer learned
   contacts (add|remove|list) [ADDRESS...] | import FILE   manage known correspondents
   console-user (add|passwd|role|remove|list) [NAME] [--role viewer|admin]
                                                           manage the web console's accounts
@@ -115,6 +116,7 @@ int main(int argc, char** argv) {
     add_transfer_commands(registry);
     add_contacts_command(registry);
     add_console_user_command(registry);
+    add_user_commands(registry);
     // One command: after it, a word like "import" or "stats" is its argument
     // (contacts import FILE, learn --spam stats), never a second command.
     app.require_subcommand(0, 1);

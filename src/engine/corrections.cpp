@@ -245,6 +245,21 @@ Trainer::UndoOutcome Trainer::undo_signature(const store::Digest& id, std::int64
     return o;
 }
 
+std::vector<store::CorrectionRecord> Trainer::forget_user(std::string_view user) {
+    open_batch();
+    auto forgotten = batch_->forget_layer(user);
+    if (linear_) {
+        for (const auto& r : forgotten) {
+            model::LinearStep back;
+            back.feature = -r.undo->layer.feature;
+            back.moves_bias = false;
+            linear_->apply(r.undo->layer.slots, back);
+        }
+    }
+    ++in_batch_;
+    return forgotten;
+}
+
 Trainer::UndoOutcome Trainer::undo(std::string_view raw, std::int64_t now) {
     const std::optional<store::Digest> signature = message_signature(raw);
     if (!signature) {

@@ -286,6 +286,29 @@ void TrainingBatch::mark_undone(std::int64_t correction_id, std::int64_t at, std
     remember([=, by = std::string(by)](TrainingBatch& b) { b.tx_->mark_undone(correction_id, at, by); });
 }
 
+std::vector<CorrectionRecord> TrainingBatch::forget_layer(std::string_view user) {
+    assert(tx_ && "forget_layer after commit");
+    auto now = [u = std::string(user)](TrainingBatch& b) {
+        auto found = b.tx_->standing_layer_corrections(u);
+        for (const auto& r : found) {
+            CorrectionUndo cleared = *r.undo;
+            LinearStep back;
+            back.hash_bits = cleared.hash_bits;
+            back.slots.assign(cleared.layer.slots.begin(), cleared.layer.slots.end());
+            back.step.feature = -cleared.layer.feature;
+            back.step.moves_bias = false;
+            b.add_linear_now(back);
+            cleared.layer = {};
+            b.tx_->set_correction_undo(r.id, cleared);
+        }
+        return found;
+    };
+    auto found = retrying([&] { return now(*this); });
+    // A replay forgets what it finds then: what another process did meanwhile is its own.
+    remember([now](TrainingBatch& b) { now(b); });
+    return found;
+}
+
 void TrainingBatch::defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) {
     retrying([&] { tx_->defer_correction(signature, to, now, by); });
     remember([=, by = std::string(by)](TrainingBatch& b) { b.tx_->defer_correction(signature, to, now, by); });

@@ -80,7 +80,7 @@ std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::c
 TEST_CASE("Every command has --help", "[cli]") {
     Sandbox sb;
     for (const char* c : {"learn", "unlearn", "correct", "evaluate", "tune", "classify", "explain", "tokens", "stats", "contacts",
-                          "console-user", "top", "prune", "export", "import", "backup"}) {
+                          "console-user", "forget-user", "top", "prune", "export", "import", "backup"}) {
         const auto r = sb.run(std::string(c) + " --help");
         INFO(c);
         REQUIRE(r.status == 0);

@@ -12,6 +12,7 @@
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/engine/trainer.hpp"
+#include "mailsift/engine/user_layers.hpp"
 #include "mailsift/features/slots.hpp"
 
 using namespace mailsift;
@@ -158,4 +159,47 @@ TEST_CASE("correct --user names the layer, whatever the scan recorded (an alias)
     REQUIRE(t.correct(copy, copy.size(), store::Class::spam, 2000).by_signature);
     t.commit();
     CHECK(score(*db, "robert@example.org") - alias_before > score(*db, "bob@example.org") - bob_before + 1.0);
+}
+
+TEST_CASE("forget_user takes back a user's layer once, keeps what the site learned, and undo then takes the site's step",
+          "[engine][per_user]") {
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    testing::train_fixtures(*db);
+    const double bob_before = score(*db, "bob@example.org"), carol_before = score(*db, "carol@example.org");
+    const store::Digest id = record_scan(*db, "bob@example.org");
+    engine::Trainer t(*db, per_recipient());
+    const std::string copy = delivered(id);
+    REQUIRE(t.correct(copy, copy.size(), store::Class::spam, 2000).by_signature);
+    t.commit();
+    const double carol_moved = score(*db, "carol@example.org") - carol_before;
+    const double layer = score(*db, "bob@example.org") - bob_before - carol_moved;
+    REQUIRE(layer > 1.0);
+
+    // What the layer holds, read from the corrections.
+    const auto held = engine::user_layer(db->layer_corrections("bob@example.org"));
+    CHECK(held.to_spam == 1);
+    CHECK(held.to_ham == 0);
+    REQUIRE(held.senders.size() == 1);
+    CHECK(held.senders[0].address == "news@deals.example");
+    CHECK(held.senders[0].log_odds == Approx(layer).margin(0.05));
+    CHECK(held.senders[0].last_at == 2000);
+    CHECK(db->layer_corrections("carol@example.org").empty());
+
+    engine::Trainer f(*db, per_recipient());
+    CHECK(f.forget_user("bob@example.org").size() == 1);
+    f.commit();
+    CHECK(score(*db, "bob@example.org") - bob_before == Approx(carol_moved).margin(0.05));  // the site's share stays
+    CHECK(engine::user_layer(db->layer_corrections("bob@example.org")).senders.empty());
+    engine::Trainer again(*db, per_recipient());
+    CHECK(again.forget_user("bob@example.org").empty());  // nothing twice
+    again.commit();
+    CHECK(score(*db, "bob@example.org") - bob_before == Approx(carol_moved).margin(0.05));
+
+    // The correction stands, and its undo takes back the site's step alone.
+    engine::Trainer u(*db, per_recipient());
+    REQUIRE(u.undo(copy, 2100).result == engine::Trainer::UndoOutcome::Result::undone);
+    u.commit();
+    CHECK(score(*db, "bob@example.org") == Approx(bob_before).margin(1e-3));
+    CHECK(score(*db, "carol@example.org") == Approx(carol_before).margin(1e-3));
 }

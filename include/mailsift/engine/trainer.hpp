@@ -143,6 +143,12 @@ public:
     UndoOutcome undo_signature(const store::Digest& id, std::int64_t now, std::string_view raw = {});
     // By the message's X-Mailsift-Signature.
     UndoOutcome undo(std::string_view raw, std::int64_t now);
+    // forget-user: takes back every step `user`'s layer (per_user) took from
+    // the corrections that stand, and clears it from them, so that an undo
+    // later takes back the site's step alone. The corrections, their trail and
+    // what the site's model learned from them stay. Returns the corrections
+    // as they were (engine::user_layer() says what they held). Committed by commit().
+    std::vector<store::CorrectionRecord> forget_user(std::string_view user);
     // Trains the deferred corrections whose scans are written now, and commits;
     // returns how many. mailsiftd's recorder calls it after each write.
     std::size_t apply_deferred_corrections(std::int64_t now);

@@ -56,6 +56,7 @@ public:
     bool has_deferred_corrections() override;
     CorrectionCounts corrections_since(std::int64_t since) override;
     std::vector<CorrectionRecord> corrections_of(const Digest& signature) override;
+    std::vector<CorrectionRecord> layer_corrections(std::string_view user) override;
     std::vector<std::pair<std::string, std::int64_t>> counters() override;
 
     // ContactStore.

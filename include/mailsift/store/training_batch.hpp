@@ -89,6 +89,11 @@ public:
     std::optional<CorrectionRecord> latest_correction(const Digest& signature);
     // Marks a correction undone; the caller has put the model back.
     void mark_undone(std::int64_t correction_id, std::int64_t at, std::string_view by);
+    // Takes back every step the standing corrections took in `user`'s layer
+    // (per_user) and clears it from their undo records, so that neither this
+    // nor an undo takes it back twice; the corrections, the site's steps and
+    // the counts stay. Returns the corrections as they were.
+    std::vector<CorrectionRecord> forget_layer(std::string_view user);
     // A correction by signature whose scan is not written yet: kept (the last
     // label given wins, with its `by`) until the scan arrives and
     // take_ready_corrections() finds it.

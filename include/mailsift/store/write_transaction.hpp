@@ -107,6 +107,11 @@ public:
     // The latest correction of `signature` that stands (not undone), with what undoing it takes.
     virtual std::optional<CorrectionRecord> latest_correction(const Digest& signature) = 0;
     virtual void mark_undone(std::int64_t correction_id, std::int64_t at, std::string_view by) = 0;
+    // The standing corrections that stepped `user`'s layer, with their undo
+    // records, locked against an undo at the same time (ScanLog::layer_corrections).
+    virtual std::vector<CorrectionRecord> standing_layer_corrections(std::string_view user) = 0;
+    // What undoing correction `correction_id` takes, from now on.
+    virtual void set_correction_undo(std::int64_t correction_id, const CorrectionUndo& undo) = 0;
     virtual void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) = 0;
     // The class the dropped one asked for; nullopt: none was waiting.
     virtual std::optional<Class> drop_deferred_correction(const Digest& signature) = 0;

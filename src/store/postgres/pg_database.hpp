@@ -60,6 +60,7 @@ public:
     bool has_deferred_corrections() override;
     CorrectionCounts corrections_since(std::int64_t since) override;
     std::vector<CorrectionRecord> corrections_of(const Digest& signature) override;
+    std::vector<CorrectionRecord> layer_corrections(std::string_view user) override;
     std::vector<std::pair<std::string, std::int64_t>> counters() override;
 
     // ContactStore.
@@ -128,6 +129,11 @@ private:
     };
     std::unique_ptr<ScanDictionaries> dictionaries_;
 };
+
+// Of the corrections kept with an undo record (`standing`: and not undone, and
+// locked FOR UPDATE), those that stepped `user`'s layer, oldest first
+// (ScanLog::layer_corrections, WriteTransaction::standing_layer_corrections).
+std::vector<CorrectionRecord> layer_corrections_of(pg::Connection& c, std::string_view user, bool standing);
 
 template <class F>
 auto PgDatabase::transaction(F&& body, const char* begin) {

@@ -307,24 +307,56 @@ std::vector<Contact> PgDatabase::contacts() {
     return out;
 }
 
+namespace {
+
+// A correction row's columns: id, verdict, corrected_to, at, by_whom, (5: the
+// undo record, read by the caller), undone_at, undone_by.
+CorrectionRecord correction_row(const pg::Result& r, int i) {
+    CorrectionRecord c;
+    c.id = r.integer(i, 0);
+    c.verdict = static_cast<model::Verdict>(r.integer(i, 1));
+    c.to = r.integer(i, 2) == 1 ? Class::spam : Class::ham;
+    c.at = r.integer(i, 3);
+    c.by = r.bytes(i, 4);
+    if (!r.null(i, 6)) c.undone_at = r.integer(i, 6);
+    if (!r.null(i, 7)) c.undone_by = r.bytes(i, 7);
+    return c;
+}
+
+}  // namespace
+
 std::vector<CorrectionRecord> PgDatabase::corrections_of(const Digest& signature) {
     auto r = conn_.exec("SELECT id, verdict, corrected_to, at, by_whom, (undo IS NOT NULL)::int, undone_at, undone_by"
                         " FROM corrections WHERE signature = $1 ORDER BY id",
                         {Param::digest(signature)});
     std::vector<CorrectionRecord> out;
     for (int i = 0; i < r.rows(); ++i) {
-        CorrectionRecord c;
-        c.id = r.integer(i, 0);
-        c.verdict = static_cast<model::Verdict>(r.integer(i, 1));
-        c.to = r.integer(i, 2) == 1 ? Class::spam : Class::ham;
-        c.at = r.integer(i, 3);
-        c.by = r.bytes(i, 4);
+        CorrectionRecord c = correction_row(r, i);
         if (r.integer(i, 5) != 0) c.undo.emplace();
-        if (!r.null(i, 6)) c.undone_at = r.integer(i, 6);
-        if (!r.null(i, 7)) c.undone_by = r.bytes(i, 7);
         out.push_back(std::move(c));
     }
     return out;
+}
+
+std::vector<CorrectionRecord> layer_corrections_of(pg::Connection& c, std::string_view user, bool standing) {
+    auto r = c.exec(standing ? "SELECT id, verdict, corrected_to, at, by_whom, undo, undone_at, undone_by FROM corrections"
+                               " WHERE undo IS NOT NULL AND undone_at IS NULL ORDER BY id FOR UPDATE"
+                             : "SELECT id, verdict, corrected_to, at, by_whom, undo, undone_at, undone_by FROM corrections"
+                               " WHERE undo IS NOT NULL ORDER BY id");
+    std::vector<CorrectionRecord> out;
+    for (int i = 0; i < r.rows(); ++i) {
+        auto undo = decode_correction_undo(r.bytes(i, 5));
+        if (!undo) c.fail("a correction's undo record is damaged (correction " + std::to_string(r.integer(i, 0)) + ")");
+        if (undo->layer.slots.empty() || undo->layer.user != user) continue;
+        CorrectionRecord rec = correction_row(r, i);
+        rec.undo = std::move(undo);
+        out.push_back(std::move(rec));
+    }
+    return out;
+}
+
+std::vector<CorrectionRecord> PgDatabase::layer_corrections(std::string_view user) {
+    return layer_corrections_of(conn_, user, false);
 }
 
 bool PgDatabase::add_contact(std::string_view address, std::string_view source, std::int64_t now) {

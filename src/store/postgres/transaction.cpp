@@ -206,6 +206,15 @@ public:
                 {Param(correction_id), Param(at), Param::text(by)});
     }
 
+    std::vector<CorrectionRecord> standing_layer_corrections(std::string_view user) override {
+        return layer_corrections_of(c_, user, true);  // locked: an undo at the same time waits, then finds it changed
+    }
+
+    void set_correction_undo(std::int64_t correction_id, const CorrectionUndo& undo) override {
+        const std::string blob = encode_correction_undo(undo);
+        c_.exec("UPDATE corrections SET undo = $2 WHERE id = $1", {Param(correction_id), Param::bytes(blob)});
+    }
+
     void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) override {
         c_.exec("INSERT INTO deferred_corrections (signature, corrected_to, requested_at, requested_by)"
                 " VALUES ($1, $2, $3, $4) ON CONFLICT (signature) DO UPDATE SET corrected_to = excluded.corrected_to,"

@@ -23,7 +23,52 @@ CorrectionRecord correction_row(sqlite3_stmt* q) {
     return r;
 }
 
+// Of the corrections kept with an undo record (`standing`: and not undone),
+// those that stepped `user`'s layer, oldest first.
+std::vector<CorrectionRecord> layer_corrections_of(sqlite3* db, const std::filesystem::path& path,
+                                                   std::string_view user, bool standing) {
+    Statement q(db,
+                standing ? "SELECT rowid, verdict, corrected_to, at, by_whom, undo, undone_at, undone_by FROM corrections"
+                           " WHERE undo IS NOT NULL AND undone_at IS NULL ORDER BY rowid"
+                         : "SELECT rowid, verdict, corrected_to, at, by_whom, undo, undone_at, undone_by FROM corrections"
+                           " WHERE undo IS NOT NULL ORDER BY rowid",
+                path);
+    std::vector<CorrectionRecord> out;
+    int rc = SQLITE_ROW;
+    while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+        const std::string_view blob(static_cast<const char*>(sqlite3_column_blob(q.get(), 5)),
+                                    static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 5)));
+        auto undo = decode_correction_undo(blob);
+        if (!undo) throw Error(path, "a correction's undo record is damaged (correction " +
+                                         std::to_string(sqlite3_column_int64(q.get(), 0)) + ")");
+        if (undo->layer.slots.empty() || undo->layer.user != user) continue;
+        CorrectionRecord r = correction_row(q.get());
+        r.undo = std::move(undo);
+        r.undone_at = sqlite3_column_int64(q.get(), 6);
+        if (const auto* by = reinterpret_cast<const char*>(sqlite3_column_text(q.get(), 7))) r.undone_by = by;
+        out.push_back(std::move(r));
+    }
+    if (rc != SQLITE_DONE) throw Error(path, std::string("cannot read corrections: ") + sqlite3_errmsg(db));
+    return out;
+}
+
 }  // namespace
+
+std::vector<CorrectionRecord> SqliteDatabase::layer_corrections(std::string_view user) {
+    return layer_corrections_of(db_, path_, user, false);
+}
+
+std::vector<CorrectionRecord> SqliteTransaction::standing_layer_corrections(std::string_view user) {
+    return layer_corrections_of(db_.db_, db_.path_, user, true);  // the write lock is held: nothing changes them
+}
+
+void SqliteTransaction::set_correction_undo(std::int64_t correction_id, const CorrectionUndo& undo) {
+    const std::string blob = encode_correction_undo(undo);
+    Statement q(db_.db_, "UPDATE corrections SET undo = ?2 WHERE rowid = ?1", db_.path_);
+    sqlite3_bind_int64(q.get(), 1, correction_id);
+    sqlite3_bind_blob(q.get(), 2, blob.data(), static_cast<int>(blob.size()), SQLITE_STATIC);
+    if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot update a correction: ") + db_.error_text());
+}
 
 void SqliteDatabase::prune_deferred_corrections(std::int64_t before) {
     // A scan older than the cut-off is pruned anyway: one that has not come by then never will.
