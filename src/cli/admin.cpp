@@ -18,6 +18,7 @@
 
 #include "command.hpp"
 #include "mailsift/engine/model_settings.hpp"
+#include "mailsift/engine/user_layers.hpp"
 
 namespace mailsift::cli {
 namespace {
@@ -146,6 +147,9 @@ int stats(const Context& ctx, bool json) {
     } periods[] = {{"day", db.corrections_since(now - 86400)},
                    {"week", db.corrections_since(now - 7 * 86400)},
                    {"all", db.corrections_since(0)}};
+    // Per-user layers (per_user): read from every correction, so only where they are in use.
+    std::optional<engine::LayerCensus> layers;
+    if (ctx.settings.per_user != engine::PerUser::off) layers = engine::layer_census(db.layer_corrections(""));
     const auto counters = db.counters();
     // The linear scorer's state, and the number of the model's last change.
     const auto linear = db.linear_state();
@@ -206,6 +210,7 @@ int stats(const Context& ctx, bool json) {
             {"linear", {{"learned", learned}, {"changes_since_refit", since_refit}}},
             {"model_settings", settings_json},
             {"corrections", std::move(corrections)},
+            {"per_user_layers", layers ? Json{{"users", layers->users}, {"corrections", layers->corrections}} : Json(nullptr)},
             {"daemon", std::move(daemon)},
             {"latency_ms_at_most", std::move(latency)},
             {"warnings", warnings},
@@ -235,6 +240,10 @@ int stats(const Context& ctx, bool json) {
     for (const auto& p : periods) {
         std::printf("  %-6s %16llu %16llu %14llu %14llu\n", p.name, u(p.counts.false_positives),
                     u(p.counts.false_negatives), u(p.counts.unsure_to_spam), u(p.counts.unsure_to_ham));
+    }
+    if (layers) {
+        std::printf("\nper-user layers (per_user = %s): %zu users, %zu standing corrections ('stats --user USER')\n",
+                    engine::setting_value(ctx.settings, "per_user").c_str(), layers->users, layers->corrections);
     }
     std::int64_t scored = 0;
     for (const auto& [name, value] : counters) {

@@ -57,6 +57,8 @@ TEST_CASE("per_user = recipient: one recipient's correction moves their verdicts
     const std::string stats = run(conf + " stats --user Bob@Example.org");
     CHECK(stats.find("1 to spam, 0 to ham in the layer") != std::string::npos);
     CHECK(stats.find("news@deals.example") != std::string::npos);
+    CHECK(run(conf + " stats").find("per-user layers (per_user = recipient): 1 users, 1 standing corrections") !=
+          std::string::npos);
     CHECK(run(conf + " stats --user carol@example.org").find("(none: the user is scored by the site's model)") !=
           std::string::npos);
     CHECK(run(conf + " forget-user bob@example.org").find("1 corrections (1 to spam, 0 to ham), 1 senders") !=
@@ -71,6 +73,7 @@ TEST_CASE("per_user = recipient: one recipient's correction moves their verdicts
     CHECK(run(conf + " stats --user bob@example.org").find("(none: the user is scored by the site's model)") !=
           std::string::npos);
     CHECK(run(conf + " forget-user bob@example.org").find("0 corrections") != std::string::npos);  // nothing twice
+    CHECK(run(conf + " stats").find("0 users, 0 standing corrections") != std::string::npos);
     CHECK(std::system((conf + " forget-user not-an-address >/dev/null 2>&1").c_str()) != 0);
 }
 

@@ -276,8 +276,9 @@ public:
     // the trail a history line shows.
     virtual std::vector<CorrectionRecord> corrections_of(const Digest& signature) = 0;
     // Every correction that stepped `user`'s layer (per_user: CorrectionUndo::layer),
-    // undone ones included, oldest first, each with its undo record. Reads
-    // every correction kept with an undo record: an administrator's question.
+    // undone ones included, oldest first, each with its undo record; "": every
+    // user's. Reads every correction kept with an undo record: an
+    // administrator's question.
     virtual std::vector<CorrectionRecord> layer_corrections(std::string_view user) = 0;
     virtual std::vector<std::pair<std::string, std::int64_t>> counters() = 0;
 

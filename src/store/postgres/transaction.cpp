@@ -207,6 +207,7 @@ public:
     }
 
     std::vector<CorrectionRecord> standing_layer_corrections(std::string_view user) override {
+        if (user.empty()) return {};  // one user's, never all
         return layer_corrections_of(c_, user, true);  // locked: an undo at the same time waits, then finds it changed
     }
 

@@ -41,7 +41,7 @@ std::vector<CorrectionRecord> layer_corrections_of(sqlite3* db, const std::files
         auto undo = decode_correction_undo(blob);
         if (!undo) throw Error(path, "a correction's undo record is damaged (correction " +
                                          std::to_string(sqlite3_column_int64(q.get(), 0)) + ")");
-        if (undo->layer.slots.empty() || undo->layer.user != user) continue;
+        if (undo->layer.slots.empty() || (!user.empty() && undo->layer.user != user)) continue;
         CorrectionRecord r = correction_row(q.get());
         r.undo = std::move(undo);
         r.undone_at = sqlite3_column_int64(q.get(), 6);
@@ -59,6 +59,7 @@ std::vector<CorrectionRecord> SqliteDatabase::layer_corrections(std::string_view
 }
 
 std::vector<CorrectionRecord> SqliteTransaction::standing_layer_corrections(std::string_view user) {
+    if (user.empty()) return {};  // one user's, never all
     return layer_corrections_of(db_.db_, db_.path_, user, true);  // the write lock is held: nothing changes them
 }
 
