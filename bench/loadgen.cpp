@@ -3,14 +3,16 @@
 // messages per second and the latency from end-of-body to the final reply.
 //
 // usage: mailsift-loadgen [--connect HOST:PORT] [--connections N] [--messages M]
-//                         [--duration SECONDS] [--interval SECONDS]
+//                         [--duration SECONDS] [--interval SECONDS] [--recipients N]
 //                         [--files-from LIST | PATH...]
 //
 // The messages are sent in turn, starting over at the first when M exceeds their
 // number. --duration runs until the time is up instead (also stopping at M if
 // --messages is given too). --interval adds one "interval" line per period, as it
 // ends, with the messages completed in it and their latency percentiles, before the
-// usual summary line.
+// usual summary line. --recipients N sends each message to one of N users in turn
+// (user0@example.org ... user<N-1>@example.org; per_user, issue 44) instead of
+// user@example.org.
 //
 // A benchmark, not a test: it prints numbers and fails only when the milter
 // misbehaves (a protocol error or a missing reply).
@@ -164,6 +166,8 @@ void step(Client& c, char letter, std::string_view data, std::uint32_t no_reply_
 
 using Clock = std::chrono::steady_clock;
 
+std::size_t recipients = 0;  // --recipients; 0: every message to user@example.org
+
 struct Results {
     std::mutex mutex;
     std::vector<double> latencies_ms;
@@ -218,9 +222,11 @@ void run_connection(const sockaddr_in& addr, const std::vector<Message>& message
             c.send(out);
             step(c, 'M', z({"<sender@example.net>"}), nr_mail);
             out.clear();
-            frame(out, 'D', "R" + z({"{rcpt_addr}", "user@example.org"}));
+            const std::string rcpt =
+                recipients == 0 ? "user@example.org" : "user" + std::to_string((first + k) % recipients) + "@example.org";
+            frame(out, 'D', "R" + z({"{rcpt_addr}", rcpt}));
             c.send(out);
-            step(c, 'R', z({"<user@example.org>"}), nr_rcpt);
+            step(c, 'R', z({"<" + rcpt + ">"}), nr_rcpt);
             step(c, 'T', "", nr_data);
             for (const auto& [name, value] : m.headers) {
                 step(c, 'L', z({name, (c.steps & leadspc) ? " " + value : value}), nr_hdr);
@@ -359,6 +365,8 @@ int main(int argc, char** argv) {
             duration = parse_seconds(a, value());
         } else if (a == "--interval") {
             interval = parse_seconds(a, value());
+        } else if (a == "--recipients") {
+            recipients = std::stoul(value());
         } else if (a == "--files-from") {
             std::ifstream list(value());
             for (std::string line; std::getline(list, line);) {
@@ -366,10 +374,12 @@ int main(int argc, char** argv) {
             }
         } else if (a == "-h" || a == "--help") {
             std::cout << "usage: mailsift-loadgen [--connect HOST:PORT] [--connections N] [--messages M]\n"
-                         "                        [--duration SECONDS] [--interval SECONDS] [--files-from LIST | PATH...]\n"
+                         "                        [--duration SECONDS] [--interval SECONDS] [--recipients N]\n"
+                         "                        [--files-from LIST | PATH...]\n"
                          "  --messages M        messages in all (default 1000), the files in turn, repeated as needed\n"
                          "  --duration SECONDS  send until the time is up (and stop at M only if --messages is given)\n"
-                         "  --interval SECONDS  also print one line per period: messages and latency p50/p99/max\n";
+                         "  --interval SECONDS  also print one line per period: messages and latency p50/p99/max\n"
+                         "  --recipients N      each message to one of N users in turn (default: one, user@example.org)\n";
             return 0;
         } else {
             paths.push_back(a);
