@@ -1,6 +1,5 @@
 // stats --user and forget-user: what a user's layer (per_user) holds, and
 // taking it back.
-#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -27,21 +26,10 @@ were forgotten; forgetting again finds nothing. Exit status 0, also when
 there was nothing to forget.
 )";
 
-// The layer's key for USER as the command line gives it: an address, under
-// the configured per_user (recipient when off), or a domain.
+// The layer's key for USER as the command line gives it (engine::layer_key).
 std::string layer_key(const Context& ctx, const std::string& command, const std::string& name) {
-    const engine::PerUser per_user =
-        ctx.settings.per_user == engine::PerUser::off ? engine::PerUser::recipient : ctx.settings.per_user;
-    if (name.find('@') != std::string::npos) {
-        if (auto key = engine::user_of(per_user, name)) return *key;
-        usage_error(command + ": " + name + ": not an address (user@domain)");
-    }
-    const bool domain_like = engine::valid_user(name) && name.find('.') != std::string::npos &&
-                             name.find_first_of(" \t<>,;\"") == std::string::npos;
-    if (!domain_like) usage_error(command + ": " + name + ": neither an address (user@domain) nor a domain");
-    std::string key = name;
-    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return key;
+    if (auto key = engine::layer_key(ctx.settings.per_user, name)) return *key;
+    usage_error(command + ": " + name + ": neither an address (user@domain) nor a domain");
 }
 
 // A sender's address as it came in a From header, printable: a byte outside

@@ -11,6 +11,7 @@
 #include "mailsift/console/app.hpp"
 #include "mailsift/engine/explain.hpp"
 #include "mailsift/engine/trainer.hpp"
+#include "mailsift/engine/user_layers.hpp"
 #include "mailsift/mime/message.hpp"
 #include "mailsift/store/database.hpp"
 #include "web.hpp"
@@ -192,6 +193,35 @@ Response App::explanation(const Request& req) {
         j["explanation"] = parts ? recorded_json(*parts) : json(nullptr);
         j["corrections"] = corrections_json(*db, found.front().signature);
         return json_answer(req, http::status::ok, j);
+    } catch (const std::exception& e) {
+        return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
+    }
+}
+
+Response App::user(const Request& req, const Actor& actor) {
+    // A user's layer (per_user): what their corrections taught it, by sender,
+    // and how many of the history's lines were delivered to them.
+    const std::string name = url_decoded(query(sv(req.target()), "name"));
+    const auto key = engine::layer_key(options_.settings.per_user, name);
+    if (!key) return error(req, http::status::bad_request, "name: an address (user@domain) or a domain");
+    try {
+        const auto db = store::open(options_.database.string(), store::Database::Mode::read_only);
+        const engine::UserLayer layer = engine::user_layer(db->layer_corrections(*key));
+        store::HistoryQuery lines;
+        lines.recipient = *key;
+        json senders = json::array();
+        for (const auto& s : layer.senders) {
+            senders.push_back({{"sender", s.address}, {"log_odds", s.log_odds}, {"corrections", s.corrections},
+                               {"last_at", s.last_at}});
+        }
+        json out{{"user", *key},
+                 {"per_user", engine::setting_value(options_.settings, "per_user")},
+                 {"corrections", {{"to_spam", layer.to_spam}, {"to_ham", layer.to_ham}, {"undone", layer.undone}}},
+                 {"history_lines", db->history_count(lines)},
+                 {"senders", senders}};
+        // Whose corrections were read, by whom: the audit trail's, as for the history.
+        audit(req, actor.client, audit_event("user", "ok", actor.account, actor.role, {}, *key));
+        return json_answer(req, http::status::ok, out);
     } catch (const std::exception& e) {
         return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
     }

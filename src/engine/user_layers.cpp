@@ -1,12 +1,25 @@
 // What a user's layer holds, from the corrections that stepped it.
 #include "mailsift/engine/user_layers.hpp"
 
+#include "mailsift/engine/filter.hpp"
+
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
 
 namespace mailsift::engine {
+
+std::optional<std::string> layer_key(PerUser per_user, std::string_view name) {
+    if (name.find('@') != std::string_view::npos) return user_of(per_user == PerUser::off ? PerUser::recipient : per_user, name);
+    const bool domain_like = valid_user(name) && name.find('.') != std::string_view::npos &&
+                             name.find_first_of(" \t<>,;\"\\/") == std::string_view::npos;
+    if (!domain_like) return std::nullopt;
+    std::string key(name);
+    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return key;
+}
 
 UserLayer user_layer(const std::vector<store::CorrectionRecord>& corrections) {
     UserLayer out;

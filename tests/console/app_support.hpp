@@ -50,8 +50,9 @@ struct Console {
     std::vector<std::string> audited;         // the audit lines, in order
     std::map<unsigned, int> answers;          // answers by status
 
-    explicit Console(bool tls = false) {
+    explicit Console(bool tls = false, engine::PerUser per_user = engine::PerUser::off) {
         settings.train_margin = 0;  // learn every message given
+        settings.per_user = per_user;
         {
             const auto w = store::open(db.string(), store::Database::Mode::read_write);
             engine::Trainer t(*w, settings);

@@ -253,6 +253,33 @@ def sign_in_patiently(d, w, name, password):
         time.sleep(5)
 
 
+def user_checks(d, w, args):
+    """Issue 44, item 4: the Users page shows what a user's layer holds (per_user
+    is off here: none) and how many history lines went to them; a name from
+    the address bar that is no address is refused as text and runs nothing."""
+    d.find_element(By.CSS_SELECTOR, "a[data-page=users]").click()
+    w.until(EC.visibility_of_element_located((By.ID, "user-form")))
+    d.find_element(By.ID, "user-name").send_keys("RCPT@example.net")
+    d.find_element(By.CSS_SELECTOR, "#user-form button").click()
+    w.until(EC.visibility_of_element_located((By.ID, "user-result")))
+    rows = [tr.text for tr in d.find_elements(By.CSS_SELECTOR, "#user-senders tr")]
+    lines = text_of(d, "user-lines")
+    check(text_of(d, "user-key") == "rcpt@example.net" and text_of(d, "user-per-user") == "off" and
+          lines.isdigit() and int(lines) > 0 and any("scored by the site's model" in r for r in rows),
+          "browser: the Users page shows the user's layer (none with per_user off) and their history lines",
+          [text_of(d, "user-key"), lines, rows])
+    link = d.find_element(By.ID, "user-history").get_attribute("href")
+    check(link.endswith("/history?recipient=rcpt%40example.net"), "and links to their history", link)
+    shot(d, args, "09-users")
+    d.get(args.base + "/users?name=" + "%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E%40x.example")
+    w.until(lambda d: text_of(d, "user-error") != "")
+    injected = d.execute_script("return document.querySelectorAll('main img, main script').length")
+    check(no_alert(d) and injected == 0 and "address" in text_of(d, "user-error") and
+          not d.find_element(By.ID, "user-result").is_displayed(),
+          "browser: a name that is no address is refused, shown as text, and runs nothing",
+          [text_of(d, "user-error"), injected])
+
+
 def browser_checks(args):
     d = browser(args)
     w = WebDriverWait(d, 40)
@@ -440,6 +467,7 @@ def browser_checks(args):
               "browser: and shows the settings left at their defaults with their values",
               {k: defaults.get(k) for k in ("limits.max_header_bytes", "model", "limits.max_message_bytes")})
         shot(d, args, "08-configuration")
+        user_checks(d, w, args)
 
         # A session the server does not know (expired, or forged) is no session.
         d.delete_cookie("mailsift_session")

@@ -142,6 +142,7 @@ private:
     Response learn(const Request& request, const Actor& actor);
     Response history(const Request& request, const Actor& actor);
     Response explanation(const Request& request);
+    Response user(const Request& request, const Actor& actor);
     Response correct(const Request& request, const Actor& actor);
     Response undo(const Request& request, const Actor& actor);
     nlohmann::json configuration() const;

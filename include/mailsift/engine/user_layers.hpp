@@ -9,13 +9,21 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "mailsift/engine/settings.hpp"
 #include "mailsift/store/scan_log.hpp"
 
 namespace mailsift::engine {
+
+// The key of a user's layer for `name` as an administrator gives it: an
+// address, keyed under `per_user` (recipient when off: the layers a database
+// holds are whatever it was trained with), or a domain, lower-cased; nullopt
+// when it is neither.
+std::optional<std::string> layer_key(PerUser per_user, std::string_view name);
 
 struct UserLayer {
     struct Sender {

@@ -5,7 +5,7 @@
 
 const state = { account: null, role: null, csrf: null, timer: null, chart: 'hour', status: null };
 const $ = (id) => document.getElementById(id);
-const pages = ['login', 'status', 'history', 'scan', 'config'];
+const pages = ['login', 'status', 'history', 'scan', 'users', 'config'];
 
 function text(id, value) { $(id).textContent = value === null || value === undefined ? '–' : String(value); }
 
@@ -33,6 +33,7 @@ function show(page) {
   if (state.timer) { clearInterval(state.timer); state.timer = null; }
   if (page === 'status') { loadStatus(); state.timer = setInterval(loadStatus, 10000); }
   if (page === 'config') loadConfig();
+  if (page === 'users') { const name = new URLSearchParams(location.search).get('name'); $('user-name').value = name || ''; if (name) loadUser(); }
   if (page === 'history') { fillHistoryForm(new URLSearchParams(location.search)); loadHistory(false); }
 }
 
@@ -544,6 +545,38 @@ async function learn(cls) {
   } catch (e) { text('scan-error', e.message); }
 }
 
+// Users ---------------------------------------------------------------
+
+async function loadUser() {
+  const name = $('user-name').value.trim();
+  const url = '/users?name=' + encodeURIComponent(name);
+  if (location.pathname + location.search !== url) history.replaceState({}, '', url);
+  text('user-error', '');
+  $('user-result').hidden = true;
+  let u;
+  try { u = await api('/api/user?name=' + encodeURIComponent(name)); } catch (e) { text('user-error', e.message); return; }
+  text('user-key', u.user);
+  text('user-per-user', u.per_user);
+  text('user-to-spam', u.corrections.to_spam);
+  text('user-to-ham', u.corrections.to_ham);
+  text('user-undone', u.corrections.undone);
+  text('user-lines', u.history_lines);
+  $('user-history').href = '/history?recipient=' + encodeURIComponent(u.user);
+  const t = $('user-senders');
+  t.replaceChildren();
+  const head = el('tr');
+  head.append(el('th', 'Sender'), el('th', 'Log-odds the layer adds'), el('th', 'Corrections'), el('th', 'Latest'));
+  t.append(head);
+  if (!u.senders.length) { const r = el('tr'); r.append(el('td', '(none: this user is scored by the site\'s model)')); t.append(r); }
+  for (const s of u.senders) {
+    const r = el('tr');
+    r.append(el('td', s.sender, 'mono'), el('td', (s.log_odds >= 0 ? '+' : '') + s.log_odds.toFixed(2)), el('td', s.corrections),
+             el('td', new Date(s.last_at * 1000).toISOString()));
+    t.append(r);
+  }
+  $('user-result').hidden = false;
+}
+
 // Configuration -------------------------------------------------------
 
 async function loadConfig() {
@@ -584,6 +617,7 @@ document.addEventListener('DOMContentLoaded', async () => {
   $('scan-button').addEventListener('click', scan);
   $('history-form').addEventListener('submit', (ev) => { ev.preventDefault(); loadHistory(false); });
   $('history-more').addEventListener('click', () => loadHistory(true));
+  $('user-form').addEventListener('submit', (ev) => { ev.preventDefault(); loadUser(); });
   // Clear empties the form (the reset event comes before it does), then shows everything.
   $('history-form').addEventListener('reset', () => setTimeout(() => loadHistory(false), 0));
   $('explain-close').addEventListener('click', () => { $('explain-panel').hidden = true; });

@@ -1,0 +1,56 @@
+// The console's view of a user's layer (per_user, issue 44 item 4): GET
+// /api/user?name=USER says what that user's corrections taught their layer,
+// by sender, and how many history lines were delivered to them; any signed-in
+// account may read it, the audit trail says who did, and a name that is
+// neither an address nor a domain is refused.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "app_support.hpp"
+#include "mailsift/engine/filter.hpp"
+
+using namespace console_test;
+
+TEST_CASE("The console shows a user's layer: their corrections by sender, and their history lines", "[console]") {
+    Console c(false, engine::PerUser::recipient);
+    const std::string raw = fixture("ham_meeting_notes.eml");
+    // mailsiftd scored alice's copy for her, and recorded its history line.
+    store::Recording r;
+    store::HistoryEntry e = add_scan(r, raw, c.filter->classify(raw, nullptr, true, true, nullptr, "alice@example.org"));
+    e.recipients = "<alice@example.org>";
+    r.history.push_back(e);
+    store::open(c.db.string(), store::Database::Mode::read_write)->record(r);
+    const auto admin = c.sign_in("root", admin_password);
+    const auto viewer = c.sign_in("watcher", viewer_password);
+    auto user = [&](const std::string& name) { return c.send(http::verb::get, "/api/user?name=" + name, "", viewer.token); };
+
+    auto before = user("alice%40example.org");
+    REQUIRE(before.result() == http::status::ok);
+    CHECK(json::parse(before.body())["senders"] == json::array());
+    CHECK(json::parse(before.body())["history_lines"] == 1);
+
+    const auto corrected = c.send(http::verb::post, "/api/correct",
+                                  json{{"signature", engine::signature_text(*e.signature)}, {"class", "spam"}}.dump(),
+                                  admin.token, admin.csrf);
+    REQUIRE(corrected.result() == http::status::ok);
+    const auto after = user("Alice%40Example.ORG");
+    REQUIRE(after.result() == http::status::ok);
+    const json j = json::parse(after.body());
+    CHECK(j["user"] == "alice@example.org");
+    CHECK(j["per_user"] == "recipient");
+    CHECK(j["corrections"]["to_spam"] == 1);
+    CHECK(j["corrections"]["to_ham"] == 0);
+    REQUIRE(j["senders"].size() == 1);
+    CHECK(j["senders"][0]["sender"] == "alice@university.example");
+    CHECK(j["senders"][0]["log_odds"].get<double>() > 1.0);
+    CHECK(j["senders"][0]["corrections"] == 1);
+    CHECK(json::parse(user("bob%40example.org").body())["senders"] == json::array());
+    CHECK(c.audited.back().find("user") != std::string::npos);
+    CHECK(c.audited.back().find("watcher") != std::string::npos);
+
+    for (const char* bad : {"", "alice", "%3Cscript%3E%40x", "a%0D%40example.org", "example.org%3Cb%3E"}) {
+        INFO(bad);
+        CHECK(user(bad).result() == http::status::bad_request);
+    }
+    CHECK(c.send(http::verb::get, "/api/user?name=alice%40example.org").result() == http::status::unauthorized);
+}
