@@ -18,7 +18,6 @@
 
 #include "command.hpp"
 #include "mailsift/engine/model_settings.hpp"
-#include "mailsift/engine/user_layers.hpp"
 
 namespace mailsift::cli {
 namespace {
@@ -32,7 +31,6 @@ learned per class, and the number of contacts.
 their corrections that stepped it (to spam, to ham, undone since), and for
 each sender they corrected, the log-odds the layer adds to their score for
 that sender's mail. USER is an address, or a domain with per_user = domain.
-Reads every correction kept with an undo record.
 )";
 
 const char* const top_help = R"(usage: mailsift top [--spam|--ham] [--min-count K] [N]
@@ -147,9 +145,9 @@ int stats(const Context& ctx, bool json) {
     } periods[] = {{"day", db.corrections_since(now - 86400)},
                    {"week", db.corrections_since(now - 7 * 86400)},
                    {"all", db.corrections_since(0)}};
-    // Per-user layers (per_user): read from every correction, so only where they are in use.
-    std::optional<engine::LayerCensus> layers;
-    if (ctx.settings.per_user != engine::PerUser::off) layers = engine::layer_census(db.layer_corrections(""));
+    // Per-user layers (per_user), only where they are in use.
+    std::optional<store::ScanLog::LayerCensus> layers;
+    if (ctx.settings.per_user != engine::PerUser::off) layers = db.layer_census();
     const auto counters = db.counters();
     // The linear scorer's state, and the number of the model's last change.
     const auto linear = db.linear_state();
@@ -242,8 +240,8 @@ int stats(const Context& ctx, bool json) {
                     u(p.counts.false_negatives), u(p.counts.unsure_to_spam), u(p.counts.unsure_to_ham));
     }
     if (layers) {
-        std::printf("\nper-user layers (per_user = %s): %zu users, %zu standing corrections ('stats --user USER')\n",
-                    engine::setting_value(ctx.settings, "per_user").c_str(), layers->users, layers->corrections);
+        std::printf("\nper-user layers (per_user = %s): %llu users, %llu standing corrections ('stats --user USER')\n",
+                    engine::setting_value(ctx.settings, "per_user").c_str(), u(layers->users), u(layers->corrections));
     }
     std::int64_t scored = 0;
     for (const auto& [name, value] : counters) {

@@ -108,6 +108,8 @@ Metrics::Figures Metrics::figures() const {
     f.scans_dropped = scans_dropped_.load(r);
     f.scans_waiting = scans_waiting_.load(r);
     f.linear_refits = linear_refits_.load(r);
+    f.layer_users = layer_users_.load(r);
+    f.layer_corrections = layer_corrections_.load(r);
     f.socket_applied = socket_applied_.load(r);
     f.socket_refused = socket_refused_.load(r);
     f.outage_started_ms = outage_started_ms_.load(r);
@@ -252,6 +254,11 @@ std::string Metrics::render() const {
     family(out, "mailsift_linear_refits_total", "counter",
            "Refits of the linear scorer after the model changed (corrections learned since the last).");
     sample(out, "mailsift_linear_refits_total", u(f.linear_refits));
+    family(out, "mailsift_per_user_layers", "gauge",
+           "Users whose corrections stepped a layer of their own (per_user; 0 with it off), as the store holds them.");
+    sample(out, "mailsift_per_user_layers", u(f.layer_users));
+    family(out, "mailsift_per_user_layer_corrections", "gauge", "The standing corrections those layers hold.");
+    sample(out, "mailsift_per_user_layer_corrections", u(f.layer_corrections));
 
     family(out, "mailsift_socket_corrections_total", "counter",
            "Corrections applied from correct_socket; refused: requests that applied nothing.");

@@ -50,6 +50,7 @@ public:
         std::int64_t model_changed_ms = 0, model_checked_ms = 0;  // 0: never
         std::uint64_t store_errors = 0, record_failures = 0, scans_dropped = 0, scans_waiting = 0;
         std::uint64_t linear_refits = 0;
+        std::uint64_t layer_users = 0, layer_corrections = 0;
         std::uint64_t socket_applied = 0, socket_refused = 0;
         std::int64_t outage_started_ms = 0;  // 0: the store answers
         std::uint64_t outage_ms_total = 0, outages = 0;
@@ -89,6 +90,11 @@ public:
     void scans_waiting(std::size_t n) { scans_waiting_.store(n, std::memory_order_relaxed); }
     // The recorder refitted the linear scorer after the model changed (Recorder::model_changed).
     void linear_refitted() { linear_refits_.fetch_add(1, std::memory_order_relaxed); }
+    // The recorder, after the model changed, with per_user set: the layers the store holds.
+    void per_user_layers(std::uint64_t users, std::uint64_t corrections) {
+        layer_users_.store(users, std::memory_order_relaxed);
+        layer_corrections_.store(corrections, std::memory_order_relaxed);
+    }
     // The correction socket: inputs applied, requests refused (nothing applied).
     void socket_corrections(std::uint64_t applied) { socket_applied_.fetch_add(applied, std::memory_order_relaxed); }
     void socket_refused() { socket_refused_.fetch_add(1, std::memory_order_relaxed); }
@@ -124,6 +130,7 @@ private:
     std::atomic<std::uint64_t> model_features_{0}, model_spam_{0}, model_ham_{0};
     std::atomic<std::int64_t> model_changed_ms_{0}, model_checked_ms_{0};  // 0: never
     std::atomic<std::uint64_t> store_errors_{0}, record_failures_{0}, scans_dropped_{0}, linear_refits_{0};
+    std::atomic<std::uint64_t> layer_users_{0}, layer_corrections_{0};
     std::atomic<std::uint64_t> scans_waiting_{0};
     std::atomic<std::uint64_t> socket_applied_{0}, socket_refused_{0};
     std::atomic<std::int64_t> outage_started_ms_{0};  // 0: the store answers

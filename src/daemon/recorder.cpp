@@ -251,6 +251,10 @@ bool Recorder::refit_linear(store::Database& db) {
             ++counters_["linear_refits"];
         }
         refit_problem_.clear();
+        if (options_.metrics && options_.settings.per_user != engine::PerUser::off) {
+            const auto census = db.layer_census();  // an index's entries: what the model's change may have changed
+            options_.metrics->per_user_layers(census.users, census.corrections);
+        }
         return true;
     } catch (const std::exception& e) {
         // Once per distinct problem, not once per retry (an outage retries every interval).

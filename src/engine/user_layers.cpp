@@ -7,7 +7,6 @@
 #include <cctype>
 #include <cmath>
 #include <map>
-#include <set>
 
 namespace mailsift::engine {
 
@@ -42,18 +41,6 @@ UserLayer user_layer(const std::vector<store::CorrectionRecord>& corrections) {
     for (auto& [address, s] : by_sender) out.senders.push_back(std::move(s));
     std::stable_sort(out.senders.begin(), out.senders.end(),
                      [](const auto& a, const auto& b) { return std::fabs(a.log_odds) > std::fabs(b.log_odds); });
-    return out;
-}
-
-LayerCensus layer_census(const std::vector<store::CorrectionRecord>& corrections) {
-    std::set<std::string_view> users;
-    LayerCensus out;
-    for (const auto& c : corrections) {
-        if (!c.undo || c.undo->layer.slots.empty() || c.undone_at != 0) continue;
-        users.insert(c.undo->layer.user);
-        ++out.corrections;
-    }
-    out.users = users.size();
     return out;
 }
 

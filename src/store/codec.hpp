@@ -104,6 +104,10 @@ std::optional<std::vector<std::pair<model::FeatureId, std::uint32_t>>> decode_te
 std::string encode_correction_undo(const CorrectionUndo& undo);
 // nullopt when damaged (or written by a later mailsift).
 std::optional<CorrectionUndo> decode_correction_undo(std::string_view blob);
+// Whose layer the correction stepped (corrections.layer_user); "" for none.
+inline std::string_view layer_user_of(const CorrectionUndo& undo) {
+    return undo.layer.slots.empty() ? std::string_view("") : std::string_view(undo.layer.user);
+}
 
 // ---- the change log readers refresh by (model_changes) ----
 

@@ -221,3 +221,26 @@ TEST_CASE("PostgreSQL stops in the middle of traffic: scoring goes on, scans wai
     REQUIRE(run(stats).find("\"messages\":{\"spam\":4,\"ham\":6}") != std::string::npos);
     REQUIRE(eventually([&] { return samples(get(port, "/metrics"))["mailsift_model_messages{class=\"ham\"}"] == 6; }));
 }
+
+TEST_CASE("Users with a layer are counted, on both stores, and forget-user takes one away", "[mailsiftd][metrics][per_user]") {
+    FOR_EACH_BACKEND(store_);
+    Daemon d("per_user = recipient\nstats_interval = 1\nmetrics_listen = 127.0.0.1:0\n", store_.location());
+    start_trained_daemon(d);
+    const unsigned short port = metrics_port(d);
+    auto layers = [&] {
+        const auto m = samples(get(port, "/metrics"));
+        return std::make_pair(m.at("mailsift_per_user_layers"), m.at("mailsift_per_user_layer_corrections"));
+    };
+    CHECK(layers() == std::make_pair(0.0, 0.0));
+    Client c(d.socket);
+    c.negotiate();
+    const std::string newsletter = "From: Weekly Deals <news@deals.example>\nSubject: This week's gadget deals\n\n"
+                                   "Our editors picked this week's best gadget deals.\n";
+    const std::string signature = header_value(c.message(newsletter, "<bob@example.org>"), "X-Mailsift-Signature");
+    const std::string conf = cli + " --config " + (d.dir / "mailsift.conf").string();
+    REQUIRE(eventually([&] { return std::system((conf + " tokens --signature " + signature + " >/dev/null 2>&1").c_str()) == 0; }));
+    REQUIRE(std::system((conf + " correct --spam --signature " + signature + " >/dev/null").c_str()) == 0);
+    REQUIRE(eventually([&] { return layers() == std::make_pair(1.0, 1.0); }));
+    REQUIRE(run(conf + " forget-user bob@example.org").find("1 corrections") != std::string::npos);
+    REQUIRE(eventually([&] { return layers() == std::make_pair(0.0, 0.0); }));
+}

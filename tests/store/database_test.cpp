@@ -25,6 +25,23 @@ using mailsift::testing::read_linear;
 using store::Class;
 using Database = store::SqliteDatabase;
 
+namespace {
+
+// The store set back to an earlier schema (SQLite's user_version, PostgreSQL's
+// mailsift_schema), then opened: it must come back to the current one.
+template <class Store>
+std::unique_ptr<store::Database> reopened_from(Store& s, int sqlite_version, int pg_version) {
+    const bool sqlite = s.kind() == "sqlite";
+    s.exec(sqlite ? "PRAGMA user_version = " + std::to_string(sqlite_version)
+                  : "UPDATE mailsift_schema SET version = " + std::to_string(pg_version));
+    auto db = s.open();
+    CHECK(s.value(sqlite ? "PRAGMA user_version" : "SELECT version FROM mailsift_schema") ==
+          db->statistics().schema_version);
+    return db;
+}
+
+}  // namespace
+
 TEST_CASE("A new database is created with the current schema and WAL", "[store]") {
     TempDir dir;
     const auto path = dir.path / "sub" / "model.db";
@@ -752,12 +769,37 @@ TEST_CASE("A store from before the refit mark counts as refitted over the sample
         b.offer_linear_sample(12, Class::ham, 0, digest(2), "From: b@example.org\n\nThe minutes");
         b.commit();
     }
-    const bool sqlite = store_.kind() == "sqlite";
     store_.exec("ALTER TABLE linear_state DROP COLUMN refit_mark");
     store_.exec("ALTER TABLE linear_state DROP COLUMN samples_dropped");
-    store_.exec(sqlite ? "PRAGMA user_version = 16" : "UPDATE mailsift_schema SET version = 11");
-    const auto db = store_.open();
-    CHECK(store_.value(sqlite ? "PRAGMA user_version" : "SELECT version FROM mailsift_schema") ==
-          db->statistics().schema_version);
+    const auto db = reopened_from(store_, 16, 11);
     CHECK(db->linear_weights_since(0).refit_mark == 2);
+}
+
+TEST_CASE("A store from before per-user layers gains corrections.layer_user, its corrections in no layer", "[store]") {
+    // SQLite schema 18, PostgreSQL 13: no corrections.layer_user.
+    FOR_EACH_BACKEND(store_);
+    {
+        const auto opened = store_.open();
+        store::TrainingBatch b(*opened);
+        store::CorrectionUndo undo;
+        undo.layer = {0.5f, {1, 2}, "bob@example.org", "news@deals.example"};
+        b.record_correction({model::Verdict::ham, Class::spam, 1000, digest(1), "cli:root", undo});
+        b.commit();
+        REQUIRE(opened->layer_census().users == 1);
+    }
+    store_.exec("DROP INDEX corrections_layer_user");
+    store_.exec("ALTER TABLE corrections DROP COLUMN layer_user");
+    const auto db = reopened_from(store_, 18, 13);
+    // The column is back, empty: a correction recorded before is in no layer (the layers came with it).
+    CHECK(db->layer_census().users == 0);
+    CHECK(db->layer_corrections("bob@example.org").empty());
+    {
+        store::TrainingBatch b(*db);
+        store::CorrectionUndo undo;
+        undo.layer = {0.5f, {1, 2}, "bob@example.org", "news@deals.example"};
+        b.record_correction({model::Verdict::ham, Class::spam, 2000, digest(2), "cli:root", undo});
+        b.commit();
+    }
+    CHECK(db->layer_census().users == 1);
+    CHECK(db->layer_corrections("bob@example.org").size() == 1);
 }

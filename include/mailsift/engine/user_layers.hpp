@@ -40,12 +40,5 @@ struct UserLayer {
 // The layer the corrections describe (ScanLog::layer_corrections' records of one user).
 UserLayer user_layer(const std::vector<store::CorrectionRecord>& corrections);
 
-// Every user's layers at a glance (ScanLog::layer_corrections("")): how many
-// users have one, and the standing corrections they hold.
-struct LayerCensus {
-    std::size_t users = 0;
-    std::size_t corrections = 0;
-};
-LayerCensus layer_census(const std::vector<store::CorrectionRecord>& corrections);
 
 }  // namespace mailsift::engine

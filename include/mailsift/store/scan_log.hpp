@@ -277,9 +277,14 @@ public:
     virtual std::vector<CorrectionRecord> corrections_of(const Digest& signature) = 0;
     // Every correction that stepped `user`'s layer (per_user: CorrectionUndo::layer),
     // undone ones included, oldest first, each with its undo record; "": every
-    // user's. Reads every correction kept with an undo record: an
-    // administrator's question.
+    // user's. Found by corrections.layer_user (an index of those alone).
     virtual std::vector<CorrectionRecord> layer_corrections(std::string_view user) = 0;
+    // Users with a layer (standing corrections that stepped one), and those corrections.
+    struct LayerCensus {
+        std::uint64_t users = 0;
+        std::uint64_t corrections = 0;
+    };
+    virtual LayerCensus layer_census() = 0;
     virtual std::vector<std::pair<std::string, std::int64_t>> counters() = 0;
 
 protected:

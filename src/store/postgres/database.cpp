@@ -19,7 +19,7 @@ using pg::Param;
 namespace {
 
 // The version of the PostgreSQL schema (its own numbering, kept in mailsift_schema).
-constexpr int pg_schema_version = 13;
+constexpr int pg_schema_version = 14;
 
 // pg_advisory_xact_lock(key, what): migrations and commits.
 constexpr const char* lock_migration = "SELECT pg_advisory_xact_lock(1835100524, 1)";
@@ -307,6 +307,11 @@ const char* const migrations[] = {
         nb_weight float8 NOT NULL,
         slots bytea NOT NULL
     );
+    )sql",
+    // 13 -> 14: whose layer a correction stepped, as SQLite's schema 19.
+    R"sql(
+    ALTER TABLE corrections ADD COLUMN IF NOT EXISTS layer_user text NOT NULL DEFAULT '';
+    CREATE INDEX IF NOT EXISTS corrections_layer_user ON corrections (layer_user) WHERE layer_user <> '';
     )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);

@@ -61,6 +61,7 @@ public:
     CorrectionCounts corrections_since(std::int64_t since) override;
     std::vector<CorrectionRecord> corrections_of(const Digest& signature) override;
     std::vector<CorrectionRecord> layer_corrections(std::string_view user) override;
+    LayerCensus layer_census() override;
     std::vector<std::pair<std::string, std::int64_t>> counters() override;
 
     // ContactStore.

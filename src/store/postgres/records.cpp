@@ -339,10 +339,11 @@ std::vector<CorrectionRecord> PgDatabase::corrections_of(const Digest& signature
 }
 
 std::vector<CorrectionRecord> layer_corrections_of(pg::Connection& c, std::string_view user, bool standing) {
-    auto r = c.exec(standing ? "SELECT id, verdict, corrected_to, at, by_whom, undo, undone_at, undone_by FROM corrections"
-                               " WHERE undo IS NOT NULL AND undone_at IS NULL ORDER BY id FOR UPDATE"
-                             : "SELECT id, verdict, corrected_to, at, by_whom, undo, undone_at, undone_by FROM corrections"
-                               " WHERE undo IS NOT NULL ORDER BY id");
+    const std::string sql = std::string("SELECT id, verdict, corrected_to, at, by_whom, undo, undone_at, undone_by"
+                                        " FROM corrections WHERE undo IS NOT NULL AND ") +
+                            (user.empty() ? "layer_user <> ''" : "layer_user = $1") +
+                            (standing ? " AND undone_at IS NULL ORDER BY id FOR UPDATE" : " ORDER BY id");
+    auto r = user.empty() ? c.exec(sql) : c.exec(sql, {Param::text(user)});
     std::vector<CorrectionRecord> out;
     for (int i = 0; i < r.rows(); ++i) {
         auto undo = decode_correction_undo(r.bytes(i, 5));
@@ -357,6 +358,12 @@ std::vector<CorrectionRecord> layer_corrections_of(pg::Connection& c, std::strin
 
 std::vector<CorrectionRecord> PgDatabase::layer_corrections(std::string_view user) {
     return layer_corrections_of(conn_, user, false);
+}
+
+ScanLog::LayerCensus PgDatabase::layer_census() {
+    auto r = conn_.exec("SELECT count(DISTINCT layer_user), count(*) FROM corrections WHERE layer_user <> ''"
+                        " AND undone_at IS NULL");
+    return {static_cast<std::uint64_t>(r.integer(0, 0)), static_cast<std::uint64_t>(r.integer(0, 1))};
 }
 
 bool PgDatabase::add_contact(std::string_view address, std::string_view source, std::int64_t now) {

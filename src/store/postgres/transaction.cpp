@@ -175,11 +175,11 @@ public:
 
     void record_correction(const Correction& c) override {
         const std::string undo = c.undo ? encode_correction_undo(*c.undo) : std::string();
-        c_.exec("INSERT INTO corrections (at, verdict, corrected_to, signature, by_whom, undo)"
-                " VALUES ($1, $2, $3, $4, $5, $6)",
+        c_.exec("INSERT INTO corrections (at, verdict, corrected_to, signature, by_whom, undo, layer_user)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 {Param(c.at), Param(static_cast<int>(c.verdict)), Param(c.to == Class::spam ? 1 : 0),
                  c.signature ? Param::digest(*c.signature) : Param(), Param::text(c.by),
-                 c.undo ? Param::bytes(undo) : Param()});
+                 c.undo ? Param::bytes(undo) : Param(), Param::text(c.undo ? layer_user_of(*c.undo) : std::string_view(""))});
     }
 
     std::optional<CorrectionRecord> latest_correction(const Digest& signature) override {
@@ -213,7 +213,8 @@ public:
 
     void set_correction_undo(std::int64_t correction_id, const CorrectionUndo& undo) override {
         const std::string blob = encode_correction_undo(undo);
-        c_.exec("UPDATE corrections SET undo = $2 WHERE id = $1", {Param(correction_id), Param::bytes(blob)});
+        c_.exec("UPDATE corrections SET undo = $2, layer_user = $3 WHERE id = $1",
+                {Param(correction_id), Param::bytes(blob), Param::text(layer_user_of(undo))});
     }
 
     void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) override {

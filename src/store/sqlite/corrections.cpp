@@ -27,12 +27,12 @@ CorrectionRecord correction_row(sqlite3_stmt* q) {
 // those that stepped `user`'s layer, oldest first.
 std::vector<CorrectionRecord> layer_corrections_of(sqlite3* db, const std::filesystem::path& path,
                                                    std::string_view user, bool standing) {
-    Statement q(db,
-                standing ? "SELECT rowid, verdict, corrected_to, at, by_whom, undo, undone_at, undone_by FROM corrections"
-                           " WHERE undo IS NOT NULL AND undone_at IS NULL ORDER BY rowid"
-                         : "SELECT rowid, verdict, corrected_to, at, by_whom, undo, undone_at, undone_by FROM corrections"
-                           " WHERE undo IS NOT NULL ORDER BY rowid",
-                path);
+    const std::string sql = std::string("SELECT rowid, verdict, corrected_to, at, by_whom, undo, undone_at, undone_by"
+                                        " FROM corrections WHERE undo IS NOT NULL AND ") +
+                            (user.empty() ? "layer_user <> ''" : "layer_user = ?1") +
+                            (standing ? " AND undone_at IS NULL" : "") + " ORDER BY rowid";
+    Statement q(db, sql.c_str(), path);
+    if (!user.empty()) sqlite3_bind_text(q.get(), 1, user.data(), static_cast<int>(user.size()), SQLITE_STATIC);
     std::vector<CorrectionRecord> out;
     int rc = SQLITE_ROW;
     while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
@@ -58,6 +58,15 @@ std::vector<CorrectionRecord> SqliteDatabase::layer_corrections(std::string_view
     return layer_corrections_of(db_, path_, user, false);
 }
 
+ScanLog::LayerCensus SqliteDatabase::layer_census() {
+    Statement q(db_,
+                "SELECT count(DISTINCT layer_user), count(*) FROM corrections WHERE layer_user <> '' AND undone_at IS NULL",
+                path_);
+    if (sqlite3_step(q.get()) != SQLITE_ROW) fail(std::string("cannot read corrections: ") + error_text());
+    return {static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 0)),
+            static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 1))};
+}
+
 std::vector<CorrectionRecord> SqliteTransaction::standing_layer_corrections(std::string_view user) {
     if (user.empty()) return {};  // one user's, never all
     return layer_corrections_of(db_.db_, db_.path_, user, true);  // the write lock is held: nothing changes them
@@ -65,9 +74,11 @@ std::vector<CorrectionRecord> SqliteTransaction::standing_layer_corrections(std:
 
 void SqliteTransaction::set_correction_undo(std::int64_t correction_id, const CorrectionUndo& undo) {
     const std::string blob = encode_correction_undo(undo);
-    Statement q(db_.db_, "UPDATE corrections SET undo = ?2 WHERE rowid = ?1", db_.path_);
+    const std::string_view layer_user = layer_user_of(undo);
+    Statement q(db_.db_, "UPDATE corrections SET undo = ?2, layer_user = ?3 WHERE rowid = ?1", db_.path_);
     sqlite3_bind_int64(q.get(), 1, correction_id);
     sqlite3_bind_blob(q.get(), 2, blob.data(), static_cast<int>(blob.size()), SQLITE_STATIC);
+    sqlite3_bind_text(q.get(), 3, layer_user.data(), static_cast<int>(layer_user.size()), SQLITE_STATIC);
     if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot update a correction: ") + db_.error_text());
 }
 
@@ -118,6 +129,8 @@ void SqliteTransaction::record_correction(const Correction& c) {
         undo = encode_correction_undo(*c.undo);
         sqlite3_bind_blob(*s, 6, undo.data(), static_cast<int>(undo.size()), SQLITE_STATIC);
     }
+    const std::string_view layer_user = c.undo ? layer_user_of(*c.undo) : std::string_view("");  // never NULL
+    sqlite3_bind_text(*s, 7, layer_user.data(), static_cast<int>(layer_user.size()), SQLITE_STATIC);
     if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot record correction: ") + db_.error_text());
 }
 

@@ -109,8 +109,8 @@ struct SqliteDatabase::Statements {
                            " verdict = excluded.verdict, dictionary = excluded.dictionary, features = excluded.features",
                            p),
           insert_correction(db,
-                            "INSERT INTO corrections (at, verdict, corrected_to, signature, by_whom, undo)"
-                            " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                            "INSERT INTO corrections (at, verdict, corrected_to, signature, by_whom, undo, layer_user)"
+                            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                             p),
           model_sequence(db, "SELECT coalesce(max(seq), 0) FROM model_changes", p),
           insert_model_change(db,

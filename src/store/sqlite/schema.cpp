@@ -84,6 +84,12 @@ void refit_mark_17(sqlite3* db, const std::filesystem::path& path) {
     add_columns(db, path, columns);
 }
 
+// Migration 18 -> 19: whose layer a correction stepped (per_user).
+void layer_user_19(sqlite3* db, const std::filesystem::path& path) {
+    static constexpr Column columns[] = {{"corrections", "layer_user", "TEXT NOT NULL DEFAULT ''"}};
+    add_columns(db, path, columns);
+}
+
 // Migration 13 -> 14: the history one line per delivery. A line was keyed by
 // its message's signature, so a second delivery of the same content replaced
 // the first; now each line has its own number (the rowid: 8 bytes at most,
@@ -391,6 +397,12 @@ constexpr Migration migrations[] = {
         slots BLOB NOT NULL                    -- slot deltas, as linear_deltas.slots
     );
     )sql"},
+    // 18 -> 19: whose layer a correction stepped (CorrectionUndo::layer.user;
+    // '' for none), so that a user's corrections and the census of layers are
+    // found through an index rather than by reading every undo record. Only
+    // corrections recorded from now on have one: the layers came with it.
+    {"", layer_user_19,
+     "CREATE INDEX IF NOT EXISTS corrections_layer_user ON corrections (layer_user) WHERE layer_user <> '';"},
 };
 static_assert(std::size(migrations) == schema_version);
 
