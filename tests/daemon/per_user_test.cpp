@@ -3,6 +3,7 @@
 // scan remembers whom for, so that a correction of the delivered copy moves
 // that recipient's next verdict on such mail more than another's; a message
 // with several recipients is scored by the site's model alone.
+#include "../support/backends.hpp"
 #include "daemon_support.hpp"
 
 using namespace daemon_test;
@@ -113,4 +114,39 @@ TEST_CASE("per_user: a recipient with a CR, a NUL or a forged log line is no use
         CHECK(run(tokens).find("user") == std::string::npos);
     }
     check_one_line_events(d);
+}
+
+TEST_CASE("A fleet: a user's correction of one daemon's scan moves their verdicts on another daemon, not others'",
+          "[mailsiftd][per_user]") {
+    FOR_EACH_BACKEND(store_);
+    Daemon a("per_user = recipient\nstats_interval = 1\n", store_.location());
+    Daemon b("per_user = recipient\nstats_interval = 1\n", store_.location());
+    start_trained_daemon(a);  // trains the model both share
+    b.start();
+    REQUIRE(eventually([&] { return b.log().find("loaded model") != std::string::npos; }));
+    Client ca(a.socket), cb(b.socket);
+    ca.negotiate();
+    cb.negotiate();
+    // Each user's copy, as an MTA that names the recipient delivers it (one
+    // content is one scan: the last recipient's).
+    auto copy = [](const std::string& user) { return "Received: by mx.example.org for <" + user + ">\n" + newsletter; };
+    const double bob_before = log_odds(cb.message(copy("bob@example.org"), "<bob@example.org>"));
+    const double carol_before = log_odds(cb.message(copy("carol@example.org"), "<carol@example.org>"));
+
+    // bob's copy came through daemon a; he moves it to Junk.
+    const std::string signature =
+        header_value(ca.message(copy("bob@example.org"), "<bob@example.org>"), "X-Mailsift-Signature");
+    const std::string conf = cli + " --config " + (a.dir / "mailsift.conf").string();
+    REQUIRE(eventually([&] { return std::system((conf + " tokens --signature " + signature + " >/dev/null 2>&1").c_str()) == 0; }));
+    REQUIRE(std::system((conf + " correct --spam --signature " + signature + " >/dev/null").c_str()) == 0);
+
+    // Daemon b sees it: bob's next copy moves further than carol's, by his layer.
+    double bob = 0, carol = 0;
+    const bool moved = eventually([&] {
+        bob = log_odds(cb.message(copy("bob@example.org"), "<bob@example.org>")) - bob_before;
+        carol = log_odds(cb.message(copy("carol@example.org"), "<carol@example.org>")) - carol_before;
+        return carol > 0.0 && bob > carol + 1.0;
+    });
+    INFO("bob's copy moved " << bob << " log-odds, carol's " << carol);
+    REQUIRE(moved);
 }
