@@ -26,14 +26,9 @@ were forgotten; forgetting again finds nothing. Exit status 0, also when
 there was nothing to forget.
 )";
 
-// The layer's key for USER as the command line gives it (engine::layer_key).
-std::string layer_key(const Context& ctx, const std::string& command, const std::string& name) {
-    if (auto key = engine::layer_key(ctx.settings.per_user, name)) return *key;
-    usage_error(command + ": " + name + ": neither an address (user@domain) nor a domain");
-}
-
-// A sender's address as it came in a From header, printable: a byte outside
-// printable ASCII as \xHH (nothing from the wire reaches a terminal raw).
+// A sender's address as it came in a From header, or a name as the command
+// line gave it, printable: a byte outside printable ASCII as \xHH (nothing
+// from the wire, or pasted from it, reaches a terminal raw).
 std::string printable(std::string_view text) {
     std::string out;
     for (const char ch : text) {
@@ -47,6 +42,12 @@ std::string printable(std::string_view text) {
         }
     }
     return out;
+}
+
+// The layer's key for USER as the command line gives it (engine::layer_key).
+std::string layer_key(const Context& ctx, const std::string& command, const std::string& name) {
+    if (auto key = engine::layer_key(ctx.settings.per_user, name)) return *key;
+    usage_error(command + ": " + printable(name) + ": neither an address (user@domain) nor a domain");
 }
 
 std::string utc(std::int64_t at) {

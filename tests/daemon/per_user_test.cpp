@@ -94,6 +94,17 @@ TEST_CASE("stats --user prints a sender from the wire with its control bytes esc
     const std::string stats = run(conf + " stats --user bob@example.org");
     CHECK(stats.find("evil\\x1B[31m@deals.example") != std::string::npos);
     CHECK(stats.find('\x1b') == std::string::npos);
+
+    // A name pasted from the wire and refused: its error names it escaped, on
+    // one line (a CR or LF cannot forge a second).
+    for (const std::string command : {"forget-user", "stats --user"}) {
+        const std::string refused =
+            run(conf + " " + command + " \"$(printf 'evil\\033[31m\\r\\nmailsift: forged line')\" 2>&1; echo \"exit $?\"");
+        CHECK(refused.find("evil\\x1B[31m\\x0D\\x0Amailsift: forged line: neither an address") != std::string::npos);
+        CHECK(refused.find('\x1b') == std::string::npos);
+        CHECK(refused.find('\r') == std::string::npos);
+        CHECK(refused.find("exit 2") != std::string::npos);
+    }
 }
 
 TEST_CASE("per_user: a recipient with a CR, a NUL or a forged log line is no user, and logs nothing of it",
