@@ -124,9 +124,11 @@ private:
                 std::string().swap(in_);
                 // The scans scored a moment ago are written first, here (the recorder may be
                 // refitting): their corrections then find them.
-                store::Database& db = server_.connection();
+                CorrectionServer::Held& held = server_.connection();
+                store::Database& db = *held.db;
                 server_.recorder_.write_queued_scans(db);
                 engine::Trainer trainer(db, *settings, engine::Trainer::Reads::rows);
+                trainer.use_linear_cache(held.linear);
                 trainer.set_corrector(who);
                 if (!request.user.empty()) {  // correct --user: whose copies, whatever their scans say
                     if (const auto user = engine::user_of(settings->per_user, request.user)) {
@@ -157,6 +159,9 @@ private:
                 text = engine::encode_refusal(e.what());
             }
             asio::post(server_.io_, [this, self, text = std::move(text)]() mutable { answer(std::move(text)); });
+            // Answered: the log's copy into the database (a few thousand page
+            // writes and a sync every few corrections) is not the user's wait.
+            if (server_.held_) server_.held_->db->checkpoint();
         });
     }
 
@@ -216,17 +221,20 @@ void CorrectionServer::listen() {
     accept();
 }
 
-store::Database& CorrectionServer::connection() {
+CorrectionServer::Held& CorrectionServer::connection() {
     const std::string location = database_.string();
+    // Not for_few_messages(): a request holds few, but the connection serves
+    // one request after another, and a cache of a few hundred pages read them
+    // again from the file at every correction.
     const auto open = [&] {
         auto db = store::open(location, store::Database::Mode::read_write, std::chrono::seconds(5),
                               store::Database::Create::never);
-        db->for_few_messages();  // a request holds at most max_correction_inputs messages
+        db->for_requests();
         return db;
     };
     if (store::is_postgresql(location)) {
-        if (!held_) held_ = Held{open(), {}};
-        return *held_->db;
+        if (!held_) held_ = Held{open(), {}, {}};
+        return *held_;
     }
     // The file there now: the one held, or another (replaced, restored).
     FileIdentity now;
@@ -235,12 +243,12 @@ store::Database& CorrectionServer::connection() {
         held_.reset();
         throw store::Error(database_, "no such database");
     }
-    if (held_ && held_->id == now) return *held_->db;
+    if (held_ && held_->id == now) return *held_;
     held_.reset();
     FileIdentity id;
     auto db = open_identified(database_, open, id);
-    held_ = Held{std::move(db), id};
-    return *held_->db;
+    held_ = Held{std::move(db), id, {}};
+    return *held_;
 }
 
 void CorrectionServer::reconfigure(const engine::Settings& settings) {

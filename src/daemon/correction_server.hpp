@@ -24,6 +24,7 @@
 #include <string>
 
 #include "mailsift/engine/settings.hpp"
+#include "mailsift/engine/trainer.hpp"
 #include "mailsift/store/database.hpp"
 #include "file_identity.hpp"
 #include "metrics.hpp"
@@ -65,13 +66,15 @@ private:
     // Connections open; the last owner of one may be the worker.
     std::shared_ptr<std::atomic<std::size_t>> open_ = std::make_shared<std::atomic<std::size_t>>(0);
     // The worker's connection, kept from one request to the next so that its
-    // cache of the model's pages stays warm; opened again when the file at
-    // the path is another (replaced) or after a failure.
+    // cache of the model's pages (a writer's, 32 MiB at most) and the linear
+    // weights it read stay warm; opened again when the file at the path is
+    // another (replaced) or after a failure.
     struct Held {
         std::unique_ptr<store::Database> db;
-        FileIdentity id;  // none for PostgreSQL
+        FileIdentity id;                      // none for PostgreSQL
+        engine::Trainer::LinearCache linear;  // read since, not again (Trainer::use_linear_cache)
     };
-    store::Database& connection();  // the worker's only
+    Held& connection();  // the worker's only
     std::optional<Held> held_;
     boost::asio::thread_pool worker_{1};  // applies the corrections, one request at a time
 };

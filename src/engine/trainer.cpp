@@ -217,8 +217,18 @@ model::LinearModel& Trainer::linear_model() {
         commit();  // read in a transaction of its own
         store::LinearWeights w;
         std::uint64_t sequence = 0;
-        // Moved out, not copied: the table is 2^hash_bits floats (1 MiB by default).
-        linear_.emplace(std::move(*load_linear(db_, settings_, nullptr, 0, sequence, &w)));
+        LinearCache* const cache = linear_cache_;
+        const bool cached = cache != nullptr && cache->weights && cache->weights->parameters() == settings_.linear;
+        auto loaded = load_linear(db_, settings_, cached ? cache->weights.get() : nullptr, cached ? cache->sequence : 0,
+                                  sequence, &w);
+        if (cache != nullptr) {
+            linear_.emplace(*loaded);  // this trainer's steps go to its own copy
+            cache->weights = std::move(loaded);
+            cache->sequence = sequence;
+        } else {
+            // Moved out, not copied: the table is 2^hash_bits floats (1 MiB by default).
+            linear_.emplace(std::move(*loaded));
+        }
         linear_seen_[0] = w.seen_ham;
         linear_seen_[1] = w.seen_spam;
         linear_dropped_ = w.samples_dropped;

@@ -1105,6 +1105,15 @@ std::string numbered(bool spam, int i) {
            (spam ? "Buy now and save $99, click here, limited offer number " : "The patch review is attached, item ") +
            std::to_string(i) + (i % 3 == 0 ? " and a word only this one has: w" + std::to_string(i * 7919) : "") + "\n";
 }
+// The fixtures, then 20 numbered spam and 20 ham, refitted.
+void train_forty(store::Database& db, const engine::Settings& s) {
+    train_fixtures(db, s);
+    engine::Trainer t(db, s);
+    for (int i = 0; i < 20; ++i) t.learn(numbered(true, i), numbered(true, i).size(), store::Class::spam, 1500);
+    for (int i = 0; i < 20; ++i) t.learn(numbered(false, i), numbered(false, i).size(), store::Class::ham, 1500);
+    t.commit();
+    t.refit_linear();
+}
 std::string exported(store::Database& db) {
     std::ostringstream out;
     db.export_model(out);
@@ -1119,12 +1128,7 @@ TEST_CASE("A trainer reading only the rows it needs learns exactly what one read
     store::SqliteDatabase rows_db(dir.path / "rows.db", store::Database::Mode::read_write);
     store::SqliteDatabase whole_db(dir.path / "whole.db", store::Database::Mode::read_write);
     for (store::Database* db : {static_cast<store::Database*>(&rows_db), static_cast<store::Database*>(&whole_db)}) {
-        train_fixtures(*db, s);
-        engine::Trainer t(*db, s);
-        for (int i = 0; i < 20; ++i) t.learn(numbered(true, i), numbered(true, i).size(), store::Class::spam, 1500);
-        for (int i = 0; i < 20; ++i) t.learn(numbered(false, i), numbered(false, i).size(), store::Class::ham, 1500);
-        t.commit();
-        t.refit_linear();
+        train_forty(*db, s);
     }
     REQUIRE(exported(rows_db) == exported(whole_db));
     // The same commands through both kinds of trainer: a learn of new messages,
@@ -1152,6 +1156,61 @@ TEST_CASE("A trainer reading only the rows it needs learns exactly what one read
     const auto a = rows_db.linear_weights_since(0), b = whole_db.linear_weights_since(0);
     REQUIRE(a.bias == b.bias);
     REQUIRE(a.seen_spam == b.seen_spam);
+}
+
+TEST_CASE("Trainers that share a linear cache learn exactly what trainers reading the whole table learn", "[engine]") {
+    TempDir dir;
+    const engine::Settings s = engine::parse_settings("linear_rehearsal = 6\n", "x.conf");
+    store::SqliteDatabase cached_db(dir.path / "cached.db", store::Database::Mode::read_write);
+    store::SqliteDatabase fresh_db(dir.path / "fresh.db", store::Database::Mode::read_write);
+    for (store::Database* db : {static_cast<store::Database*>(&cached_db), static_cast<store::Database*>(&fresh_db)}) {
+        train_forty(*db, s);
+    }
+    engine::Trainer::LinearCache cache;
+    // One request after another, as mailsiftd's correction socket serves them;
+    // between them, what other writers do: a learn without the cache, a refit
+    // (whole pages rewritten), and a trainer of other linear parameters.
+    auto request = [&](store::Database& db, bool use_cache, const engine::Settings& settings, int i) {
+        engine::Trainer t(db, settings, engine::Trainer::Reads::rows);
+        if (use_cache) t.use_linear_cache(cache);
+        t.correct(numbered(i % 2 == 0, 100 + i), numbered(i % 2 == 0, 100 + i).size(),
+                  i % 2 == 0 ? store::Class::ham : store::Class::spam, 2000 + i);
+        t.commit();
+    };
+    const engine::Settings other = engine::parse_settings("linear_rehearsal = 6\nlinear_step = 2\n", "x.conf");
+    for (store::Database* db : {static_cast<store::Database*>(&cached_db), static_cast<store::Database*>(&fresh_db)}) {
+        const bool use_cache = db == &cached_db;
+        for (int i = 0; i < 4; ++i) request(*db, use_cache, s, i);
+        {
+            engine::Trainer t(*db, s);  // another writer
+            t.learn(numbered(true, 50), numbered(true, 50).size(), store::Class::spam, 2100);
+            t.commit();
+        }
+        request(*db, use_cache, s, 4);
+        {
+            engine::Trainer t(*db, s);
+            t.learn(new_ham, new_ham.size(), store::Class::ham, 2200);
+            t.commit();
+            REQUIRE(t.refit_linear_if_behind() > 0);  // as mailsiftd's recorder refits
+        }
+        for (int i = 5; i < 8; ++i) request(*db, use_cache, s, i);
+        request(*db, use_cache, other, 8);  // not the cached weights' parameters: read afresh
+        request(*db, use_cache, s, 9);
+    }
+    REQUIRE(cache.weights != nullptr);
+    REQUIRE(cache.sequence > 0);
+    REQUIRE(exported(cached_db) == exported(fresh_db));
+    const auto a = cached_db.linear_weights_since(0), b = fresh_db.linear_weights_since(0);
+    REQUIRE(a.bias == b.bias);
+    REQUIRE(a.nb_weight == b.nb_weight);
+    REQUIRE(a.seen_spam == b.seen_spam);
+    // The cache holds the store's weights as of its sequence: those the last
+    // request read, before its own step.
+    std::uint64_t sequence = 0;
+    const auto now = engine::load_linear(cached_db, s, nullptr, 0, sequence);
+    const auto since = engine::load_linear(cached_db, s, cache.weights.get(), cache.sequence, sequence);
+    REQUIRE(std::equal(now->weights().begin(), now->weights().end(), since->weights().begin(), since->weights().end()));
+    REQUIRE(now->bias() == since->bias());
 }
 
 TEST_CASE("A filter made for some messages scores them exactly as the whole model does, and refuses others",

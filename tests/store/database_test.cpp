@@ -63,6 +63,49 @@ TEST_CASE("A new database is created with the current schema and WAL", "[store]"
     sqlite3_close(raw);
 }
 
+TEST_CASE("A connection serving requests copies its log into the database after answering, not inside a commit",
+          "[store]") {
+    TempDir dir;
+    const auto path = dir.path / "model.db";
+    // One commit of well over SQLite's 1,000 pages of log: 200,000 feature rows
+    // at random ids, and 400 messages' rows.
+    auto big_commit = [](store::Database& db, std::uint8_t round) {
+        store::TrainingBatch b(db);
+        for (std::uint32_t m = 0; m < 400; ++m) {
+            std::vector<store::TrainTerm> t;
+            for (std::uint64_t j = 0; j < 500; ++j) {
+                t.push_back({((std::uint64_t{round} << 40) + m * 1000 + j) * 0x9E3779B97F4A7C15ULL, 1, "f"});
+            }
+            store::Digest d{};
+            d[0] = static_cast<std::uint8_t>(m & 0xff);
+            d[1] = static_cast<std::uint8_t>(m >> 8);
+            d[2] = round;
+            REQUIRE(b.learn(d, Class::spam, t, 100) == store::LearnResult::learned);
+        }
+        b.commit();
+    };
+    const auto main_file = [&] { return std::filesystem::file_size(path); };
+    {
+        Database db(path, Database::Mode::read_write);
+        const auto before = main_file();
+        big_commit(db, 1);
+        CHECK(main_file() > before);  // SQLite's way: the commit copied its log into the database
+    }
+    {
+        Database db(path, Database::Mode::read_write);
+        db.for_requests();
+        const auto before = main_file();
+        big_commit(db, 2);
+        CHECK(main_file() == before);  // committed to the log alone
+        CHECK(db.load_counts(model::TermFrequency::raw).messages.spam == 800);
+        db.checkpoint();
+        CHECK(main_file() > before);
+        db.checkpoint();  // nothing new in the log: nothing to do
+    }
+    Database again(path, Database::Mode::read_only);
+    CHECK(again.load_counts(model::TermFrequency::raw).messages.spam == 800);
+}
+
 TEST_CASE("Learning adds counts, and learning again is idempotent", "[store]") {
     FOR_EACH_BACKEND(store_);
     const auto opened = store_.open();

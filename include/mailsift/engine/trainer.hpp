@@ -44,6 +44,17 @@ public:
     // precedence; a store with none records these at its first commit.
     Trainer(store::Database& db, Settings settings, Reads reads = Reads::whole_model);
     ~Trainer();
+    // The linear scorer's weights as the store held them at `sequence`, kept
+    // between trainers by a writer that trains one request after another on
+    // one connection (mailsiftd's correction socket). A trainer given one reads
+    // the pages and steps written since, as mailsiftd's refresh does, not the
+    // whole table (1 MiB, and every step kept as a slot), and leaves in it what
+    // it read. Weights of other parameters (reconfigured) are read afresh.
+    struct LinearCache {
+        std::shared_ptr<const model::LinearModel> weights;
+        std::uint64_t sequence = 0;
+    };
+    void use_linear_cache(LinearCache& cache) { linear_cache_ = &cache; }
     const Settings& settings() const { return settings_; }
     // Where the configuration disagrees with the settings kept with the model.
     const std::vector<std::string>& setting_notes() const { return setting_notes_; }
@@ -276,6 +287,7 @@ private:
     void rehearse(const store::Digest& digest, std::string_view prefix, store::Class c,
                   store::CorrectionUndo* undo = nullptr);
     std::optional<model::LinearModel> linear_;
+    LinearCache* linear_cache_ = nullptr;  // use_linear_cache()
     std::uint64_t linear_seen_[2] = {0, 0};  // ham, spam: offered to the samples, as the store counts them
     std::uint64_t linear_dropped_ = 0;       // samples dropped, as the store counted them when read
     bool one_message_ = false;               // begin_command(): known_model() is the counts as they are

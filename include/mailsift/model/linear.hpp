@@ -58,6 +58,8 @@ struct LinearParameters {
     double replay_margin = 3.0;
     // Passes over both classes' samples, shuffled together, after a batch.
     std::size_t epochs = 3;
+
+    bool operator==(const LinearParameters&) const = default;
 };
 // Defaults: docs/accuracy.md, issue 32 (chosen on one server's 20,000-message
 // stream, confirmed on the other corpora; issue 21's are in its sweep).

@@ -53,6 +53,18 @@ public:
     // (2 MiB) and maps the file while it reads the weights; PostgreSQL has
     // nothing to size.
     virtual void for_few_messages() {}
+    // This connection serves one request of a few messages after another for
+    // as long as the process lives (mailsiftd's correction socket): it keeps a
+    // writer's cache (a correction reads and dirties a few hundred pages of
+    // the features, the same pages again and again), and it leaves copying its
+    // log back into the database to checkpoint(), which the server calls once
+    // it has answered, rather than do it inside a commit, before the answer.
+    virtual void for_requests() {}
+    // After for_requests(): copies the log back into the database when it
+    // holds SQLite's 1,000 pages or more, as a commit would have (about three
+    // corrections). Nothing on PostgreSQL. Never throws: what it could not
+    // copy stays in the log, and the next call copies it.
+    virtual void checkpoint() noexcept {}
 
 protected:
     Database() = default;

@@ -33,6 +33,8 @@ public:
     // The connection (Database). data_version: PRAGMA data_version.
     std::uint64_t data_version() override;
     void for_few_messages() override;
+    void for_requests() override;
+    void checkpoint() noexcept override;
 
     // ModelStore.
     ClassTotals visit_counts(model::TermFrequency tf, const std::function<void(std::size_t)>& size,
@@ -95,6 +97,7 @@ private:
     std::filesystem::path path_;
     Mode mode_;
     std::chrono::milliseconds busy_timeout_;
+    int log_pages_ = 0;  // for_requests(): the log's pages after the last commit
     bool few_messages_ = false;  // for_few_messages(): the weights are read through a memory map
     sqlite3* db_ = nullptr;
     std::unique_ptr<Statements> st_;

@@ -159,6 +159,25 @@ void SqliteDatabase::for_few_messages() {
     few_messages_ = true;
 }
 
+void SqliteDatabase::for_requests() {
+    if (mode_ != Mode::read_write) return;
+    // A hook of our own replaces SQLite's, which checkpoints inside the commit.
+    sqlite3_wal_hook(
+        db_,
+        [](void* self, sqlite3*, const char*, int pages) {
+            static_cast<SqliteDatabase*>(self)->log_pages_ = pages;
+            return SQLITE_OK;
+        },
+        this);
+}
+
+void SqliteDatabase::checkpoint() noexcept {
+    constexpr int sqlite_default_pages = 1000;  // SQLITE_DEFAULT_WAL_AUTOCHECKPOINT
+    if (log_pages_ < sqlite_default_pages) return;
+    log_pages_ = 0;
+    sqlite3_wal_checkpoint_v2(db_, "main", SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+}
+
 SqliteDatabase::~SqliteDatabase() {
     dictionaries_.reset();
     st_.reset();
