@@ -30,7 +30,10 @@ learned per class, and the number of contacts.
 --user USER: what USER's layer holds instead (per_user, mailsift.conf(5)):
 their corrections that stepped it (to spam, to ham, undone since), and for
 each sender they corrected, the log-odds the layer adds to their score for
-that sender's mail. USER is an address, or a domain with per_user = domain.
+that sender's mail; and their error rates: those corrections of mail
+mailsiftd called spam (false positives) or ham (false negatives), per message
+delivered to them in the history kept. USER is an address, or a domain with
+per_user = domain.
 )";
 
 const char* const top_help = R"(usage: mailsift top [--spam|--ham] [--min-count K] [N]

@@ -97,11 +97,15 @@ int forget_user(const Context& ctx, const std::string& name, bool json) {
 int user_stats(const Context& ctx, const std::string& name, bool json) {
     const std::string user = layer_key(ctx, "stats", name);
     const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
-    const engine::UserLayer layer = engine::user_layer(opened->layer_corrections(user));
+    const auto corrections = opened->layer_corrections(user);
+    const engine::UserLayer layer = engine::user_layer(corrections);
+    const engine::UserErrors errors = engine::user_errors(*opened, user, corrections);
     if (json) {
         std::cout << json_line({{"user", user},
                                 {"per_user", engine::setting_value(ctx.settings, "per_user")},
                                 {"corrections", {{"to_spam", layer.to_spam}, {"to_ham", layer.to_ham}, {"undone", layer.undone}}},
+                                {"history_lines", errors.messages},
+                                {"errors", engine::user_errors_json<Json>(errors)},
                                 {"senders", senders_json(layer)}});
         return exit_ok;
     }
@@ -110,6 +114,15 @@ int user_stats(const Context& ctx, const std::string& name, bool json) {
                 ctx.settings.per_user == engine::PerUser::off ? " (layers are neither used nor trained)" : "");
     std::printf("corrections:       %zu to spam, %zu to ham in the layer; %zu undone\n", layer.to_spam, layer.to_ham,
                 layer.undone);
+    if (errors.messages == 0) {
+        std::printf("error rates:       none yet (no message to this user in the history kept)\n");
+    } else {
+        std::printf("error rates:       false positives %.3f%% (%zu), false negatives %.3f%% (%zu) of %llu messages "
+                    "since %s; %zu unsure corrected\n",
+                    errors.false_positive_percent(), errors.false_positives, errors.false_negative_percent(),
+                    errors.false_negatives, static_cast<unsigned long long>(errors.messages), utc(errors.since).c_str(),
+                    errors.unsure);
+    }
     std::printf("\nsenders (what the layer adds to this user's score for their mail):\n");
     if (layer.senders.empty()) std::printf("  (none: the user is scored by the site's model)\n");
     for (const auto& s : layer.senders) {

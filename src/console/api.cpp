@@ -200,15 +200,16 @@ Response App::explanation(const Request& req) {
 
 Response App::user(const Request& req, const Actor& actor) {
     // A user's layer (per_user): what their corrections taught it, by sender,
-    // and how many of the history's lines were delivered to them.
+    // how many of the history's lines were delivered to them, and the error
+    // rates their corrections reveal among those (engine::user_errors).
     const std::string name = url_decoded(query(sv(req.target()), "name"));
     const auto key = engine::layer_key(options_.settings.per_user, name);
     if (!key) return error(req, http::status::bad_request, "name: an address (user@domain) or a domain");
     try {
         const auto db = store::open(options_.database.string(), store::Database::Mode::read_only);
-        const engine::UserLayer layer = engine::user_layer(db->layer_corrections(*key));
-        store::HistoryQuery lines;
-        lines.recipient = *key;
+        const auto corrections = db->layer_corrections(*key);
+        const engine::UserLayer layer = engine::user_layer(corrections);
+        const engine::UserErrors errors = engine::user_errors(*db, *key, corrections);
         json senders = json::array();
         for (const auto& s : layer.senders) {
             senders.push_back({{"sender", s.address}, {"log_odds", s.log_odds}, {"corrections", s.corrections},
@@ -217,7 +218,8 @@ Response App::user(const Request& req, const Actor& actor) {
         json out{{"user", *key},
                  {"per_user", engine::setting_value(options_.settings, "per_user")},
                  {"corrections", {{"to_spam", layer.to_spam}, {"to_ham", layer.to_ham}, {"undone", layer.undone}}},
-                 {"history_lines", db->history_count(lines)},
+                 {"history_lines", errors.messages},
+                 {"errors", engine::user_errors_json<json>(errors)},
                  {"senders", senders}};
         // Whose corrections were read, by whom: the audit trail's, as for the history.
         audit(req, actor.client, audit_event("user", "ok", actor.account, actor.role, {}, *key));

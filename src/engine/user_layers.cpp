@@ -44,4 +44,40 @@ UserLayer user_layer(const std::vector<store::CorrectionRecord>& corrections) {
     return out;
 }
 
+namespace {
+
+double percent(std::size_t n, std::uint64_t of) {
+    return of == 0 ? 0.0 : 100.0 * static_cast<double>(n) / static_cast<double>(of);
+}
+
+}  // namespace
+
+double UserErrors::false_positive_percent() const { return percent(false_positives, messages); }
+double UserErrors::false_negative_percent() const { return percent(false_negatives, messages); }
+
+UserErrors user_errors(store::ScanLog& log, const std::string& key,
+                       const std::vector<store::CorrectionRecord>& corrections) {
+    UserErrors out;
+    store::HistoryQuery q;
+    q.recipient = key;
+    out.messages = log.history_count(q);
+    if (out.messages == 0) return out;
+    q.order = store::HistoryQuery::Order::oldest;
+    q.limit = 1;
+    const auto oldest = log.history(q);
+    if (oldest.empty()) return out;  // pruned between the two reads
+    out.since = oldest.front().scanned_at;
+    for (const auto& c : corrections) {
+        if (!c.undo || c.undo->layer.slots.empty() || c.undone_at != 0 || c.at < out.since) continue;
+        if (c.verdict == model::Verdict::unsure) {
+            ++out.unsure;
+        } else if (c.verdict == model::Verdict::spam && c.to == store::Class::ham) {
+            ++out.false_positives;
+        } else if (c.verdict == model::Verdict::ham && c.to == store::Class::spam) {
+            ++out.false_negatives;
+        }
+    }
+    return out;
+}
+
 }  // namespace mailsift::engine

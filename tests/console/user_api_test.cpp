@@ -1,9 +1,11 @@
 // The console's view of a user's layer (per_user, issue 44 item 4): GET
 // /api/user?name=USER says what that user's corrections taught their layer,
-// by sender, and how many history lines were delivered to them; any signed-in
+// by sender, how many history lines were delivered to them and the error
+// rates their corrections reveal among those; any signed-in
 // account may read it, the audit trail says who did, and a name that is
 // neither an address nor a domain is refused.
 #include <catch2/catch.hpp>
+#include <ctime>
 #include <string>
 
 #include "app_support.hpp"
@@ -11,7 +13,7 @@
 
 using namespace console_test;
 
-TEST_CASE("The console shows a user's layer: their corrections by sender, and their history lines", "[console]") {
+TEST_CASE("The console shows a user's layer: their corrections by sender, their history lines and error rates", "[console]") {
     Console c(false, engine::PerUser::recipient);
     const std::string raw = fixture("ham_meeting_notes.eml");
     // mailsiftd scored alice's copy for her, and recorded its history line.
@@ -44,6 +46,16 @@ TEST_CASE("The console shows a user's layer: their corrections by sender, and th
     CHECK(j["senders"][0]["sender"] == "alice@university.example");
     CHECK(j["senders"][0]["log_odds"].get<double>() > 1.0);
     CHECK(j["senders"][0]["corrections"] == 1);
+    // Her error rates: the one message delivered to her, which mailsiftd let
+    // through and she moved to Junk.
+    REQUIRE(e.verdict == model::Verdict::ham);
+    CHECK(j["history_lines"] == 1);
+    CHECK(j["errors"]["since"] == 1000);
+    CHECK(j["errors"]["false_negatives"] == 1);
+    CHECK(j["errors"]["false_positives"] == 0);
+    CHECK(j["errors"]["unsure"] == 0);
+    CHECK(j["errors"]["false_negative_percent"].get<double>() == Approx(100.0));
+    CHECK(j["errors"]["false_positive_percent"].get<double>() == 0.0);
     CHECK(json::parse(user("bob%40example.org").body())["senders"] == json::array());
     CHECK(c.audited.back().find("user") != std::string::npos);
     CHECK(c.audited.back().find("watcher") != std::string::npos);
@@ -53,4 +65,24 @@ TEST_CASE("The console shows a user's layer: their corrections by sender, and th
         CHECK(user(bad).result() == http::status::bad_request);
     }
     CHECK(c.send(http::verb::get, "/api/user?name=alice%40example.org").result() == http::status::unauthorized);
+
+    // The history is pruned past her corrected message: a correction without
+    // its message in the history counts in no rate (its step stays in the layer).
+    const std::int64_t later = static_cast<std::int64_t>(std::time(nullptr)) + 3600;
+    {
+        const auto db = store::open(c.db.string(), store::Database::Mode::read_write);
+        store::Recording newer;
+        store::HistoryEntry n = e;
+        n.signature.reset();
+        n.scanned_at = later;
+        newer.history.push_back(n);
+        db->record(newer);
+        REQUIRE(db->prune_scans(later - 60, 100).lines == 1);
+    }
+    const json pruned = json::parse(user("alice%40example.org").body());
+    CHECK(pruned["history_lines"] == 1);
+    CHECK(pruned["errors"]["since"] == later);
+    CHECK(pruned["errors"]["false_negatives"] == 0);
+    CHECK(pruned["errors"]["false_negative_percent"].get<double>() == 0.0);
+    CHECK(pruned["corrections"]["to_spam"] == 1);
 }

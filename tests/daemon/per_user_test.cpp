@@ -3,6 +3,8 @@
 // scan remembers whom for, so that a correction of the delivered copy moves
 // that recipient's next verdict on such mail more than another's; a message
 // with several recipients is scored by the site's model alone.
+#include <nlohmann/json.hpp>
+
 #include "../support/backends.hpp"
 #include "daemon_support.hpp"
 
@@ -58,6 +60,14 @@ TEST_CASE("per_user = recipient: one recipient's correction moves their verdicts
     const std::string stats = run(conf + " stats --user Bob@Example.org");
     CHECK(stats.find("1 to spam, 0 to ham in the layer") != std::string::npos);
     CHECK(stats.find("news@deals.example") != std::string::npos);
+    // His error rates: the copy he moved was not called spam, and was among his messages.
+    CHECK(stats.find("error rates:       false positives 0.000% (0), false negatives ") != std::string::npos);
+    CHECK((stats.find("% (1) of ") != std::string::npos || stats.find("; 1 unsure corrected") != std::string::npos));
+    const auto j = nlohmann::json::parse(run(conf + " stats --user bob@example.org --json"));
+    CHECK(j["errors"]["false_negatives"].get<int>() + j["errors"]["unsure"].get<int>() == 1);
+    CHECK(j["history_lines"].get<int>() >= 2);  // his copies, and the one to both
+    CHECK(j["errors"]["false_negative_percent"].get<double>() ==
+          Approx(100.0 * j["errors"]["false_negatives"].get<double>() / j["history_lines"].get<double>()));
     CHECK(run(conf + " stats").find("per-user layers (per_user = recipient): 1 users, 1 standing corrections") !=
           std::string::npos);
     CHECK(run(conf + " stats --user carol@example.org").find("(none: the user is scored by the site's model)") !=
@@ -114,7 +124,7 @@ TEST_CASE("per_user: a recipient with a CR, a NUL or a forged log line is no use
     Client c(d.socket);
     c.negotiate();
     const double site = log_odds(c.message(newsletter, std::vector<std::string>{"<a@example.org>", "<b@example.org>"}));
-    for (const std::string rcpt : {std::string("<a\r@example.org>"), std::string("<a\0b@example.org>", 18),
+    for (const std::string& rcpt : {std::string("<a\r@example.org>"), std::string("<a\0b@example.org>", 18),
                                    std::string("<a@example.org\n<6>console audit: sign-in ok>")}) {
         const auto replies = c.message(newsletter, rcpt);
         CHECK(log_odds(replies) == Approx(site).margin(0.01));  // scored as the site: no layer

@@ -255,7 +255,8 @@ def sign_in_patiently(d, w, name, password):
 
 def user_checks(d, w, args):
     """Issue 44, item 4: the Users page shows what a user's layer holds (per_user
-    is off here: none) and how many history lines went to them; a name from
+    is off here: none), how many history lines went to them and their error
+    rates; a name from
     the address bar that is no address is refused as text and runs nothing."""
     d.find_element(By.CSS_SELECTOR, "a[data-page=users]").click()
     w.until(EC.visibility_of_element_located((By.ID, "user-form")))
@@ -268,6 +269,9 @@ def user_checks(d, w, args):
           lines.isdigit() and int(lines) > 0 and any("scored by the site's model" in r for r in rows),
           "browser: the Users page shows the user's layer (none with per_user off) and their history lines",
           [text_of(d, "user-key"), lines, rows])
+    rates = [text_of(d, "user-fp"), text_of(d, "user-fn"), text_of(d, "user-unsure")]
+    check(rates == ["0 (0.00%)", "0 (0.00%)", "0"] and "since 20" in text_of(d, "user-since"),
+          "and the error rates their corrections reveal (none with per_user off), since their oldest message", rates)
     link = d.find_element(By.ID, "user-history").get_attribute("href")
     check(link.endswith("/history?recipient=rcpt%40example.net"), "and links to their history", link)
     shot(d, args, "09-users")

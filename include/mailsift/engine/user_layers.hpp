@@ -40,5 +40,38 @@ struct UserLayer {
 // The layer the corrections describe (ScanLog::layer_corrections' records of one user).
 UserLayer user_layer(const std::vector<store::CorrectionRecord>& corrections);
 
+// What mailsiftd got wrong for a user, as their corrections tell: the
+// standing corrections that stepped their layer, by what mailsiftd had said,
+// per message delivered to them in the history kept (HistoryQuery::recipient:
+// the lines whose RCPT TO or To: holds the key). Only corrections made since
+// the oldest of those lines count, so that a history pruned after keep_scans
+// does not leave corrections without their messages.
+struct UserErrors {
+    std::uint64_t messages = 0;       // history lines delivered to them
+    std::int64_t since = 0;           // the oldest one's time; 0: none
+    std::size_t false_positives = 0;  // said spam, corrected to ham
+    std::size_t false_negatives = 0;  // said ham, corrected to spam
+    std::size_t unsure = 0;           // said unsure, corrected either way
+    // Percent of `messages`; 0 without any.
+    double false_positive_percent() const;
+    double false_negative_percent() const;
+};
+
+// `key` as layer_key() gives it; `corrections` as layer_corrections(key) read them.
+UserErrors user_errors(store::ScanLog& log, const std::string& key,
+                       const std::vector<store::CorrectionRecord>& corrections);
+
+// Their JSON, one shape for `stats --user --json` and the console's Users page
+// (Json: an nlohmann::json type, which this module does not depend on).
+template <class Json>
+Json user_errors_json(const UserErrors& e) {
+    return Json{{"since", e.since},
+                {"false_positives", e.false_positives},
+                {"false_negatives", e.false_negatives},
+                {"unsure", e.unsure},
+                {"false_positive_percent", e.false_positive_percent()},
+                {"false_negative_percent", e.false_negative_percent()}};
+}
+
 
 }  // namespace mailsift::engine

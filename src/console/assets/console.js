@@ -561,6 +561,11 @@ async function loadUser() {
   text('user-to-ham', u.corrections.to_ham);
   text('user-undone', u.corrections.undone);
   text('user-lines', u.history_lines);
+  const rate = (n, pct) => n + ' (' + pct.toFixed(2) + '%)';
+  text('user-fp', rate(u.errors.false_positives, u.errors.false_positive_percent));
+  text('user-fn', rate(u.errors.false_negatives, u.errors.false_negative_percent));
+  text('user-unsure', u.errors.unsure);
+  text('user-since', u.errors.since ? ' since ' + when(u.errors.since) + ' (' + timeZone() + ')' : '');
   $('user-history').href = '/history?recipient=' + encodeURIComponent(u.user);
   const t = $('user-senders');
   t.replaceChildren();
@@ -571,7 +576,7 @@ async function loadUser() {
   for (const s of u.senders) {
     const r = el('tr');
     r.append(el('td', s.sender, 'mono'), el('td', (s.log_odds >= 0 ? '+' : '') + s.log_odds.toFixed(2)), el('td', s.corrections),
-             el('td', new Date(s.last_at * 1000).toISOString()));
+             el('td', when(s.last_at)));
     t.append(r);
   }
   $('user-result').hidden = false;
