@@ -4,7 +4,7 @@
 usage: bench/deployed_loop.py --index FILE [--split F] [--batch N] [--one-sided]
                               [--mailsift BIN] [--mailsiftd BIN] [--config FILE]
                               [--work DIR] [--no-bogofilter] [--scores-prefix PATH]
-                              [--json]
+                              [--moves-in-bursts] [--json]
 
 A TREC index in arrival order (paths relative to it, or absolute). The first F
 (default 0.5) is learned as the README teaches, class by class: `mailsift learn
@@ -22,7 +22,10 @@ them; unsure ham stays. --one-sided: nobody looks in Junk. Before the
 corrections of a batch, the scans of the batch are waited for (mailsiftd writes
 them every stats_interval), as a user moves mail after it arrived; after each
 move, mailsiftd's refit of its linear scorer and its reload of the model
-it left (a user's next move is seconds or minutes away).
+it left (a user's next move is seconds or minutes away). --moves-in-bursts:
+a batch's moves one right after another, as when a user selects them all and
+moves them at once; mailsiftd refits when they pause, and the wait is for that,
+after the batch's last move.
 
 bogofilter (Debian's, defaults -C) runs the same loop: `-s -b` then `-n -b` of
 the first part, each batch classified with `-TT` (cutoffs 0.99 / 0.45: Junk at
@@ -309,6 +312,7 @@ def mailsift_loop(args, train, rest, work):
                 if st.get("signatures", 0) >= scanned:
                     break
                 time.sleep(0.1)
+            moves_before = sum(moves)
             for spam, path, raw, verdict, added in batch:
                 to_junk = spam and verdict != "spam"
                 out_of_junk = not spam and verdict == "spam" and not args.one_sided
@@ -320,6 +324,9 @@ def mailsift_loop(args, train, rest, work):
                                 "--quiet", copy], check=True)
                 moves[0 if to_junk else 1] += 1
                 # A user's next move is seconds or minutes away: mailsiftd has refitted by then.
+                if not args.moves_in_bursts:
+                    wait_for_reload(args.mailsift, conf, log_path)
+            if args.moves_in_bursts and sum(moves) > moves_before:
                 wait_for_reload(args.mailsift, conf, log_path)
         return rows, moves
     finally:
@@ -368,6 +375,7 @@ def main():
     ap.add_argument("--split", type=float, default=0.5)
     ap.add_argument("--batch", type=int, default=100)
     ap.add_argument("--one-sided", action="store_true")
+    ap.add_argument("--moves-in-bursts", action="store_true")
     build = os.path.join(os.path.dirname(HERE), "build")
     ap.add_argument("--mailsift", default=os.path.join(build, "src/cli/mailsift"))
     ap.add_argument("--mailsiftd", default=os.path.join(build, "src/daemon/mailsiftd"))

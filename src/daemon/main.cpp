@@ -279,8 +279,10 @@ int main(int argc, char** argv) {
                     if (st.failing) metrics.store_error();
                     const bool changed = model_seen.expired() || model_seen.lock() != st.model;
                     if (st.has_model) metrics.model_refreshed(st.features, st.spam, st.ham, changed);
-                    // What changed it may leave the linear scorer to refit (corrections): the recorder sees.
+                    // What changed it may leave the linear scorer to refit (corrections): the
+                    // recorder sees, and refits once the changes pause (a refresh without one).
                     if (st.has_model && changed) recorder.model_changed();
+                    if (st.has_model && !changed) recorder.model_settled();
                     model_seen = st.model;
                 }
                 refresh_cv.wait_for(lock, resolved.settings.daemon.refresh_interval);

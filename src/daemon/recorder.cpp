@@ -97,7 +97,18 @@ void Recorder::write_queued_scans(store::Database& db) {
 
 void Recorder::model_changed() {
     std::lock_guard lock(mutex_);
+    const auto now = std::chrono::steady_clock::now();
+    if (!refit_requested_) refit_requested_at_ = now;
     refit_requested_ = true;
+    if (refit_due_ || now - refit_requested_at_ < options_.refit_max_delay) return;
+    refit_due_ = true;  // changes that never pause: refit anyway
+    if (!refit_failed_) wake_.notify_one();
+}
+
+void Recorder::model_settled() {
+    std::lock_guard lock(mutex_);
+    if (!refit_requested_ || refit_due_) return;
+    refit_due_ = true;
     if (!refit_failed_) wake_.notify_one();
 }
 
@@ -106,7 +117,7 @@ void Recorder::run() {
     for (;;) {
         wake_.wait_for(lock, options_.interval, [&] {
             return stopping_ || flush_requests_ > flushes_done_ ||
-                   (failures_ == 0 && (batch_ready() || (refit_requested_ && !refit_failed_)));  // after a failure: the interval
+                   (failures_ == 0 && (batch_ready() || (refit_due_ && !refit_failed_)));  // after a failure: the interval
         });
         const std::uint64_t requested = flush_requests_;
         const bool final_write = stopping_;
@@ -133,7 +144,9 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
     const auto now = std::chrono::steady_clock::now();
     // Expiry: a pass an hour, one batch a write until it is done.
     const bool prune = pruning_ || !last_prune_ || now - *last_prune_ > std::chrono::hours(1);
-    const bool refit = std::exchange(refit_requested_, false);
+    // Due, or asked for and the daemon stopping (its last write).
+    const bool refit = refit_requested_ && (refit_due_ || stopping_);
+    if (refit) refit_requested_ = refit_due_ = false;
     if (batch.packed.empty() && batch.contacts.empty() && batch.counter_increments.empty() && batch.history.empty() &&
         !prune && !refit) {
         return;
@@ -174,7 +187,7 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
         problem = e.what();
     }
     lock.lock();
-    if (!refitted_ok) refit_requested_ = true;  // again at the interval (or with the next write)
+    if (!refitted_ok) refit_requested_ = refit_due_ = true;  // again at the interval (or with the next write)
     refit_failed_ = !refitted_ok;
     if (pruned_ok) {
         pruned_.scans += pruned.scans;

@@ -17,7 +17,12 @@
 // when the scorer saw the model change (model_changed()), it refits the linear
 // scorer if messages were learned since its last refit — the corrections of
 // `mailsift correct`, the console's, its own deferred ones — here, off the
-// scoring path (engine::Trainer::refit_linear_if_behind).
+// scoring path (engine::Trainer::refit_linear_if_behind): once the changes
+// pause (model_settled(): a refresh found the model as the last one left
+// it), or refit_max_delay after the first change it has not refitted, so
+// that a user moving 200 messages, or a provider's steady stream of
+// corrections, costs a refit per pause or per refit_max_delay rather than
+// refits back to back on a core of their own.
 #pragma once
 
 #include <algorithm>
@@ -65,6 +70,8 @@ public:
         // 2,000 a write is still 400 a second at the default interval, far
         // beyond any site's mail.
         std::size_t prune_batch = 2000;
+        // A refit waits for the model's changes to pause, at most this long.
+        std::chrono::milliseconds refit_max_delay{30000};
         engine::Settings settings;  // how a deferred correction is trained, and the linear scorer refitted
         Metrics* metrics = nullptr;  // told of each write attempt and what waits
     };
@@ -86,9 +93,13 @@ public:
     // thread may be busy refitting). When they cannot be written they go back
     // to the queue, and the error is thrown.
     void write_queued_scans(store::Database& db);
-    // The scorer loaded a changed model: at the next write (now), refit the
-    // linear scorer if it is behind; a failure is tried again at the interval.
+    // The scorer loaded a changed model: refit the linear scorer if it is
+    // behind, when the changes pause (model_settled()) or refit_max_delay after
+    // the first change not refitted; a failure is tried again at the interval.
     void model_changed();
+    // The scorer found the model unchanged since it last loaded it: the
+    // refit model_changed() asked for is due now.
+    void model_settled();
 
 private:
     void run();
@@ -117,6 +128,8 @@ private:
     // machine's first hour of uptime).
     std::optional<std::chrono::steady_clock::time_point> last_prune_;
     bool refit_requested_ = false, refit_failed_ = false;  // model_changed(); the last refit failed
+    bool refit_due_ = false;  // model_settled(), or refit_max_delay passed, since refit_requested_
+    std::chrono::steady_clock::time_point refit_requested_at_{};  // the first change not refitted
     std::string refit_problem_;  // the last refit's failure, said once (this thread only)
     bool pruning_ = false;                                // a pass has more to delete
     store::ScanPrune pruned_;                             // what this pass deleted so far

@@ -135,8 +135,11 @@ void deployed(const std::vector<LabelledMessage>& corpus, const Plan& plan, cons
             trainer.set_corrector("evaluate");
             const auto o = trainer.correct(copy, copy.size(), to_junk ? store::Class::spam : store::Class::ham, now);
             trainer.commit();
-            // mailsiftd refits once it has loaded the correction (daemon/recorder.hpp): within
-            // refresh_interval, before a user's next move, which is seconds or minutes away.
+            // mailsiftd refits once it has loaded the correction and no other came
+            // (daemon/recorder.hpp): within two refresh_interval, before a user's next
+            // move, which is seconds or minutes away. Moves made in one burst (a user
+            // selecting several messages) are refitted once after it, as
+            // bench/deployed_loop.py's real mailsiftd measures.
             engine::Trainer(db, settings, engine::Trainer::Reads::rows).refit_linear_if_behind();
             if (o.problem != engine::MessageProblem::none) continue;
             ++(to_junk ? d.moved_to_junk : d.moved_from_junk);

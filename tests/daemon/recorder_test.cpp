@@ -160,7 +160,10 @@ TEST_CASE("A backlog of expired lines goes a batch a write until none is old, th
 
 TEST_CASE("After the model changed, the recorder refits the linear scorer once, when messages were learned since",
           "[recorder]") {
-    // A `mailsift correct` commits its step and leaves the refit to mailsiftd (engine/trainer.hpp).
+    // A `mailsift correct` commits its step and leaves the refit to mailsiftd
+    // (engine/trainer.hpp), which refits once the changes pause, or after
+    // refit_max_delay of changes that do not.
+    const bool never_pausing = GENERATE(false, true);
     FOR_EACH_BACKEND(store_);
     {
         auto db = store_.open();
@@ -175,16 +178,31 @@ TEST_CASE("After the model changed, the recorder refits the linear scorer once, 
     REQUIRE(state().refit_mark + 1 == state().samples_version());
     const auto weights = mailsift::testing::model_state(*db).weights;
     {
-        daemon::Recorder recorder(options(store_.location()));
+        auto o = options(store_.location());
+        if (never_pausing) o.refit_max_delay = std::chrono::milliseconds(0);
+        daemon::Recorder recorder(o);
         recorder.flush();  // a write without the model's change: no refit
         REQUIRE(state().refit_mark + 1 == state().samples_version());
+        recorder.model_settled();  // unchanged, and nothing asked for
+        recorder.flush();
+        REQUIRE(state().refit_mark + 1 == state().samples_version());
         recorder.model_changed();
+        if (!never_pausing) {
+            recorder.flush();  // changes that may go on (a user moving 200 messages): not yet
+            CHECK(state().refit_mark + 1 == state().samples_version());
+            CHECK(mailsift::testing::model_state(*db).weights == weights);
+            recorder.model_changed();
+            recorder.flush();
+            CHECK(state().refit_mark + 1 == state().samples_version());
+            recorder.model_settled();  // they paused
+        }
         recorder.flush();
         CHECK(state().refit_mark == state().samples_version());
         CHECK(mailsift::testing::model_state(*db).weights != weights);
         // Changed again (the refit's own change, as the scorer reloads it): caught up, nothing more.
         const auto refitted = mailsift::testing::model_state(*db).weights;
         recorder.model_changed();
+        recorder.model_settled();
         recorder.flush();
         CHECK(mailsift::testing::model_state(*db).weights == refitted);
     }
