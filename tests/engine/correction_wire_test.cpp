@@ -85,7 +85,7 @@ TEST_CASE("A request off the format is refused whole", "[correction_wire]") {
     CHECK_THROWS_AS(engine::parse_request_head("MAILSIFT-CORRECT 1 spam 1 " + std::to_string(body_max + 1), body_max),
                     engine::WireError);
     const auto body = [](std::size_t count, const std::string& b, std::size_t max_message = 100) {
-        return engine::parse_request_body({engine::CorrectionAction::spam, count, b.size()}, b, max_message);
+        return engine::parse_request_body({engine::CorrectionAction::spam, count, b.size(), {}}, b, max_message);
     };
     CHECK(body(1, "message 3 3\nabc").inputs.at(0).raw == "abc");
     for (const std::string& b : std::vector<std::string>{"message 3 3\nab", "message 3 3\nabcd", "message 2 3\nabc", "message 3\nabc",
@@ -96,6 +96,6 @@ TEST_CASE("A request off the format is refused whole", "[correction_wire]") {
     }
     CHECK_THROWS_AS(body(2, "message 3 3\nabc"), engine::WireError);  // an input missing
     // The body the head announced, and no other length.
-    CHECK_THROWS_AS(engine::parse_request_body({engine::CorrectionAction::spam, 1, 20}, "message 3 3\nabc", 100),
+    CHECK_THROWS_AS(engine::parse_request_body({engine::CorrectionAction::spam, 1, 20, {}}, "message 3 3\nabc", 100),
                     engine::WireError);
 }
