@@ -281,7 +281,7 @@ int main(int argc, char** argv) {
                     if (st.has_model) metrics.model_refreshed(st.features, st.spam, st.ham, changed);
                     // What changed it may leave the linear scorer to refit (corrections): the
                     // recorder sees, and refits once the changes pause (a refresh without one).
-                    if (st.has_model && changed) recorder.model_changed();
+                    if (st.has_model && changed) recorder.model_changed(st.linear_behind);
                     if (st.has_model && !changed) recorder.model_settled();
                     model_seen = st.model;
                 }

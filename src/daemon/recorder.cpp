@@ -95,13 +95,13 @@ void Recorder::write_queued_scans(store::Database& db) {
     }
 }
 
-void Recorder::model_changed() {
+void Recorder::model_changed(bool behind) {
     std::lock_guard lock(mutex_);
     const auto now = std::chrono::steady_clock::now();
     if (!refit_requested_) refit_requested_at_ = now;
     refit_requested_ = true;
-    if (refit_due_ || now - refit_requested_at_ < options_.refit_max_delay) return;
-    refit_due_ = true;  // changes that never pause: refit anyway
+    if (refit_due_ || (behind && now - refit_requested_at_ < options_.refit_max_delay)) return;
+    refit_due_ = true;  // nothing to refit (a refit's own change, a start), or changes that never pause
     if (!refit_failed_) wake_.notify_one();
 }
 

@@ -93,10 +93,12 @@ public:
     // thread may be busy refitting). When they cannot be written they go back
     // to the queue, and the error is thrown.
     void write_queued_scans(store::Database& db);
-    // The scorer loaded a changed model: refit the linear scorer if it is
-    // behind, when the changes pause (model_settled()) or refit_max_delay after
-    // the first change not refitted; a failure is tried again at the interval.
-    void model_changed();
+    // The scorer loaded a changed model. `behind` (messages learned since the
+    // last refit): refit the linear scorer when the changes pause
+    // (model_settled()) or refit_max_delay after the first change not
+    // refitted; otherwise at once, which finds nothing to refit and counts
+    // the users with a layer again. A failure is tried again at the interval.
+    void model_changed(bool behind = true);
     // The scorer found the model unchanged since it last loaded it: the
     // refit model_changed() asked for is due now.
     void model_settled();

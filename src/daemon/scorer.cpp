@@ -96,6 +96,7 @@ Scorer::Status Scorer::status() const {
         st.features = m->snapshot.vocabulary();
         st.spam = m->snapshot.messages().spam;
         st.ham = m->snapshot.messages().ham;
+        st.linear_behind = m->linear_behind;
         st.model = m;
     }
     return st;

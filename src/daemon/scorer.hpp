@@ -46,6 +46,7 @@ public:
         bool has_model = false;
         std::uint64_t features = 0, spam = 0, ham = 0;
         bool failing = false;  // the last look at the database failed
+        bool linear_behind = false;  // engine::Model::linear_behind
         std::shared_ptr<const void> model;  // the model in memory (compare, do not keep)
     };
     Status status() const;

@@ -518,11 +518,14 @@ bool Filter::refresh() {
         if (current && current->linear && !counts_changed) {
             m->linear = current->linear;
             m->linear_sequence = current->linear_sequence;
+            m->linear_behind = current->linear_behind;
         } else {
             // Only the pages written since; everything after a full reload (the store may have gone back).
             const bool whole = !current || !current->linear || m->reloaded;
+            store::LinearWeights state;
             m->linear = load_linear(db_, settings_, whole ? nullptr : current->linear.get(),
-                                    whole ? 0 : current->linear_sequence, m->linear_sequence);
+                                    whole ? 0 : current->linear_sequence, m->linear_sequence, &state);
+            m->linear_behind = state.samples_version() > state.refit_mark;
         }
     }
     std::lock_guard lock(model_mutex_);

@@ -199,8 +199,11 @@ TEST_CASE("After the model changed, the recorder refits the linear scorer once, 
         recorder.flush();
         CHECK(state().refit_mark == state().samples_version());
         CHECK(mailsift::testing::model_state(*db).weights != weights);
-        // Changed again (the refit's own change, as the scorer reloads it): caught up, nothing more.
+        // Changed again (the refit's own change, as the scorer reloads it): caught up,
+        // nothing more, at once or after a pause.
         const auto refitted = mailsift::testing::model_state(*db).weights;
+        recorder.model_changed(/*behind=*/false);
+        recorder.flush();
         recorder.model_changed();
         recorder.model_settled();
         recorder.flush();

@@ -155,6 +155,9 @@ struct Model {
     // settings.scorer == linear: the weights, and the model_sequence() they are at.
     std::shared_ptr<const model::LinearModel> linear;
     std::uint64_t linear_sequence = 0;
+    // Messages learned (or samples dropped) since the weights' last refit, as
+    // loaded (store::LinearWeights::refit_mark): mailsiftd refits them.
+    bool linear_behind = false;
     store::ContactSet contacts;
     std::uint64_t data_version = 0;
     std::uint64_t sequence = 0;        // store::Database::model_sequence() the counts are at
