@@ -60,7 +60,8 @@ TEST_CASE("The console shows a user's layer: their corrections by sender, their 
     CHECK(c.audited.back().find("user") != std::string::npos);
     CHECK(c.audited.back().find("watcher") != std::string::npos);
 
-    for (const char* bad : {"", "alice", "%3Cscript%3E%40x", "a%0D%40example.org", "example.org%3Cb%3E"}) {
+    for (const char* bad : {"", "alice", "%3Cscript%3E%40x", "a%0D%40example.org", "example.org%3Cb%3E", "a%00b%40example.org",
+                            "a%40example.org%0A%3C6%3Econsole%20audit%3A%20sign-in%20ok"}) {
         INFO(bad);
         CHECK(user(bad).result() == http::status::bad_request);
     }
