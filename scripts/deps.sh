@@ -7,8 +7,9 @@
 #                            server (the tests initdb and start a private one), Prometheus
 #                            (the fleet test runs a private one; not started), nginx-light
 #                            (the proxy test runs a private one; not started), the man-page
-#                            linters and systemd-analyze; and clang with its runtimes
-#                            for the libFuzzer harnesses. Installing them here, once,
+#                            linters and systemd-analyze; clang with its runtimes
+#                            for the libFuzzer harnesses; and ccache, through which
+#                            scripts/test.sh compiles. Installing them here, once,
 #                            keeps parallel tests from racing for the dpkg lock.
 #   scripts/deps.sh --package  also what building the Debian package needs
 #                            (debhelper, dpkg-dev) and lintian (scripts/package.sh).
@@ -18,7 +19,7 @@
 set -euo pipefail
 packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev libzstd-dev libcli11-dev nlohmann-json3-dev libpq-dev libsodium-dev libssl-dev catch2 util-linux python3)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(postfix miltertest dovecot-imapd dovecot-sieve postgresql prometheus mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev chromium chromium-driver python3-selenium fail2ban openssl nginx-light curl)
+  packages+=(postfix miltertest dovecot-imapd dovecot-sieve postgresql prometheus mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev chromium chromium-driver python3-selenium fail2ban openssl nginx-light curl ccache)
 fi
 if [ "${1:-}" = "--package" ]; then
   packages+=(debhelper dpkg-dev lintian)
