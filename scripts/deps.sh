@@ -8,8 +8,10 @@
 #                            (the fleet test runs a private one; not started), nginx-light
 #                            (the proxy test runs a private one; not started), the man-page
 #                            linters and systemd-analyze; clang with its runtimes
-#                            for the libFuzzer harnesses; and ccache, through which
-#                            scripts/test.sh compiles. Installing them here, once,
+#                            for the libFuzzer harnesses; ccache, through which
+#                            scripts/test.sh compiles, and dpkg-dev, whose
+#                            dpkg-buildflags give its release build the package's
+#                            flags. Installing them here, once,
 #                            keeps parallel tests from racing for the dpkg lock.
 #   scripts/deps.sh --package  also what building the Debian package needs
 #                            (debhelper, dpkg-dev) and lintian (scripts/package.sh).
@@ -19,7 +21,7 @@
 set -euo pipefail
 packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev libzstd-dev libcli11-dev nlohmann-json3-dev libpq-dev libsodium-dev libssl-dev catch2 util-linux python3)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(postfix miltertest dovecot-imapd dovecot-sieve postgresql prometheus mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev chromium chromium-driver python3-selenium fail2ban openssl nginx-light curl ccache)
+  packages+=(postfix miltertest dovecot-imapd dovecot-sieve postgresql prometheus mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev chromium chromium-driver python3-selenium fail2ban openssl nginx-light curl ccache dpkg-dev)
 fi
 if [ "${1:-}" = "--package" ]; then
   packages+=(debhelper dpkg-dev lintian)
