@@ -10,6 +10,7 @@
 #                          [--without-collection-headers] [--config FILE]
 #                          [--mailsift PATH] [--mailsiftd PATH] [--corpora DIR]
 #                          [--jobs N] [--costliest N]
+#                          [--bogofilter-cache DIR | --no-bogofilter-cache]
 #
 #   --protocol LIST  stream, online, split, class-sorted, long, deployed: a comma
 #                    list, or the option repeated (default: all six). deployed (the
@@ -33,6 +34,13 @@
 #                    (costliest.py: the misranked spam-ham pairs each is in), path
 #                    relative to the corpus folders, label, score (default 0: none;
 #                    not for the deployed table)
+#   --bogofilter-cache DIR  where bogofilter's results are kept between runs
+#                    (default ${XDG_CACHE_HOME:-~/.cache}/mailsift-bench/bogofilter):
+#                    a bogofilter job whose messages (content, labels, order),
+#                    bogofilter version and procedure are those of a kept result
+#                    is not run again; its rows are the kept ones, marked
+#   --no-bogofilter-cache  run every bogofilter job, neither reading nor writing
+#                    the cache
 #
 # Protocols (issues 13, 21, 32 and 42); every filter starts from an empty model, with
 # its built-in defaults (mailsift: an empty config file; bogofilter: -C):
@@ -71,7 +79,8 @@
 #                 --json also gives the same model never corrected), and from
 #                 bench/deployed_loop.py --json a real mailsiftd (--mailsiftd) over the
 #                 milter protocol with one mailsift correct process a move, and
-#                 bogofilter (-TT a batch, -s/-n a move) beside it. Its own table, after
+#                 bogofilter (-TT a batch, -s/-n a move) beside it (deployed_loop.py
+#                 --filters: the two loops are two jobs). Its own table, after
 #                 the others; the summary puts its rows against issue 42's targets.
 # Metrics, the same scripts for both filters (deployed: evaluate's --json and
 # deployed_loop.py's own, see its table's notes): 1-ROCA% (roc.py, on mailsift's
@@ -80,7 +89,11 @@
 # (fnr_at_fpr.py), FPR, FNR and unsure share at each filter's default thresholds,
 # lam% and the calibration of the probability (calibration.py), messages learned,
 # CPU seconds (user+sys, /usr/bin/time, per job), database size. The jobs (one
-# filter, one corpus, one protocol) run --jobs at a time; each has its own files.
+# filter, one corpus, one protocol) run --jobs at a time, the longest first; each
+# has its own files; their wall seconds are listed on stderr at the end.
+# bogofilter's jobs are most of a run's time (online: two processes a message) and
+# depend on nothing mailsift does: their results are kept (--bogofilter-cache)
+# under a key of everything they depend on, and the metrics computed anew from them.
 # The summary (accuracy_summary.py) puts every corpus x protocol row against
 # issue 32's targets, and every deployed row against issue 42's.
 
@@ -102,6 +115,7 @@ protocols=()
 strip_collection=0
 max_jobs=$(nproc 2>/dev/null || echo 1)
 costliest=0
+bf_cache=${XDG_CACHE_HOME:-$HOME/.cache}/mailsift-bench/bogofilter
 all_protocols=(stream online split class-sorted long deployed)
 
 # The comment above, from its second line to the protocols.
@@ -126,6 +140,8 @@ while (($#)); do
         --jobs)     [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || bad_usage "--jobs needs a positive integer"; max_jobs=$2; shift 2 ;;
         --costliest) [[ ${2:-} =~ ^[0-9]+$ ]] || bad_usage "--costliest needs a number"; costliest=$2; shift 2 ;;
         --without-collection-headers) strip_collection=1; shift ;;
+        --bogofilter-cache) [[ -n ${2:-} ]] || bad_usage "--bogofilter-cache needs a directory"; bf_cache=$2; shift 2 ;;
+        --no-bogofilter-cache) bf_cache=; shift ;;
         -h|--help)  usage; exit 0 ;;
         *)          bad_usage "unknown argument '$1'" ;;
     esac
@@ -140,6 +156,10 @@ corpora=$(cd "$corpora" && pwd)
 if has deployed; then
     [[ $mailsiftd == /* ]] || mailsiftd=$PWD/$mailsiftd
     [[ -x $mailsiftd ]] || bad_usage "$mailsiftd is not an executable (build first, or --mailsiftd PATH)"
+fi
+if [[ -n $bf_cache ]]; then
+    mkdir -p "$bf_cache" 2>/dev/null || bad_usage "cannot make the bogofilter cache $bf_cache"
+    bf_cache=$(cd "$bf_cache" && pwd)
 fi
 if [[ -n $config ]]; then
     [[ -f $config ]] || bad_usage "no configuration file at $config"
@@ -296,8 +316,17 @@ ms_online() {
 }
 
 # ---------------------------------------------------------------- bogofilter jobs
-bf_split() {
-    local t=$tmp/c/$1 d=$tmp/r/$1/bf-split
+# A bogofilter job is its run (bf_*_run LIST DIR: bogofilter's scores, or
+# deployed_loop.py's JSON, and DIR/m with what only the run knows: CPU seconds,
+# database size) and its report (the metrics, from the scores, every time). The run
+# depends only on the messages (content, labels, order, stripped or not), bogofilter's
+# version and the procedure below: bf_job takes it from the cache when those are the
+# key of a kept run, and keeps it otherwise.
+
+# bf_split_run LIST DIR: -s -b with the training spam, -n -b with the training ham,
+# then -TT -b of the test list.
+bf_split_run() {
+    local t=$tmp/c/$1 d=$2
     local cpuf=$d/cpu
     mkdir -p "$d/db"; : >"$cpuf"
     cpu bogofilter -C -d "$d/db" -s -b <"$t/train.spam" >>"$d/log" 2>&1 || true
@@ -308,17 +337,16 @@ bf_split() {
     awk -v OFS='\t' 'NR == FNR { label[$2] = $1; next }
         ($1 in label) { p = $NF; v = p >= 0.99 ? "spam" : p < 0.45 ? "ham" : "unsure"; print label[$1], p, v, p, $1 }' \
         "$t/test" "$d/out" >"$d/scores"
-    metrics "$d"
     put "$d" learn_cpu "$learn_cpu"
     put "$d" classify_cpu "$(cpu_total)"
     put "$d" learned "$(wc -l <"$t/train" | tr -d ' ')"
     put "$d" db "$(size_of "$d/db")"
 }
 
-# bf_online LIST: -TT then -s|-n per message. Verdicts from -TT's exit status: 0 spam,
-# 1 ham, 2 unsure (cutoffs 0.99 / 0.45).
-bf_online() {
-    local t=$tmp/c/$1 d=$tmp/r/$1/bf-online
+# bf_online_run LIST DIR: -TT then -s|-n per message. Verdicts from -TT's exit status:
+# 0 spam, 1 ham, 2 unsure (cutoffs 0.99 / 0.45).
+bf_online_run() {
+    local t=$tmp/c/$1 d=$2
     local cpuf=$d/cpu
     mkdir -p "$d/db"; : >"$cpuf"; : >"$d/scores"
     # shellcheck disable=SC2016  # the script's own variables, expanded by its bash
@@ -331,10 +359,148 @@ bf_online() {
             printf "%s\t%s\t%s\t%s\t%s\n" "$label" "$p" "$v" "$p" "$path" >>"$out"
             if [[ $label == spam ]]; then bogofilter -C -d "$db" -s -I "$path"; else bogofilter -C -d "$db" -n -I "$path"; fi
         done <"$index"' _ "$d/db" "$t/index" "$d/scores" 2>>"$d/log" || true
-    metrics "$d"
     put "$d" cpu_total "$(cpu_total)"
     put "$d" learned "$(wc -l <"$d/scores" | tr -d ' ')"
     put "$d" db "$(size_of "$d/db")"
+}
+
+# bf_deployed_run LIST DIR FEEDBACK: bogofilter's loop of deployed_loop.py alone (the
+# real daemon's is dl_deployed, another job), its JSON in DIR/json.
+bf_deployed_run() {
+    local t=$tmp/c/$1 d=$2 one=()
+    if [[ $3 == one-sided ]]; then one=(--one-sided); fi
+    python3 "$bench/deployed_loop.py" --filters bogofilter --index "$t/index" --split 0.5 --batch 100 "${one[@]}" \
+        --work "$d/work" --json >"$d/json" 2>>"$d/log"
+    rm -rf "$d/work"
+}
+
+# bf_procedure KIND: the text of what makes a KIND job's run, the key's "procedure".
+bf_procedure() {
+    case $1 in
+        bf-split)  declare -f bf_split_run cpu cpu_total size_of put ;;
+        bf-online) declare -f bf_online_run cpu cpu_total size_of put ;;
+        bf-deployed-*)
+            declare -f bf_deployed_run
+            echo "deployed_loop.py bogofilter $(python3 "$bench/deployed_loop.py" --procedure-digest bogofilter)" ;;
+    esac
+}
+
+# bf_key ID KIND LIST: writes $tmp/keys/ID, what the run of job ID depends
+# on (kept beside the result, to read); its SHA-256 is the cache key. The lists the
+# run reads as LABEL PATH CONTENT_SHA256 lines, paths relative to the corpus folders
+# (the cache stays valid wherever they are, and for the stripped copies in a new
+# temporary folder). No key (an empty file) when a message could not be read.
+bf_key() {
+    local id=$1 kind=$2 list=$3 f lists
+    local out=$tmp/keys/${id//\//.}
+    case $kind in bf-split) lists=(train test) ;; *) lists=(index) ;; esac
+    {
+        echo "mailsift-bench bogofilter cache, version 1"
+        echo "bogofilter: $bf_version"
+        echo "job: $kind (${#lists[@]} list(s): ${lists[*]})"
+        echo "environment: LC_ALL=$LC_ALL"
+        if ((strip_collection)); then echo "collection headers: stripped (strip_collection_headers.py $(sha256sum <"$bench/strip_collection_headers.py" | cut -c1-64))"
+        else echo "collection headers: kept"; fi
+        echo "procedure: $(bf_procedure "$kind" | sha256sum | cut -c1-64)"
+        for f in "${lists[@]}"; do
+            echo "list $f: $(wc -l <"$tmp/c/$list/$f" | tr -d ' ') messages, $(list_digest "$tmp/c/$list/$f")"
+        done
+    } >"$out.txt"
+    if grep -q '^list .*, none$' "$out.txt"; then
+        : >"$out"
+    else
+        sha256sum <"$out.txt" | cut -c1-64 >"$out"
+    fi
+}
+
+# list_digest FILE: the SHA-256 of FILE's LABEL PATH lines as LABEL RELATIVE_PATH
+# CONTENT_SHA256 lines, from $tmp/c/sums; none when a message has no digest.
+list_digest() {
+    awk -v p="$src/" '
+        FILENAME == ARGV[1] { i = index($0, "\t"); sha[substr($0, 1, i - 1)] = substr($0, i + 1); next }
+        { path = substr($0, length($1) + 2)
+          if (!(path in sha)) { missing = 1; exit }
+          print $1, (index(path, p) == 1 ? substr(path, length(p) + 1) : path), sha[path] }
+        END { if (missing) print "missing" }' "$tmp/c/sums" "$1" >"$1.digest"
+    if [[ $(tail -n 1 "$1.digest") == missing ]]; then echo none; else sha256sum <"$1.digest" | cut -c1-64; fi
+    rm -f "$1.digest"
+}
+
+# bf_entry ID: the cache entry that holds job ID's run, when there is one.
+bf_entry() {
+    local keyf=$tmp/keys/${1//\//.}
+    [[ -n $bf_cache && -s $keyf ]] || return 1
+    local e; e=$bf_cache/$(cat "$keyf")
+    [[ -f $e/done ]] && cmp -s "$keyf.txt" "$e/key" || return 1
+    echo "$e"
+}
+
+# bf_job ID KIND DIR RUN LIST [ARG]: RUN LIST DIR [ARG], or its result from the cache;
+# then the report. What is kept: the scores, their paths relative to the corpus
+# folders, and m (online, split), or the JSON (deployed).
+bf_job() {
+    local id=$1 kind=$2 d=$3 run=$4; shift 4
+    local e key new
+    mkdir -p "$d"
+    if e=$(bf_entry "$id"); then
+        say "cached $id: key $(basename "$e"), computed $(cat "$e/done")"
+        if [[ -f $e/scores ]]; then
+            awk -F'\t' -v OFS='\t' -v p="$src/" '{ if (substr($5, 1, 1) != "/") $5 = p $5; print }' "$e/scores" >"$d/scores"
+            cp "$e/m" "$d/run.m"
+        else
+            cp "$e/json" "$d/json"
+        fi
+        cat "$e/done" >"$d/cached"
+        printf '%s\t%s\t%s\n' "$id" "$(basename "$e")" "$(cat "$e/done")" >>"$tmp/cache-used"
+    else
+        local t0=$SECONDS
+        "$run" "$1" "$d" "${@:2}"
+        if [[ -f $d/m ]]; then mv "$d/m" "$d/run.m"; fi
+        # Kept only when whole: a score for every message the run was to score.
+        key=$(cat "$tmp/keys/${id//\//.}" 2>/dev/null || true)
+        if [[ -n $bf_cache && -n $key ]] && bf_whole "$kind" "$1" "$d"; then
+            new=$(mktemp -d "$bf_cache/.new.XXXXXX")
+            cp "$tmp/keys/${id//\//.}.txt" "$new/key"
+            if [[ -f $d/json ]]; then cp "$d/json" "$new/json"
+            else
+                awk -F'\t' -v OFS='\t' -v p="$src/" '{ if (index($5, p) == 1) $5 = substr($5, length(p) + 1); print }' \
+                    "$d/scores" >"$new/scores"
+                cp "$d/run.m" "$new/m"
+            fi
+            echo "wall $((SECONDS - t0)) s, by $command_line" >"$new/run"
+            date -u '+%Y-%m-%d %H:%M UTC' >"$new/done"
+            # Another run may have kept the same key meanwhile: either is the same result.
+            mv -T "$new" "$bf_cache/$key" 2>/dev/null || rm -rf "$new"
+            printf '%s\t%s\n' "$id" "$key" >>"$tmp/cache-stored"
+        elif [[ -n $bf_cache ]]; then
+            say "note: $id not kept in the cache (no key, or not a score for every message)"
+        fi
+    fi
+    if [[ $kind == bf-deployed-* ]]; then
+        deployed_m "$d/json" "$d" bogofilter
+    else
+        metrics "$d"
+        cat "$d/run.m" >>"$d/m"
+    fi
+}
+
+# bf_whole KIND LIST DIR: whether the run scored every message it was to score.
+bf_whole() {
+    local t=$tmp/c/$2 d=$3
+    case $1 in
+        bf-split)  [[ $(wc -l <"$d/scores") -eq $(wc -l <"$t/test") ]] ;;
+        bf-online) [[ $(wc -l <"$d/scores") -eq $(wc -l <"$t/index") ]] ;;
+        *) python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+sys.exit(not (len(j["filters"]) == 1 and j["filters"][0]["messages"] == j["deployed"] > 0))' "$d/json" ;;
+    esac
+}
+
+bf_split() { bf_job "$1/bf-split" bf-split "$tmp/r/$1/bf-split" bf_split_run "$1"; }
+bf_online() { bf_job "$1/bf-online" bf-online "$tmp/r/$1/bf-online" bf_online_run "$1"; }
+# bf_deployed LIST FEEDBACK: its row in the dl_deployed job's folder, DIR/bogofilter.
+bf_deployed() {
+    bf_job "$1/bf-deployed-$2" "bf-deployed-$2" "$tmp/r/$1/dl-deployed-$2/bogofilter" bf_deployed_run "$1" "$2"
 }
 
 # ---------------------------------------------------------------- deployed jobs
@@ -393,20 +559,20 @@ ms_deployed() {
     put "$d" cpu_total "$(cpu_total)"
 }
 
-# dl_deployed LIST FEEDBACK: bench/deployed_loop.py --json, a real mailsiftd on a
-# loopback port and mailsift correct, and bogofilter's loop beside; its rows in
-# DIR/mailsiftd and DIR/bogofilter. Its databases are removed when it ends.
+# dl_deployed LIST FEEDBACK: bench/deployed_loop.py --filters mailsift --json, a real
+# mailsiftd on a loopback port and mailsift correct; its row in DIR/mailsiftd.
+# bogofilter's loop is another job (bf_deployed), its row in DIR/bogofilter. Its
+# databases are removed when it ends.
 dl_deployed() {
     local t=$tmp/c/$1 d=$tmp/r/$1/dl-deployed-$2 one=()
     mkdir -p "$d"
     if [[ $2 == one-sided ]]; then one=(--one-sided); fi
-    python3 "$bench/deployed_loop.py" --index "$t/index" --split 0.5 "${one[@]}" \
+    python3 "$bench/deployed_loop.py" --filters mailsift --index "$t/index" --split 0.5 "${one[@]}" \
         --mailsift "$mailsift" --mailsiftd "$mailsiftd" --config "$config" --work "$d/work" --json \
         >"$d/json" 2>>"$d/log"
     rm -rf "$d/work"
-    mkdir -p "$d/mailsiftd" "$d/bogofilter"
+    mkdir -p "$d/mailsiftd"
     deployed_m "$d/json" "$d/mailsiftd" mailsift
-    deployed_m "$d/json" "$d/bogofilter" bogofilter
 }
 
 # ---------------------------------------------------------------- job pool
@@ -417,7 +583,7 @@ start_job() {
     say "start $id"
     {
         set +e
-        t0=$SECONDS
+        t0=$SECONDS from=
         ( set -e; "$@" ) >>"$tmp/logs/${id//\//.}" 2>&1
         rc=$?
         if ((rc)); then
@@ -425,8 +591,11 @@ start_job() {
             tail -n 5 "$tmp/logs/${id//\//.}" >&2
             echo "$id" >>"$tmp/failed"
         else
-            say "done  $id ($((SECONDS - t0)) s)"
+            from=$(awk -F'\t' -v id="$id" '$1 == id { printf ", from the bogofilter cache: key %s, computed %s", $2, $3 }' \
+                "$tmp/cache-used" 2>/dev/null)
+            say "done  $id ($((SECONDS - t0)) s$from)"
         fi
+        printf '%s %s%s\n' "$((SECONDS - t0))" "$id" "${from:+ (cached)}" >>"$tmp/times"
     } &
     job_pids+=($!)
 }
@@ -501,41 +670,67 @@ if has deployed; then
         fi
     done
 fi
-# Warm the page cache so that no job pays for the first read of a file.
-for name in "${names[@]}"; do cut -d' ' -f2 "$tmp/c/$name/index"; done | xargs -d '\n' cat >/dev/null
+# Warm the page cache so that no job pays for the first read of a file; with the
+# cache, the reading is the digest of every message (PATH<TAB>SHA256 lines), which
+# the keys of the bogofilter jobs are made of.
+bf_version="$(bogofilter -V 2>&1 | head -n 1) (Debian $(dpkg-query -W -f '${Version}' bogofilter 2>/dev/null || echo '?'))"
+mkdir -p "$tmp/keys"
+if [[ -n $bf_cache ]]; then
+    for name in "${names[@]}"; do cut -d' ' -f2 "$tmp/c/$name/index"; done | xargs -d '\n' sha256sum |
+        awk 'length($1) == 64 && substr($0, 65, 2) == "  " { print substr($0, 67) "\t" $1 }' >"$tmp/c/sums"
+else
+    for name in "${names[@]}"; do cut -d' ' -f2 "$tmp/c/$name/index"; done | xargs -d '\n' cat >/dev/null
+fi
+# bf_cost ID KIND LIST COST: COST, or that of taking the job's run from the cache when it
+# holds it (the metrics: about 3 ms a message). The key is made here, before the jobs start.
+bf_cost() {
+    local cost=$4
+    if [[ -n $bf_cache ]]; then
+        bf_key "$1" "$2" "$3"
+        if bf_entry "$1" >/dev/null; then cost=$(($(wc -l <"$tmp/c/$3/index") * 3)); fi
+    fi
+    echo "$cost"
+}
 
 # The jobs, longest first (bogofilter online runs two processes per message), so
-# that the short ones fill in beside them: "COST ID FUNCTION LIST [MODE]".
+# that the short ones fill in beside them: "COST ID FUNCTION LIST [MODE]", COST about
+# the milliseconds a job took on the 2-core VM (per message of the list's index, from
+# the wall seconds a run lists at its end), with another job beside it. A bogofilter
+# job the cache holds costs its metrics only.
 {
     for name in "${names[@]}"; do
         n=$(wc -l <"$tmp/c/$name/index")
         if has online && [[ -f $src/$name/index ]]; then
-            echo "$((n * 10)) $name/bf-online bf_online $name"
-            echo "$((n / 2)) $name/ms-online ms_online $name"
+            echo "$(bf_cost "$name/bf-online" bf-online "$name" $((n * 120))) $name/bf-online bf_online $name"
+            echo "$((n * 6)) $name/ms-online ms_online $name"
         fi
-        if has split || has class-sorted; then echo "$((n / 4)) $name/bf-split bf_split $name"; fi
-        if has split; then echo "$((n / 4)) $name/ms-split ms_split $name index"; fi
-        if has class-sorted; then echo "$((n / 4)) $name/ms-class ms_split $name class"; fi
+        if has split || has class-sorted; then
+            echo "$(bf_cost "$name/bf-split" bf-split "$name" $((n * 8))) $name/bf-split bf_split $name"
+        fi
+        if has split; then echo "$((n * 8)) $name/ms-split ms_split $name index"; fi
+        if has class-sorted; then echo "$((n * 8)) $name/ms-class ms_split $name class"; fi
     done
     if ((run_long)); then
         n=$(wc -l <"$tmp/c/long/index")
-        echo "$((n * 10)) long/bf-online bf_online long"
-        echo "$((n / 2)) long/ms-online ms_online long"
+        echo "$(bf_cost long/bf-online bf-online long $((n * 120))) long/bf-online bf_online long"
+        echo "$((n * 6)) long/ms-online ms_online long"
     fi
     if ((run_stream)); then
         n=$(wc -l <"$tmp/c/stream/index")
-        echo "$((n * 10)) stream/bf-online bf_online stream"
-        echo "$((n / 2)) stream/ms-online ms_online stream"
-        echo "$((n / 4)) stream/bf-split bf_split stream"
-        echo "$((n / 4)) stream/ms-split ms_split stream index"
-        echo "$((n / 4)) stream/ms-class ms_split stream class"
+        echo "$(bf_cost stream/bf-online bf-online stream $((n * 120))) stream/bf-online bf_online stream"
+        echo "$((n * 6)) stream/ms-online ms_online stream"
+        echo "$(bf_cost stream/bf-split bf-split stream $((n * 8))) stream/bf-split bf_split stream"
+        echo "$((n * 8)) stream/ms-split ms_split stream index"
+        echo "$((n * 8)) stream/ms-class ms_split stream class"
     fi
-    # The real daemon's loop is about 10 ms a message, twice (two-sided and one-sided).
+    # The real daemon's loop, twice (two-sided and one-sided); bogofilter's, a batch at a
+    # time, much less.
     for list in "${deployed_lists[@]}"; do
         n=$(wc -l <"$tmp/c/$list/index")
         for feedback in two-sided one-sided; do
-            echo "$((n * 5)) $list/dl-deployed-$feedback dl_deployed $list $feedback"
-            echo "$((n / 4)) $list/ms-deployed-$feedback ms_deployed $list $feedback"
+            echo "$((n * 12)) $list/dl-deployed-$feedback dl_deployed $list $feedback"
+            echo "$(bf_cost "$list/bf-deployed-$feedback" "bf-deployed-$feedback" "$list" $((n * 6))) $list/bf-deployed-$feedback bf_deployed $list $feedback"
+            echo "$((n * 4)) $list/ms-deployed-$feedback ms_deployed $list $feedback"
         done
     done
 } | sort -k1,1nr -s >"$tmp/jobs"
@@ -562,6 +757,8 @@ report_row() {  # report_row LABEL DIR
     n_ham=$(get "$d" n_ham); n_spam=$(get "$d" n_spam); n=$((n_ham + n_spam))
     unsure=$(( $(get "$d" unsure_spam) + $(get "$d" unsure_ham) ))
     if [[ $(get "$d" cpu_total) != n/a ]]; then cpu="$(get "$d" cpu_total) (both)"; else cpu="$(get "$d" learn_cpu) / $(get "$d" classify_cpu)"; fi
+    # A cached run's CPU is that of the run that filled the cache: said so, with its date.
+    if [[ -f $d/cached ]]; then cpu+=", cached $(cat "$d/cached")"; fi
     printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s: %s, n=%s) | %s | %s | %s |\n' "$1" \
         "$(get "$d" one_minus_roca_pct)" "$(get "$d" top10_share)" "$(get "$d" fnr_at_fpr_0.1_pct)" "$(get "$d" fnr_at_fpr_1_pct)" \
         "$(get "$d" fp_pct)" "$(get "$d" fn_pct)" "$(pct_of "$unsure" "$n")" \
@@ -605,6 +802,13 @@ echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs, $(awk -F
 echo "- mailsift: $("$mailsift" --version 2>/dev/null | head -n 1) ($(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$repo_root" diff --quiet HEAD -- src include 2>/dev/null || echo '+changes')), config: $([[ $config != "$tmp/empty.conf" ]] && echo "$config" || echo 'built-in defaults')"
 if has deployed; then echo "- mailsiftd (deployed, real-daemon rows): $mailsiftd, $("$mailsiftd" --version 2>/dev/null | head -n 1)"; fi
 echo "- bogofilter: $(bogofilter -V 2>&1 | head -n 1) (Debian $(dpkg-query -W -f '${Version}' bogofilter 2>/dev/null || echo '?')), defaults (-C), cutoffs 0.99 / 0.45"
+if [[ -z $bf_cache ]]; then
+    echo "- bogofilter cache: off (--no-bogofilter-cache): every bogofilter row computed in this run"
+else
+    cached_rows=$(if [[ -s $tmp/cache-used ]]; then sort "$tmp/cache-used" | awk -F'\t' '{ printf "%s%s (%s, key %.12s)", (NR > 1 ? ", " : ""), $1, $3, $2 }'; fi)
+    stored_rows=$(if [[ -s $tmp/cache-stored ]]; then sort "$tmp/cache-stored" | awk -F'\t' '{ printf "%s%s", (NR > 1 ? ", " : ""), $1 }'; fi)
+    echo "- bogofilter cache: $bf_cache; rows from it (their runs' figures, CPU included, of the date said): ${cached_rows:-none}; computed in this run and kept: ${stored_rows:-none}"
+fi
 echo "- command: \`$command_line\`; protocols: ${protocols[*]}; $max_jobs jobs at a time"
 echo "- corpora: $corpora$( ((strip_collection)) && echo ', copies without the Received, Delivered-To, Date and Message-ID fields')"
 echo
@@ -684,7 +888,8 @@ echo "FPR/FNR/unsure: at each filter's own thresholds (mailsift's configured one
 echo "ham < 0.45); unsure is neither. Online, CPU is the whole run (classify and learn together): mailsift"
 echo "learns in one process (evaluate --online), bogofilter runs two processes per message, so the"
 echo "online CPU columns are not comparable; the split columns are. CPU is user+sys per job; $max_jobs jobs ran at"
-echo "a time, so they shared the machine."
+echo "a time, so they shared the machine. A bogofilter row \"cached DATE\" is the run of that date, taken from"
+echo "the bogofilter cache (same messages, bogofilter and procedure), its CPU that run's."
 echo "ECE: expected calibration error of the probability over 10 equal bins; the worst bin holding at least"
 echo "30 messages, with its |mean predicted - observed spam share|."
 echo
@@ -792,4 +997,9 @@ if [[ -s $tmp/failed ]]; then
     echo
 fi
 echo "total runtime: $((SECONDS - started)) s"
+# Where the time went: every job's wall seconds, longest first.
+if [[ -s $tmp/times ]]; then
+    say "jobs' wall seconds, longest first (sum $(awk '{ s += $1 } END { print s }' "$tmp/times") s over $max_jobs at a time):"
+    sort -k1,1nr "$tmp/times" | awk '{ t = $1; $1 = ""; printf "  %6d s %s\n", t, $0 }' >&2
+fi
 exit 0

@@ -3,8 +3,9 @@
 
 usage: bench/deployed_loop.py --index FILE [--split F] [--batch N] [--one-sided]
                               [--mailsift BIN] [--mailsiftd BIN] [--config FILE]
-                              [--work DIR] [--no-bogofilter] [--scores-prefix PATH]
+                              [--work DIR] [--filters LIST] [--scores-prefix PATH]
                               [--moves-in-bursts] [--json]
+       bench/deployed_loop.py --procedure-digest FILTER
 
 A TREC index in arrival order (paths relative to it, or absolute). The first F
 (default 0.5) is learned as the README teaches, class by class: `mailsift learn
@@ -47,6 +48,14 @@ probability is furthest from its share of spam, as {"low", "high",
 "messages", "gap"}, or null when no bin holds 30).
 With --scores-prefix, the LABEL<TAB>SCORE<TAB>VERDICT<TAB>PATH lines of each
 filter (bench/roc.py reads them).
+
+--filters mailsift, bogofilter or mailsift,bogofilter (the default): the loops
+run, in that order; the output has the rows of those only, in the same shape
+(--no-bogofilter is --filters mailsift). bench/accuracy.sh runs each alone, as
+two jobs side by side, and keeps bogofilter's in a cache.
+--procedure-digest FILTER prints the SHA-256 of the source that makes that
+filter's row (its loop, the split, the metrics, its JSON) and exits: the key of
+accuracy.sh's cache changes when the procedure does.
 
 A benchmark: it prints numbers; it fails only when a program misbehaves.
 Loopback only; it ends only the mailsiftd it started.
@@ -265,6 +274,13 @@ def mailsift_loop(args, train, rest, work):
             with open(args.config) as given:
                 f.write(given.read().rstrip("\n") + "\n")
         f.write(f"database = {db}\nstats_interval = 1\nhistory = off\n")
+        # The loop waits after each move until mailsiftd has refitted and reloaded (a
+        # user's next move is seconds away), whenever that is: how often mailsiftd looks
+        # for a changed database decides only how long the wait is, about two
+        # refresh_interval, 2 s a move at the default. Moves in bursts are the
+        # exception: there the pause between moves decides how often mailsiftd refits.
+        if not args.moves_in_bursts:
+            f.write("refresh_interval = 50\n")
     for spam in (True, False):
         lst = os.path.join(work, "train.spam" if spam else "train.ham")
         with open(lst, "w") as f:
@@ -305,8 +321,12 @@ def mailsift_loop(args, train, rest, work):
                 rows.append((spam, float(fields["uncalibrated-log-odds"]), verdict, float(fields["score"]), path))
                 batch.append((spam, path, raw, verdict, added))
             scanned += len(batch)
-            # The scans of the batch written, as they are by the time a user moves a message.
-            for _ in range(600):
+            # The scans of the batch written, as they are by the time a user moves a message
+            # (mailsift correct finds the message by its scan): a batch without a move
+            # does not wait for them (up to stats_interval, 1 s).
+            moving = any((spam and verdict != "spam") or (not spam and verdict == "spam" and not args.one_sided)
+                         for spam, _, _, verdict, _ in batch)
+            for _ in range(600 if moving else 0):
                 st = json.loads(subprocess.run([args.mailsift, "--config", conf, "stats", "--json"], check=True,
                                                capture_output=True, text=True).stdout)
                 if st.get("signatures", 0) >= scanned:
@@ -369,9 +389,42 @@ def bogofilter_loop(args, train, rest, work):
     return rows, moves
 
 
+def split_index(index, split):
+    """(the part learned, the part deployed)."""
+    first = int(split * len(index))
+    return index[:first], index[first:]
+
+
+def filter_json(key, name, rows, moves, seconds):
+    """One filter's entry of --json's "filters"."""
+    m = metrics(rows)
+    m = {k: None if isinstance(v, float) and v != v else v for k, v in m.items()}  # NaN: null
+    out = {"filter": key, "name": name, **m, "expected_calibration_error": m.get("ece"),
+           "moved_to_junk": moves[0], "moved_from_junk": moves[1], "seconds": round(seconds, 1)}
+    out.pop("ece", None)
+    return out
+
+
+LOOPS = {"mailsift": ("mailsift (mailsiftd + mailsift correct)", mailsift_loop),
+         "bogofilter": ("bogofilter (-TT, then -s/-n)", bogofilter_loop)}
+
+
+def procedure_digest(key):
+    """SHA-256 of the source of what makes the row of filter KEY: what it reads, how it
+    splits, its loop (and the milter client, for mailsift), its metrics and its JSON."""
+    import hashlib
+    import inspect
+    parts = [read_index, split_index, LOOPS[key][1], metrics, filter_json]
+    if key == "mailsift":
+        parts += [frame, read_frame, z, without_mbox_line, delivered_copy, split_message, milter_scan,
+                  wait_for_reload]
+    text = LOOPS[key][0] + "\n" + "".join(inspect.getsource(f) for f in parts)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--index", required=True)
+    ap.add_argument("--index")
     ap.add_argument("--split", type=float, default=0.5)
     ap.add_argument("--batch", type=int, default=100)
     ap.add_argument("--one-sided", action="store_true")
@@ -381,37 +434,45 @@ def main():
     ap.add_argument("--mailsiftd", default=os.path.join(build, "src/daemon/mailsiftd"))
     ap.add_argument("--config", help="a mailsift configuration to measure instead of the built-in defaults")
     ap.add_argument("--work")
-    ap.add_argument("--no-bogofilter", action="store_true")
+    ap.add_argument("--no-bogofilter", action="store_true", help="the same as --filters mailsift")
+    ap.add_argument("--filters", default="mailsift,bogofilter",
+                    help="mailsift, bogofilter or both, a comma list (default both)")
+    ap.add_argument("--procedure-digest", metavar="FILTER", choices=sorted(LOOPS),
+                    help="print the SHA-256 of the source that makes FILTER's row, and exit")
     ap.add_argument("--scores-prefix")
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout instead of the markdown rows")
     args = ap.parse_args()
+    if args.procedure_digest:
+        print(procedure_digest(args.procedure_digest))
+        return 0
+    if not args.index:
+        ap.error("--index is required")
+    filters = [f for f in args.filters.split(",") if f]
+    if not filters or any(f not in LOOPS for f in filters):
+        ap.error("--filters takes mailsift, bogofilter or mailsift,bogofilter")
+    if args.no_bogofilter:
+        filters = [f for f in filters if f != "bogofilter"]
+        if not filters:
+            ap.error("--no-bogofilter with --filters bogofilter leaves no filter")
     if not (0 < args.split < 1) or args.batch < 1:
         ap.error("--split takes 0 < F < 1, --batch at least 1")
     if args.config and not os.path.isfile(args.config):
         ap.error(f"no configuration file at {args.config}")
-    if not args.no_bogofilter and shutil.which("bogofilter") is None:
-        ap.error("bogofilter is not installed (apt-get install bogofilter), or give --no-bogofilter")
+    if "bogofilter" in filters and shutil.which("bogofilter") is None:
+        ap.error("bogofilter is not installed (apt-get install bogofilter), or give --filters mailsift")
     index = read_index(args.index)
-    first = int(args.split * len(index))
-    train, rest = index[:first], index[first:]
+    train, rest = split_index(index, args.split)
+    first = len(train)
     work = args.work or tempfile.mkdtemp(prefix="mailsift-deployed-")
     os.makedirs(work, exist_ok=True)
-    t0 = time.monotonic()
-    results = [("mailsift", "mailsift (mailsiftd + mailsift correct)", *mailsift_loop(args, train, rest, work),
-                time.monotonic() - t0)]
-    if not args.no_bogofilter:
+    results = []
+    for key in [f for f in LOOPS if f in filters]:  # mailsift first, as before
+        name, loop = LOOPS[key]
         t0 = time.monotonic()
-        results.append(("bogofilter", "bogofilter (-TT, then -s/-n)", *bogofilter_loop(args, train, rest, work),
-                        time.monotonic() - t0))
+        results.append((key, name, *loop(args, train, rest, work), time.monotonic() - t0))
     feedback = "one-sided" if args.one_sided else "two-sided"
     if args.json:
-        filters = []
-        for key, name, rows, moves, seconds in results:
-            m = metrics(rows)
-            m = {k: None if isinstance(v, float) and v != v else v for k, v in m.items()}  # NaN: null
-            filters.append({"filter": key, "name": name, **m, "expected_calibration_error": m.get("ece"),
-                            "moved_to_junk": moves[0], "moved_from_junk": moves[1], "seconds": round(seconds, 1)})
-            filters[-1].pop("ece", None)
+        filters = [filter_json(*r) for r in results]
         print(json.dumps({"index": args.index, "learned": first, "deployed": len(rest), "batch": args.batch,
                           "feedback": feedback, "filters": filters}, indent=1))
     else:
