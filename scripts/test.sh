@@ -44,8 +44,11 @@ step() {
     steps+=("$((SECONDS - t0))"$'\t'"$([ $rc -eq 0 ] && echo ok || echo "FAILED ($rc)")"$'\t'"$name")
     return $rc
 }
+# At exit: the command's status stays that of the steps (set -e and pipefail are off
+# here: head closing its pipe early is no failure).
 report() {
     local rc=$? line s
+    set +e +o pipefail
     echo
     echo "== where the time went (scripts/test.sh${mode:+ $mode}, $(nproc) CPUs)"
     for line in "${steps[@]}"; do
@@ -66,6 +69,7 @@ report() {
     if [ -n "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
         echo "== ccache: $(ccache --print-stats 2>/dev/null | awk -F'\t' '$1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { h += $2 } $1 == "cache_miss" { m = $2 } END { printf "%d hits, %d misses this run", h, m }')"
     fi
+    exit "$rc"
 }
 rm -f build/ctest-run.log build-asan/ctest-run.log   # this run's only
 trap report EXIT
