@@ -15,10 +15,9 @@
 
 #include "mailsift/features/extractor.hpp"
 
-// The source tree, for the committed fixtures (CMake defines it for the bench targets).
-#ifndef MAILSIFT_SOURCE_DIR
-#define MAILSIFT_SOURCE_DIR "."
-#endif
+// The source tree, for the committed fixtures: defined in the build tree's generated
+// source_dir.cpp (bench/CMakeLists.txt).
+const char* mailsift_source_dir();
 
 namespace mailsift::bench {
 

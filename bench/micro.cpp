@@ -55,7 +55,7 @@ Corpus load_corpus(const fs::path& dir) {
         c.description = dir.string();
         return c;
     }
-    const fs::path src = MAILSIFT_SOURCE_DIR;
+    const fs::path src = mailsift_source_dir();
     std::fprintf(stderr, "mailsift-bench-micro: no corpus at %s; using the committed fixtures in %s and %s\n",
                  dir.string().c_str(), (src / "tests/data/messages").string().c_str(),
                  (src / "tests/data/corpus").string().c_str());

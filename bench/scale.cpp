@@ -423,7 +423,7 @@ int main(int argc, char** argv) {
     list_labelled(corpus_dir, false, files);
     std::string source = corpus_dir.string();
     if (files.empty()) {
-        const fs::path src = MAILSIFT_SOURCE_DIR;
+        const fs::path src = mailsift_source_dir();
         std::fprintf(stderr, "mailsift-bench-scale: no corpus at %s; using the committed fixtures in %s and %s\n",
                      corpus_dir.string().c_str(), (src / "tests/data/messages").string().c_str(),
                      (src / "tests/data/corpus").string().c_str());

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "../support/backends.hpp"
+#include "../support/paths.hpp"
 
 namespace fs = std::filesystem;
 using mailsift::testing::TestStore;
@@ -63,7 +64,7 @@ std::string without_times(const std::string& s) {
 
 }  // namespace
 
-TEST_CASE("Every command gives the same answers on SQLite and on PostgreSQL", "[cli][postgresql]") {
+TEST_CASE("Every command gives the same answers on SQLite and on PostgreSQL", "[cli][postgresql][long]") {
     TestStore lite("sqlite"), pg("postgresql");
     const fs::path dir = lite.dir().path;
     auto same = [&](const std::string& args, int status = 0) {
@@ -313,7 +314,7 @@ TEST_CASE("Two processes learning the same messages at once, in opposite orders,
 }
 
 TEST_CASE("Four processes learning with model = linear at once keep exact counts and add up their weights",
-          "[cli][postgresql]") {
+          "[cli][postgresql][long]") {
     FOR_EACH_BACKEND(store_);
     const fs::path dir = store_.dir().path;
     write_corpus(dir / "corpus", 240);

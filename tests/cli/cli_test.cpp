@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/paths.hpp"
 #include "mailsift/version.hpp"
 
 namespace fs = std::filesystem;
@@ -815,7 +816,7 @@ TEST_CASE("export and import carry the model over exactly", "[cli]") {
     REQUIRE(sb.run("--db " + copy + " export -").out == sb.mailsift("export -").out);
 }
 
-TEST_CASE("import refuses a database with a model and malformed files, changing nothing", "[cli]") {
+TEST_CASE("import refuses a database with a model and malformed files, changing nothing", "[cli][long]") {
     Sandbox sb;
     sb.train();
     const auto file = (sb.dir / "model.txt").string();
@@ -1287,7 +1288,7 @@ TEST_CASE("evaluate --split head:F is chronological, and --scores writes one lin
     REQUIRE(sb.mailsift("evaluate --index " + index + " --split head:1").status == 2);
 }
 
-TEST_CASE("tune searches settings on held-out data and prints configuration lines", "[cli]") {
+TEST_CASE("tune searches settings on held-out data and prints configuration lines", "[cli][long]") {
     Sandbox sb;
     const std::string index = std::string(MAILSIFT_TEST_DATA) + "/corpus/index";
     const auto a = sb.mailsift("--config /dev/null tune --index " + index + " --budget 60 --seed 7 --json");

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/paths.hpp"
 #include "../support/tmpfs_mount.hpp"
 
 namespace fs = std::filesystem;
@@ -261,7 +262,7 @@ std::uint64_t bytes_of(const fs::path& db) {
 
 }  // namespace
 
-TEST_CASE("SIGKILL at random points of a bulk learn leaves a sound database holding whole batches", "[faults]") {
+TEST_CASE("SIGKILL at random points of a bulk learn leaves a sound database holding whole batches", "[faults][long]") {
     Scratch s("kill");
     constexpr int spam_count = 2000, ham_count = 2000, batch = 100, kills = 100;
     write_messages(s.dir / "spam", "spam", spam_count, 12);
@@ -359,7 +360,7 @@ TEST_CASE("SIGKILL at random points of a bulk learn leaves a sound database hold
 }
 
 TEST_CASE("A disk that fills up during training: a clear error, whole batches kept, and training goes on once there is room",
-          "[faults]") {
+          "[faults][long]") {
     Scratch s("full");
     constexpr int count = 1500, batch = 100;
     write_messages(s.dir / "spam", "spam", count, 40);

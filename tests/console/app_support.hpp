@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/paths.hpp"
 #include "../support/temp_dir.hpp"
 #include "mailsift/console/app.hpp"
 #include "mailsift/engine/filter.hpp"

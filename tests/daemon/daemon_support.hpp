@@ -25,6 +25,8 @@
 #include <utility>
 #include <vector>
 
+#include "../support/paths.hpp"
+
 namespace daemon_test {
 
 namespace fs = std::filesystem;

@@ -136,7 +136,7 @@ std::string ham_file(const fs::path& dir, const std::string& name) {
 }  // namespace
 
 TEST_CASE("A long write lock from another process: scoring goes on, training waits, then reports the lock clearly",
-          "[mailsiftd][faults]") {
+          "[mailsiftd][faults][long]") {
     Daemon d("stats_interval = 1\n");
     start_trained_daemon(d);
     const fs::path db = d.dir / "model.db";

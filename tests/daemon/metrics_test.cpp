@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "../support/backends.hpp"
+#include "../support/paths.hpp"
 #include "daemon_support.hpp"
 
 using namespace daemon_test;

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "../support/fixture.hpp"
+#include "../support/paths.hpp"
 #include "../support/temp_dir.hpp"
 #include <filesystem>
 #include <fstream>

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "../support/paths.hpp"
 #include "mailsift/engine/model_settings.hpp"
 #include "mailsift/engine/settings.hpp"
 

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "../support/paths.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/text.hpp"
 

@@ -7,6 +7,8 @@
 #include <iterator>
 #include <string>
 
+#include "../support/paths.hpp"
+
 using namespace mailsift::mime;
 
 namespace {

@@ -251,7 +251,7 @@ TEST_CASE("Header evidence can be length-normalised apart from the content", "[m
     }
 }
 
-TEST_CASE("A patched snapshot scores exactly as its counts rebuilt, through many patches and the fold", "[model]") {
+TEST_CASE("A patched snapshot scores exactly as its counts rebuilt, through many patches and the fold", "[model][long]") {
     // The truth: counts kept by hand; each round changes some features (new,
     // changed, gone, back again) and both ways of updating are compared with a
     // snapshot built from scratch, on every id ever seen.

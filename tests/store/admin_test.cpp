@@ -177,7 +177,7 @@ TEST_CASE("Pruning removes features seen once and not since the cut-off, and the
     }
 }
 
-TEST_CASE("Unlearning a message whose features were pruned takes off only what the rows hold", "[store]") {
+TEST_CASE("Unlearning a message whose features were pruned takes off only what the rows hold", "[store][long]") {
     FOR_EACH_BACKEND(path);
     const auto opened = path.open();
     store::Database& db = *opened;

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <string>
 
+#include "paths.hpp"
+
 namespace mailsift::testing {
 
 inline std::string fixture(const std::string& name) {
