@@ -85,15 +85,12 @@ void check_options(const ServerOptions& options) {
     tls_context(options, parse_endpoint("console_listen", options.listen));
 }
 
-namespace {
-
 // A connection as the acceptor sees it: one it may have to close for a newcomer.
+// Not in an anonymous namespace: Server::Impl holds it, and Impl has linkage.
 struct Evictable {
     virtual ~Evictable() = default;
     virtual void evict() = 0;
 };
-
-}  // namespace
 
 struct Server::Impl {
     ServerOptions options;

@@ -9,7 +9,7 @@ namespace mailsift::features {
 
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) {
+bool same_field_name(std::string_view a, std::string_view b) {
     return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
@@ -30,9 +30,9 @@ std::string_view line_at(std::string_view text, std::size_t at, std::size_t& nex
 }  // namespace
 
 bool left_out_of_view(std::string_view name) {
-    if (name.size() >= 11 && iequals(name.substr(0, 11), "X-Mailsift-")) return true;
+    if (name.size() >= 11 && same_field_name(name.substr(0, 11), "X-Mailsift-")) return true;
     for (const auto f : trace_fields) {
-        if (iequals(name, f)) return true;
+        if (same_field_name(name, f)) return true;
     }
     return false;
 }

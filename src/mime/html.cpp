@@ -46,14 +46,14 @@ private:
     std::size_t found_ = npos;
 };
 
-struct Entity {
+struct NamedEntity {
     std::string_view name;
     char32_t cp;  // 0: decodes to nothing (invisible characters used to split words)
 };
 
 // Case-sensitive, as in HTML. Entries below U+0100 are also recognised without the
 // trailing ';', as browsers do for the legacy Latin-1 set.
-constexpr Entity entities[] = {
+constexpr NamedEntity entities[] = {
     {"amp", '&'},       {"lt", '<'},          {"gt", '>'},          {"quot", '"'},
     {"apos", '\''},     {"nbsp", 0xA0},        {"copy", 0xA9},       {"reg", 0xAE},
     {"euro", 0x20AC},   {"pound", 0xA3},      {"yen", 0xA5},        {"cent", 0xA2},
@@ -115,7 +115,7 @@ std::size_t decode_entity(std::string_view s, std::size_t i, std::string& out) {
     while (j < s.size() && j - i <= 8 && is_alnum(s[j])) ++j;
     const std::string_view name = s.substr(i + 1, j - i - 1);
     const bool semicolon = j < s.size() && s[j] == ';';
-    for (const Entity& e : entities) {
+    for (const NamedEntity& e : entities) {
         if (e.name != name) continue;
         // Without ';' only legacy names count, and not inside "a=1&copy=2"-like text.
         if (!semicolon && (e.cp >= 0x100 || e.cp == 0 || (j < s.size() && s[j] == '='))) break;

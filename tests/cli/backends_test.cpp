@@ -20,26 +20,13 @@
 
 #include "../support/backends.hpp"
 #include "../support/paths.hpp"
+#include "cli_support.hpp"
 
 namespace fs = std::filesystem;
+using namespace mailsift::cli_test;
 using mailsift::testing::TestStore;
 
 namespace {
-
-const std::string cli = MAILSIFT_CLI;
-const std::string data = std::string(MAILSIFT_TEST_DATA) + "/messages";
-
-struct Result {
-    int status = -1;
-    std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 Result run(const fs::path& dir, const std::string& args) {
     const auto out = dir / "stdout", err = dir / "stderr";

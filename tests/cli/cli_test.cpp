@@ -18,27 +18,13 @@
 #include <vector>
 
 #include "../support/paths.hpp"
+#include "cli_support.hpp"
 #include "mailsift/version.hpp"
 
 namespace fs = std::filesystem;
+using namespace mailsift::cli_test;
 
 namespace {
-
-const std::string cli = MAILSIFT_CLI;
-const std::string data = std::string(MAILSIFT_TEST_DATA) + "/messages";
-
-struct Result {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 struct Sandbox {
     fs::path dir;

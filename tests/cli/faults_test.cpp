@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string cli = MAILSIFT_CLI;
+const std::string cli_program = MAILSIFT_CLI;
 const std::string sample_messages = std::string(MAILSIFT_TEST_DATA) + "/messages";
 
 std::string read_file(const fs::path& p) {
@@ -70,7 +70,7 @@ pid_t spawn(const std::vector<std::string>& args, const fs::path& out, const fs:
         argv.push_back(const_cast<char*>("mailsift"));
         for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
         argv.push_back(nullptr);
-        ::execv(cli.c_str(), argv.data());
+        ::execv(cli_program.c_str(), argv.data());
         std::_Exit(127);
     }
     return pid;
@@ -524,7 +524,7 @@ TEST_CASE("A failed read of the memory-mapped database (SIGBUS) is a database er
         ::close(in[1]);
         std::freopen((s.dir / "err.txt").c_str(), "w", stderr);
         std::freopen((s.dir / "out.txt").c_str(), "w", stdout);
-        ::execl(cli.c_str(), "mailsift", "--db", (s.dir / "m.db").c_str(), "classify", static_cast<char*>(nullptr));
+        ::execl(cli_program.c_str(), "mailsift", "--db", (s.dir / "m.db").c_str(), "classify", static_cast<char*>(nullptr));
         std::_Exit(127);
     }
     ::close(in[0]);
@@ -542,7 +542,7 @@ TEST_CASE("A failed read of the memory-mapped database (SIGBUS) is a database er
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     REQUIRE(reading_stdin());
-    REQUIRE(fs::read_symlink("/proc/" + std::to_string(pid) + "/exe") == fs::canonical(cli));
+    REQUIRE(fs::read_symlink("/proc/" + std::to_string(pid) + "/exe") == fs::canonical(cli_program));
     // SigCgt in /proc/PID/status: the signals it catches (SIGBUS is bit 7 - 1).
     std::string caught;
     {

@@ -18,13 +18,13 @@ namespace {
 
 const std::string password = "admin password 1";
 
-struct Console {
+struct SignInConsole {
     testing::TempDir dir{"console-authenticated"};
     fs::path users = dir.path / "console-users";
     std::unique_ptr<App> app;
     Clock::time_point now = Clock::now();
 
-    Console() {
+    SignInConsole() {
         update_accounts(users, std::nullopt, [](Accounts& a) { a.add("root", Role::admin, password); });
         app = std::make_unique<App>(AppOptions{.accounts = users, .database = dir.path / "model.db", .config = {},
                                                .settings = {}, .tls = false, .trusted_proxies = {}, .sessions = {},
@@ -54,7 +54,7 @@ std::string token_of(const Response& r) {
 }  // namespace
 
 TEST_CASE("A request counts as authenticated with a valid session or a sign-in, never without", "[console]") {
-    Console c;
+    SignInConsole c;
     CHECK_FALSE(c.app->authenticated());
     for (const char* target : {"/", "/status", "/api/session", "/api/status", "/static/console.js", "/nowhere"}) {
         c.send(http::verb::get, target);

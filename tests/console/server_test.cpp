@@ -22,16 +22,16 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string password = "admin password 1";
+const std::string admin_password = "admin password 1";
 
-struct Console {
+struct ServedConsole {
     testing::TempDir dir{"console-server"};
     std::unique_ptr<Server> server;
     asio::io_context io;
 
-    explicit Console(double requests_per_second = 1000) {
+    explicit ServedConsole(double requests_per_second = 1000) {
         const fs::path users = dir.path / "console-users";
-        update_accounts(users, std::nullopt, [](Accounts& a) { a.add("root", Role::admin, password); });
+        update_accounts(users, std::nullopt, [](Accounts& a) { a.add("root", Role::admin, admin_password); });
         auto app = std::make_unique<App>(AppOptions{.accounts = users, .database = dir.path / "model.db", .config = {},
                                                     .settings = {}, .tls = false, .trusted_proxies = {},
                                                     .sessions = {}, .sign_in = {}, .devices = {}},
@@ -88,7 +88,7 @@ std::string ask(tcp::socket& s, const std::string& req) {
 
 // Signs in as root on `s` (kept alive): its session cookie, "mailsift_session=...".
 std::string signed_in(tcp::socket& s) {
-    const std::string in = ask(s, request("POST", "/api/login", "", json{{"name", "root"}, {"password", password}}.dump()));
+    const std::string in = ask(s, request("POST", "/api/login", "", json{{"name", "root"}, {"password", admin_password}}.dump()));
     REQUIRE(in.starts_with("HTTP/1.1 200"));
     const auto at = in.find("mailsift_session=");
     REQUIRE(at != std::string::npos);
@@ -108,7 +108,7 @@ bool closed(tcp::socket& s) {
 }  // namespace
 
 TEST_CASE("A full console lets a newcomer in by evicting an idle connection that never signed in", "[console]") {
-    Console c;
+    ServedConsole c;
     // Signed in: a keep-alive connection that carried a session.
     tcp::socket admin = c.connect("127.0.9.1");
     const std::string cookie = signed_in(admin);
@@ -145,7 +145,7 @@ TEST_CASE("A full console lets a newcomer in by evicting an idle connection that
 }
 
 TEST_CASE("A request waiting for its turn can be evicted, and is then never answered", "[console]") {
-    Console c(0.5);  // one turn every two seconds, one at once
+    ServedConsole c(0.5);  // one turn every two seconds, one at once
     tcp::socket first = c.connect("127.0.9.1");
     CHECK(ask(first, request("GET", "/api/session")).starts_with("HTTP/1.1 401"));  // the burst
     // The next requests wait their turn: two seconds, then four.
@@ -163,7 +163,7 @@ TEST_CASE("A request waiting for its turn can be evicted, and is then never answ
 }
 
 TEST_CASE("A POST to the API without a session is answered from its headers, its body never read", "[console]") {
-    Console c;
+    ServedConsole c;
     // 4 MB declared, none of it sent: a stranger's upload is refused before it is read.
     const std::string head = "POST /api/scan HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: message/rfc822\r\n"
                              "Content-Length: 4000000\r\n\r\n";

@@ -52,7 +52,7 @@ void start_trained(Daemon& d) {
 }
 
 // The X-Mailsift-Status value (its leading space, negotiated, left out) is a verdict with a score.
-bool scored(std::string status) {
+bool has_verdict(std::string status) {
     status.erase(0, status.find_first_not_of(' '));
     return status.rfind("Yes, score=", 0) == 0 || status.rfind("No, score=", 0) == 0 ||
            status.rfind("Unsure, score=", 0) == 0;
@@ -64,7 +64,7 @@ void others_are_served(const Daemon& d) {
     good.negotiate();
     const std::string status = added_status(good.message(spam));
     INFO("status: " << status);
-    REQUIRE(scored(status));
+    REQUIRE(has_verdict(status));
 }
 
 void memory_is_bounded(const Daemon& d) {
@@ -124,7 +124,7 @@ void limit_case(const std::vector<std::pair<std::string, std::string>>& headers,
     c.negotiate();
     const std::string status = added_status(send_message(c, headers, body));
     INFO("status: " << status);
-    REQUIRE(scored(status));
+    REQUIRE(has_verdict(status));
     REQUIRE(status.find("scanned=prefix") != std::string::npos);
     REQUIRE(eventually([&] { return d.log().find("limits hit, scored on what was read: ") != std::string::npos; }));
     const std::string log = d.log();
@@ -151,7 +151,7 @@ TEST_CASE("A 100 MB message is scored on its prefix, with bounded memory", "[mai
     REQUIRE(replies.back().first == 'c');
     const std::string status = added_status(replies);
     INFO("status: " << status);
-    REQUIRE(scored(status));
+    REQUIRE(has_verdict(status));
     REQUIRE(status.find("scanned=prefix") != std::string::npos);
     REQUIRE(eventually([&] { return d.log().find("limits hit") != std::string::npos; }));
     REQUIRE(d.log().find("limits hit, scored on what was read: max_message_bytes (104857") != std::string::npos);
@@ -241,7 +241,7 @@ TEST_CASE("Garbage base64, invalid UTF-8, unknown charsets and NUL bytes are sco
         headers.insert(headers.end(), k.headers.begin(), k.headers.end());
         const std::string status = added_status(send_message(c, headers, k.body));
         INFO("status: " << status);
-        REQUIRE(scored(status));
+        REQUIRE(has_verdict(status));
     }
     // The reason in the log is the verdict line of each message: scored, not failed.
     REQUIRE(eventually([&] { return occurrences(d.log(), "message -: ") >= cases.size(); }));
@@ -296,7 +296,7 @@ TEST_CASE("Commands out of order are answered or refused, never hang", "[mailsif
         REQUIRE(send_all(c.fd, frame('B', "WON a FREE prize\r\n") + frame('L', z("Subject") + z(" prize")) +
                                    frame('M', z("<a@example.net>"))));
         const auto replies = Piecewise{c, {}}.end();
-        REQUIRE(scored(added_status(replies)));
+        REQUIRE(has_verdict(added_status(replies)));
         REQUIRE(eventually([&] { return d.log().find("body before MAIL FROM") != std::string::npos; }));
         REQUIRE(occurrences(d.log(), "out of order") == 1);
     }
@@ -304,7 +304,7 @@ TEST_CASE("Commands out of order are answered or refused, never hang", "[mailsif
         Client c(d.socket);
         c.negotiate();
         c.negotiate();
-        REQUIRE(scored(added_status(c.message(spam))));
+        REQUIRE(has_verdict(added_status(c.message(spam))));
     }
     SECTION("a command before negotiation closes the connection") {
         Client c(d.socket);
@@ -428,7 +428,7 @@ TEST_CASE("Forged X-Mailsift fields are removed even past max_headers and max_me
     for (int i = 0; i < 70; ++i) headers.push_back({"X-Big-" + std::to_string(i), " " + std::string(65000, 'b')});
     headers.push_back({"X-Mailsift-Signature", " 0123456789abcdef0123456789abcdef"});  // past 4 MB
     const auto replies = send_message(c, headers, "WON a FREE prize\r\n");
-    REQUIRE(scored(added_status(replies)));
+    REQUIRE(has_verdict(added_status(replies)));
     using Deleted = std::vector<std::pair<std::string, std::uint32_t>>;
     // Per name from the last to the first, under the name as first sent.
     REQUIRE(deletions(replies) == Deleted{{"X-Mailsift-Status", 2}, {"X-Mailsift-Status", 1}, {"X-Mailsift-Signature", 1}});

@@ -45,7 +45,7 @@ void require_same_model(const State& a, const State& b) {
     REQUIRE(a.log_odds == Approx(b.log_odds).margin(1e-4));
 }
 
-const std::string scanned_spam =
+const std::string lottery_spam =
     "From: Lottery <winner@prize-center.example>\nSubject: You WON a FREE prize!!!\n\n"
     "CONGRATULATIONS! You have WON $250,000. Claim your FREE prize now, limited offer, act now!!!\n";
 
@@ -58,14 +58,14 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
 
     // mailsiftd scanned the message and said ham; the delivered copy carries its signature.
     const engine::Filter f(*db, engine::Settings{});
-    const auto scanned = f.classify(scanned_spam, nullptr, /*record_features=*/true);
-    const store::Digest id = engine::message_digest(scanned_spam);
+    const auto scanned = f.classify(lottery_spam, nullptr, /*record_features=*/true);
+    const store::Digest id = engine::message_digest(lottery_spam);
     store::Recording rec;
     rec.scans.push_back({id, 1500, model::Verdict::ham, scanned.features});
     db->record(rec);
     const std::string delivered = "X-Mailsift-Status: No, score=0.2000\nX-Mailsift-Signature: " +
-                                  engine::signature_text(id) + "\n" + scanned_spam;
-    const State before = state_of(*db, scanned_spam);
+                                  engine::signature_text(id) + "\n" + lottery_spam;
+    const State before = state_of(*db, lottery_spam);
     REQUIRE_FALSE(before.contact);
 
     SECTION("a mistaken correction to ham, undone: counts, weights and the contact it made go back") {
@@ -73,7 +73,7 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         t.set_corrector("cli:alice");
         REQUIRE(t.correct(delivered, delivered.size(), store::Class::ham, 2000).result == store::LearnResult::learned);
         t.commit();
-        const State corrected = state_of(*db, scanned_spam);
+        const State corrected = state_of(*db, lottery_spam);
         REQUIRE(corrected.model.counts.messages.ham == before.model.counts.messages.ham + 1);
         REQUIRE(corrected.contact);  // the spammer became a contact
         REQUIRE(corrected.model.bias != before.model.bias);
@@ -88,7 +88,7 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         REQUIRE(o.to == store::Class::ham);
         REQUIRE_FALSE(o.was);
         u.commit();
-        require_same_model(before, state_of(*db, scanned_spam));
+        require_same_model(before, state_of(*db, lottery_spam));
 
         // The trail keeps it, undone, and nothing stands to undo any more.
         const auto trail = db->corrections_of(id);
@@ -100,7 +100,7 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         engine::Trainer again(*db, engine::Settings{});
         REQUIRE(again.undo_signature(id, 2200).result == engine::Trainer::UndoOutcome::Result::nothing);
         again.commit();
-        require_same_counts(before, state_of(*db, scanned_spam));
+        require_same_counts(before, state_of(*db, lottery_spam));
 
         // The history shows no standing correction.
         store::Recording line;
@@ -121,7 +121,7 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         engine::Trainer t(*db, engine::Settings{});
         REQUIRE(t.correct_signature(id, store::Class::spam, 2000)->result == store::LearnResult::learned);
         t.commit();
-        const State as_spam = state_of(*db, scanned_spam);
+        const State as_spam = state_of(*db, lottery_spam);
         REQUIRE(db->corrections_since(0).false_negatives == 1);
         engine::Trainer t2(*db, engine::Settings{});
         REQUIRE(t2.correct_signature(id, store::Class::ham, 2100)->result == store::LearnResult::moved);
@@ -133,13 +133,13 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         REQUIRE(o.result == engine::Trainer::UndoOutcome::Result::undone);
         REQUIRE(o.was == store::Class::spam);
         u.commit();
-        require_same_model(as_spam, state_of(*db, scanned_spam));
+        require_same_model(as_spam, state_of(*db, lottery_spam));
         REQUIRE(db->corrections_since(0).false_negatives == 1);  // the first correction stands again
 
         engine::Trainer u2(*db, engine::Settings{});
         REQUIRE(u2.undo_signature(id, 2300).result == engine::Trainer::UndoOutcome::Result::undone);
         u2.commit();
-        require_same_model(before, state_of(*db, scanned_spam));
+        require_same_model(before, state_of(*db, lottery_spam));
         REQUIRE(db->corrections_since(0).false_negatives == 0);
         const auto trail = db->corrections_of(id);
         REQUIRE(trail.size() == 2);
@@ -154,7 +154,7 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         engine::Trainer t2(*db, engine::Settings{});
         REQUIRE(t2.correct_signature(id, store::Class::ham, 2100)->result == store::LearnResult::moved);
         t2.commit();
-        const State moved = state_of(*db, scanned_spam);
+        const State moved = state_of(*db, lottery_spam);
         REQUIRE(moved.model.counts.messages.ham == before.model.counts.messages.ham + 1);
         REQUIRE(moved.model.counts.messages.spam == before.model.counts.messages.spam);
     }
@@ -166,11 +166,11 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         engine::Trainer l(*db, engine::Settings{});
         REQUIRE(l.unlearn(delivered, store::Class::spam) == store::UnlearnResult::unlearned);
         l.commit();
-        const State unlearned = state_of(*db, scanned_spam);
+        const State unlearned = state_of(*db, lottery_spam);
         engine::Trainer u(*db, engine::Settings{});
         REQUIRE(u.undo_signature(id, 2200).result == engine::Trainer::UndoOutcome::Result::changed);
         u.commit();
-        require_same_model(unlearned, state_of(*db, scanned_spam));
+        require_same_model(unlearned, state_of(*db, lottery_spam));
     }
 
     SECTION("a correction still waiting for its scan is withdrawn, and never trained") {
@@ -195,7 +195,7 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         }
         engine::Trainer u(*db, engine::Settings{});
         REQUIRE(u.undo_signature(id, 2100).result == engine::Trainer::UndoOutcome::Result::not_undoable);
-        REQUIRE(u.undo(scanned_spam, 2100).result == engine::Trainer::UndoOutcome::Result::untagged);
+        REQUIRE(u.undo(lottery_spam, 2100).result == engine::Trainer::UndoOutcome::Result::untagged);
         u.commit();
         REQUIRE(db->corrections_of(id).size() == 1);
         REQUIRE_FALSE(db->corrections_of(id)[0].undo);
