@@ -209,15 +209,17 @@ CorrectionServer::~CorrectionServer() {
 void CorrectionServer::listen() {
     const auto& d = settings()->daemon;
     const std::string& path = d.correct_socket;
-    remove_stale_socket(path);  // it would make bind fail
+    // Bound beside its path and put in place with its access set (server.hpp).
+    const std::string staging = socket_staging_path(path);
+    remove_stale_socket(staging);  // it would make bind fail
     boost::system::error_code ec;
     acceptor_.open(local_stream(), ec);
-    if (!ec) acceptor_.bind(local_stream::endpoint(path), ec);
+    if (!ec) acceptor_.bind(local_stream::endpoint(staging), ec);
     if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
     if (ec) throw std::system_error(ec, "cannot listen on correct_socket " + path);
-    path_ = path;
     // Owned by the user the daemon runs as, so that it can remove it after dropping root.
-    set_socket_access(path_, d.correct_socket_mode, d.correct_socket_group, d.user, "correct_socket_group", "user");
+    place_socket(staging, path, d.correct_socket_mode, d.correct_socket_group, d.user, "correct_socket_group", "user");
+    path_ = path;
     accept();
 }
 

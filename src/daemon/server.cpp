@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <iostream>
@@ -324,22 +325,50 @@ void set_socket_access(const std::string& path, unsigned mode, const std::string
     }
 }
 
+std::string socket_staging_path(const std::string& path) {
+    const auto slash = path.rfind('/');
+    const std::string staged = path.substr(0, slash + 1) + "." + path.substr(slash + 1) + ".new";
+    return staged.size() < sizeof(sockaddr_un::sun_path) ? staged : path;
+}
+
+void place_socket(const std::string& staging, const std::string& path, unsigned mode, const std::string& group,
+                  const std::string& owner, const char* group_setting, const char* owner_setting) {
+    try {
+        set_socket_access(staging, mode, group, owner, group_setting, owner_setting);
+        if (staging == path) return;
+        struct stat st{};
+        if (::lstat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode)) {
+            throw std::system_error(EEXIST, std::generic_category(), "cannot listen on " + path);
+        }
+        if (::rename(staging.c_str(), path.c_str()) != 0) {
+            throw std::system_error(errno, std::generic_category(), "cannot put the socket in place at " + path);
+        }
+    } catch (...) {
+        ::unlink(staging.c_str());
+        throw;
+    }
+}
+
 void Server::listen(const std::string& spec) {
     const ListenAddress where = resolve_listen(spec);
-    if (!where.unix_path.empty()) remove_stale_socket(where.unix_path);  // it would make bind fail
+    // A unix socket is bound beside its path and put in place with its access set.
+    const std::string staging = where.unix_path.empty() ? "" : socket_staging_path(where.unix_path);
+    if (!staging.empty()) remove_stale_socket(staging);  // it would make bind fail
+    const generic_stream::endpoint endpoint =
+        staging.empty() ? where.endpoint : generic_stream::endpoint(asio::local::stream_protocol::endpoint(staging));
     boost::system::error_code ec;
-    acceptor_.open(where.endpoint.protocol(), ec);
+    acceptor_.open(endpoint.protocol(), ec);
     if (!ec && where.unix_path.empty()) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-    if (!ec) acceptor_.bind(where.endpoint, ec);
+    if (!ec) acceptor_.bind(endpoint, ec);
     if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
     if (ec) throw std::system_error(ec, "cannot listen on " + spec);
     if (!where.unix_path.empty()) {
-        unix_path_ = where.unix_path;
         const auto& d = settings_->daemon;
         // The owner: socket_owner, else the user the daemon will run as, so that it
         // can still remove the socket after dropping root.
-        set_socket_access(unix_path_, d.socket_mode, d.socket_group, d.socket_owner.empty() ? d.user : d.socket_owner,
-                          "socket_group", "socket_owner");
+        place_socket(staging, where.unix_path, d.socket_mode, d.socket_group,
+                     d.socket_owner.empty() ? d.user : d.socket_owner, "socket_group", "socket_owner");
+        unix_path_ = where.unix_path;
     }
     accept();
 }

@@ -34,6 +34,15 @@ void remove_stale_socket(const std::string& path);
 // group or user is an error naming its setting.
 void set_socket_access(const std::string& path, unsigned mode, const std::string& group, const std::string& owner,
                        const char* group_setting, const char* owner_setting);
+// Where a unix socket for `path` is bound before it is put in place: a name beside
+// it, or `path` itself when that name would not fit a socket address.
+std::string socket_staging_path(const std::string& path);
+// Gives the socket bound at `staging` its access (as set_socket_access) and only
+// then renames it to `path`, so that a client that finds `path` never meets the
+// umask's mode. Something at `path` that is not a socket is an error, left as it
+// is; on any error the staged socket is removed.
+void place_socket(const std::string& staging, const std::string& path, unsigned mode, const std::string& group,
+                  const std::string& owner, const char* group_setting, const char* owner_setting);
 
 class Server {
 public:

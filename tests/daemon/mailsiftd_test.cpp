@@ -81,6 +81,19 @@ TEST_CASE("The unix socket gets the configured mode and SIGTERM stops cleanly", 
     REQUIRE_FALSE(fs::exists(d.socket));
 }
 
+TEST_CASE("The socket has its configured mode the moment it appears, never the umask's", "[mailsiftd]") {
+    // An MTA started beside the daemon may connect as soon as the path exists;
+    // polling without sleeping looks at it then (it was once bound, then chmod-ed).
+    for (int round = 0; round < 20; ++round) {
+        Daemon d("socket_mode = 0600\n");
+        d.start(std::chrono::milliseconds(0));
+        struct stat st{};
+        REQUIRE(::stat(d.socket.c_str(), &st) == 0);
+        REQUIRE((st.st_mode & 0777) == 0600);
+        REQUIRE(d.stop(SIGTERM) == std::optional<int>(0));
+    }
+}
+
 TEST_CASE("SIGTERM sent the moment the socket appears still stops cleanly", "[mailsiftd]") {
     // The socket exists before the model loads; a supervisor may stop the
     // daemon right then. Polling without sleeping hits that window often.
