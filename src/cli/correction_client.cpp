@@ -138,6 +138,7 @@ void CorrectionClient::send() {
     } catch (const engine::WireError& e) {
         throw std::runtime_error("mailsiftd at " + path_ + " answered off the format (" + e.what() + ")");
     }
+    if (answer.refused.starts_with("not permitted: ")) throw NotPermitted("mailsiftd made no correction: " + answer.refused);
     if (!answer.refused.empty()) throw std::runtime_error("mailsiftd made no correction: " + answer.refused);
     for (std::size_t i = 0; i < answer.results.size(); ++i) on_result_(labels_[i], answer.results[i]);
     answered_ += answer.results.size();

@@ -7,12 +7,20 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "mailsift/engine/correction_wire.hpp"
 
 namespace mailsift::cli {
+
+// mailsiftd refused the request as not the caller's to make (another user's
+// scan or correction, or --user from an untrusted caller); nothing was applied.
+class NotPermitted : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
 
 class CorrectionClient {
 public:

@@ -14,6 +14,7 @@
 #include "command.hpp"
 #include "correction_client.hpp"
 #include "mailsift/engine/correction_job.hpp"
+#include "mailsift/engine/correction_owner.hpp"
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "message_source.hpp"
@@ -103,11 +104,15 @@ struct TrainOptions {
     std::string user;                     // learn, correct --user: whose mail (per_user)
 
     // The layer --user names under the configured per_user ("" for none);
-    // a usage error when it is not an address.
-    std::string user_key(const std::string& command, const engine::Settings& settings) const {
+    // a usage error when it is not an address. `login`: a Unix login is a
+    // user too (correct --user: a system user, as Dovecot's imap.user names
+    // them), whose layers are their scans' (engine/correction_owner.hpp): "".
+    std::string user_key(const std::string& command, const engine::Settings& settings, bool login = false) const {
         if (user.empty()) return {};
+        if (login && engine::valid_login(user)) return {};
         if (!engine::user_of(engine::PerUser::recipient, user)) {
-            usage_error(command + ": --user " + user + ": not an address (user@domain)");
+            usage_error(command + ": --user " + user + (login ? ": neither an address (user@domain) nor a login"
+                                                               : ": not an address (user@domain)"));
         }
         return engine::user_of(settings.per_user, user).value_or("");
     }
@@ -407,8 +412,11 @@ int correct_in_database(const Context& ctx, const TrainOptions& opts, engine::Co
     store::Database& db = *opened;
     engine::Trainer trainer = trainer_for(db, ctx, paths);  // the IMAPSieve recipe corrects one at a time
     report_setting_notes(trainer.setting_notes());
-    trainer.set_corrector("cli:" + unix_user());  // the history shows who corrected
-    trainer.set_user(opts.user_key("correct", ctx.settings));
+    // The history shows who corrected; with --user, for that user only (engine/correction_owner.hpp).
+    const std::string key = opts.user_key("correct", ctx.settings, /*login=*/true);
+    const std::string by = "cli:" + unix_user();
+    trainer.set_corrector(opts.user.empty() ? by : engine::corrector_for(by, opts.user));
+    trainer.set_user(key);
     const std::int64_t now = std::time(nullptr);
     each_correction_input(ctx, opts, paths, out, [&](const std::string& label, engine::CorrectionInput in) {
         out.result(label, engine::apply_correction(trainer, action, in, now));
@@ -436,13 +444,17 @@ int correct(const Context& ctx, const TrainOptions& opts) {
             socket, action, ctx.settings.limits.max_message_bytes,
             [&out](const std::string& label, const engine::CorrectionResult& r) { out.result(label, r); }, unreachable);
         if (client) {
-            opts.user_key("correct", ctx.settings);  // an address, or a usage error
+            opts.user_key("correct", ctx.settings, /*login=*/true);  // an address or a login, or a usage error
             client->set_user(opts.user);              // mailsiftd keys it with its per_user
             try {
                 each_correction_input(ctx, opts, paths, out, [&](const std::string& label, engine::CorrectionInput in) {
                     client->add(label, std::move(in));
                 });
                 client->finish();
+            } catch (const NotPermitted& e) {
+                std::cerr << "mailsift: " << e.what() << "\nmailsift: correct stopped: " << client->answered()
+                          << " correction(s) answered before are made\n";
+                return exit_input;
             } catch (const std::runtime_error& e) {
                 std::cerr << "mailsift: " << e.what() << "\nmailsift: correct stopped: " << client->answered()
                           << " correction(s) answered before are made\n";
@@ -455,6 +467,9 @@ int correct(const Context& ctx, const TrainOptions& opts) {
     // No correction socket, or nothing listening there: here, if this user may write the database.
     try {
         correct_in_database(ctx, opts, action, paths, out);
+    } catch (const engine::NotYours& e) {
+        std::cerr << "mailsift: " << e.what() << "\n";
+        return exit_input;
     } catch (const store::Error& e) {
         if (unreachable.empty()) throw;
         std::cerr << "mailsift: mailsiftd takes no corrections at " << socket << " (" << unreachable

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "log.hpp"
+#include "mailsift/engine/correction_owner.hpp"
 #include "mailsift/engine/correction_wire.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/store/database.hpp"
@@ -45,6 +46,34 @@ std::string user_name(std::optional<uid_t> uid) {
         return found->pw_name;
     }
     return std::to_string(*uid);
+}
+
+// Whether the peer is one of correct_trusted, by name or number.
+bool trusted(std::optional<uid_t> uid, const std::string& name, const std::vector<std::string>& list) {
+    if (!uid) return false;
+    for (const auto& t : list) {
+        if (t == name || t == std::to_string(*uid)) return true;
+    }
+    return false;
+}
+
+// Who the corrections of a request are from, as the trainer keeps them
+// (engine/correction_owner.hpp): a trusted peer as an administrator, or for
+// the user it names; any other peer for itself, as its login, or an address
+// of its own it names. NotYours when it names another.
+std::string corrector(std::optional<uid_t> uid, const std::string& peer, const std::string& named,
+                      const engine::Settings& s) {
+    const std::string who = "socket:" + peer;
+    if (!uid) throw engine::NotYours("the kernel does not say which user connected");
+    if (trusted(uid, peer, s.daemon.correct_trusted)) return named.empty() ? who : engine::corrector_for(who, named);
+    if (named.empty()) return engine::corrector_for(who, peer);
+    const auto address = engine::user_of(engine::PerUser::recipient, named);
+    const bool own = address ? engine::owns(peer, *address, engine::PerUser::recipient) : named == peer;
+    if (!own) {
+        throw engine::NotYours("--user " + named + " is not the Unix user " + peer +
+                               "'s own address: only a trusted corrector (correct_trusted) may name another user");
+    }
+    return engine::corrector_for(who, named);
 }
 
 }  // namespace
@@ -115,7 +144,8 @@ private:
         deadline_.cancel();
         auto self = shared_from_this();
         asio::post(server_.worker_, [this, self] {
-            const std::string who = "socket:" + user_name(peer_);
+            const std::string peer = user_name(peer_);
+            const std::string who = "socket:" + peer;
             std::string text;
             try {
                 const auto settings = server_.settings();
@@ -129,12 +159,13 @@ private:
                 server_.recorder_.write_queued_scans(db);
                 engine::Trainer trainer(db, *settings, engine::Trainer::Reads::rows);
                 trainer.use_linear_cache(held.linear);
-                trainer.set_corrector(who);
-                if (!request.user.empty()) {  // correct --user: whose copies, whatever their scans say
+                const std::string by = corrector(peer_, peer, request.user, *settings);
+                trainer.set_corrector(by);
+                if (!request.user.empty()) {  // correct --user: whose copies (a login: their scans say)
                     if (const auto user = engine::user_of(settings->per_user, request.user)) {
                         trainer.set_user(*user);
-                    } else if (settings->per_user != engine::PerUser::off) {
-                        throw engine::WireError("the user is not an address");
+                    } else if (settings->per_user != engine::PerUser::off && !engine::valid_login(request.user)) {
+                        throw engine::WireError("the user is neither an address nor a login");
                     }
                 }
                 const auto now = static_cast<std::int64_t>(std::time(nullptr));
@@ -147,7 +178,12 @@ private:
                 text = engine::encode_answer(results);
                 server_.metrics_.socket_corrections(results.size());
                 log_info("applied " + std::to_string(results.size()) + " correction(s) (" +
-                         engine::to_string(request.action) + ") from " + who);
+                         engine::to_string(request.action) + ") from " + by);
+            } catch (const engine::NotYours& e) {
+                // Audited with the peer as the kernel names it; the trainer changed nothing.
+                server_.metrics_.socket_refused();
+                log_warning("refused a correction request from " + who + ": not permitted: " + e.what());
+                text = engine::encode_refusal(std::string("not permitted: ") + e.what());
             } catch (const engine::WireError& e) {
                 server_.metrics_.socket_refused();
                 log_warning("refused a correction request from " + who + ": " + e.what());

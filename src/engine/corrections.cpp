@@ -3,6 +3,7 @@
 // takes, and undone: the model put back as it was before the correction.
 #include <string>
 
+#include "mailsift/engine/correction_owner.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/slots.hpp"
@@ -31,7 +32,20 @@ std::vector<store::TrainTerm> scan_terms(const std::vector<std::pair<std::string
     return terms;
 }
 
+// Refused: `what` is another user's to change.
+[[noreturn]] void not_yours(const store::Digest& id, const char* what) {
+    throw NotYours("the message of signature " + signature_text(id) + " " + what +
+                   "; only they, or an administrator, may change it (nothing was changed)");
+}
+
 }  // namespace
+
+void Trainer::check_owner(const store::Scan& scan, std::string_view by) const {
+    const auto acting = acting_for(by);
+    if (!acting) return;  // an administrator's
+    const auto user = recorded_user(scan.features);
+    if (user && !owns(*acting, *user, settings_.per_user)) not_yours(scan.id, "was delivered to another user");
+}
 
 bool Trainer::confirmed_only(model::Verdict said, store::Class c) const {
     // Train on error with a thick threshold: a confident verdict that was right
@@ -41,6 +55,7 @@ bool Trainer::confirmed_only(model::Verdict said, store::Class c) const {
 
 Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Class c, std::int64_t now,
                                             std::string_view raw, const std::string* by) {
+    check_owner(scan, by != nullptr ? *by : corrector_);  // before anything changes
     // This correction is the latest word on the scan: one deferred earlier must not undo it.
     open_batch();
     batch_->drop_deferred_correction(scan.id);
@@ -106,7 +121,11 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
     if (said && confirmed_only(*said, c)) return {MessageProblem::none, store::LearnResult::already_learned, false, true};
     if (signature) {
         open_batch();
-        batch_->drop_deferred_correction(*signature);  // as in learn_scan: this one is the latest
+        // As in learn_scan: this one is the latest; but not over another user's, waiting for their scan.
+        const auto dropped = batch_->drop_deferred_correction(*signature);
+        if (dropped && acting_for(corrector_) && !same_user(dropped->by, corrector_)) {
+            not_yours(*signature, "waits for a correction another user asked for");
+        }
     }
     Prepared p;
     prepare_parsed(raw, parsed, p);
@@ -154,7 +173,13 @@ std::size_t Trainer::apply_deferred_corrections(std::int64_t now) {
     for (;;) {
         open_batch();
         const auto ready = batch_->take_ready_corrections(per_batch);
-        for (const auto& r : ready) learn_scan(r.scan, r.to, now, {}, &r.by);
+        for (const auto& r : ready) {
+            try {
+                learn_scan(r.scan, r.to, now, {}, &r.by);
+            } catch (const NotYours&) {
+                // Asked for by a user whose scan it is not (checked before learn_scan changed anything): dropped.
+            }
+        }
         commit();
         total += ready.size();
         if (ready.size() < per_batch) return total;
@@ -165,10 +190,13 @@ Trainer::UndoOutcome Trainer::undo_signature(const store::Digest& id, std::int64
     load_linear_models();  // before the write lock: loading them commits
     open_batch();
     UndoOutcome o;
-    // A correction still waiting for its scan has trained nothing: withdrawn.
+    const auto acting = acting_for(corrector_);  // nullopt: an administrator, who may undo any
+    // A correction still waiting for its scan has trained nothing: withdrawn, by
+    // the user who asked for it (a refusal rolls the withdrawal back).
     if (const auto waiting = batch_->drop_deferred_correction(id)) {
+        if (acting && !same_user(waiting->by, corrector_)) not_yours(id, "waits for a correction another user asked for");
         o.result = UndoOutcome::Result::withdrawn;
-        o.to = *waiting;
+        o.to = waiting->to;
         return o;
     }
     const auto latest = batch_->latest_correction(id);
@@ -179,6 +207,18 @@ Trainer::UndoOutcome Trainer::undo_signature(const store::Digest& id, std::int64
         return o;
     }
     const store::CorrectionUndo& u = *latest->undo;
+    if (acting) {
+        // The user whose layer it stepped, else whose scan it corrected, else whoever made it.
+        std::optional<std::string> owner;
+        if (!u.layer.slots.empty()) {
+            owner = u.layer.user;
+        } else if (const auto scan = db_.find_scan(id)) {
+            owner = recorded_user(scan->features);
+        }
+        if (owner ? !owns(*acting, *owner, settings_.per_user) : !same_user(latest->by, corrector_)) {
+            not_yours(id, "has a correction made for another user");
+        }
+    }
     o.was = u.was;
     // Learned otherwise since (learn, unlearn): putting back what the
     // correction found would undo that too.

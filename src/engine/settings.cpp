@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -330,6 +331,31 @@ const std::map<std::string, Entry, std::less<>>& table() {
          {Kind::administrator,
           [](Settings& s, std::string_view v) { return s.daemon.correct_socket_group = std::string(v), true; },
           [](S s) { return s.daemon.correct_socket_group; }}},
+        {"correct_trusted",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              // Unix user names or numbers, separated by spaces or commas; empty: none.
+              std::vector<std::string> users;
+              std::string word;
+              for (const char ch : std::string(v) + " ") {
+                  if (ch == ' ' || ch == ',' || ch == '\t') {
+                      if (!word.empty()) users.push_back(std::move(word));
+                      word.clear();
+                  } else if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.' ||
+                             ch == '$') {
+                      word.push_back(ch);
+                  } else {
+                      return false;
+                  }
+              }
+              s.daemon.correct_trusted = std::move(users);
+              return true;
+          },
+          [](S s) {
+              std::string out;
+              for (const auto& u : s.daemon.correct_trusted) out += (out.empty() ? "" : " ") + u;
+              return out;
+          }}},
         {"user",
          {Kind::administrator,
           [](Settings& s, std::string_view v) { return s.daemon.user = std::string(v), true; },

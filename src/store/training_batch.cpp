@@ -314,7 +314,7 @@ void TrainingBatch::defer_correction(const Digest& signature, Class to, std::int
     remember([=, by = std::string(by)](TrainingBatch& b) { b.tx_->defer_correction(signature, to, now, by); });
 }
 
-std::optional<Class> TrainingBatch::drop_deferred_correction(const Digest& signature) {
+std::optional<DeferredCorrection> TrainingBatch::drop_deferred_correction(const Digest& signature) {
     const auto dropped = retrying([&] { return tx_->drop_deferred_correction(signature); });
     remember([=](TrainingBatch& b) { b.tx_->drop_deferred_correction(signature); });
     return dropped;

@@ -21,6 +21,9 @@
 #     next copy moves further toward spam than bob's does (by more than 0.25
 #     log-odds: with one model for all, the two move alike; the refit after the
 #     correction moves the site's model, and so bob's copy, too);
+#   - the pipe passes the IMAP user (imap.user) and the mail user is trusted to
+#     name it: bob APPENDing into his Junk a message with alice's signature is
+#     refused, logged, and leaves alice's layer as it was;
 #   - with mailsiftd stopped, a move changes nothing and Dovecot logs why.
 # Needs root (postfix start, dovecot, a system user); installs dovecot-imapd and
 # dovecot-sieve when missing.
@@ -91,7 +94,7 @@ SIEVE="$DOVE/sieve"
 mkdir -p "$DOVE/run" "$DOVE/state" "$SIEVE" "$WORK/run"
 chmod 755 "$WORK/run"
 absent_recipe=$(dovecot_readme_recipes "$HERE" "$README" "$DOVE" "$SIEVE" "$WORK/bin/mailsift" "$CONF" "$WORK/run" \
-    "$(id -gn "$MAIL_USER")") || bail "README.md has the recipe '$absent_recipe'"
+    "$(id -gn "$MAIL_USER")" "$MAIL_USER") || bail "README.md has the recipe '$absent_recipe'"
 EXTRA_CONF=$(cat "$DOVE/mailsift.conf"; echo "per_user = recipient")
 # Scans reach the database every 30 s: long enough to correct one before it is written.
 STATS_INTERVAL=30
@@ -280,10 +283,10 @@ if [ -z "$errors" ]; then
 else
     not_ok "Dovecot logged no error: $(head -5 <<<"$errors" | tr '\n' '|')"
 fi
-if grep -q "from socket:$MAIL_USER\$" "$WORK/mailsiftd.log"; then
-    ok "mailsiftd applied the corrections, naming the mail user as the kernel gave it ($(grep -c "from socket:$MAIL_USER\$" "$WORK/mailsiftd.log") logged)"
+if grep -q "from socket:$MAIL_USER for alice\$" "$WORK/mailsiftd.log"; then
+    ok "mailsiftd applied the corrections, naming the mail user as the kernel gave it and the IMAP user it named ($(grep -c "from socket:$MAIL_USER for alice\$" "$WORK/mailsiftd.log") logged)"
 else
-    not_ok "mailsiftd applied the corrections from socket:$MAIL_USER"
+    not_ok "mailsiftd applied the corrections from socket:$MAIL_USER for alice"
 fi
 
 # ---------------------------------------------------------------- per_user: a newsletter alice does not want
@@ -315,6 +318,30 @@ if [ -n "$ALICE_BEFORE" ] && [ -n "$ALICE_AFTER" ] && [ -n "$BOB_BEFORE" ] && [ 
     ok "per_user: after alice moved the newsletter into Junk, her next copy moved by $ALICE_BEFORE -> $ALICE_AFTER log-odds, bob's by $BOB_BEFORE -> $BOB_AFTER"
 else
     not_ok "per_user: alice's next copy moves further toward spam than bob's (alice $ALICE_BEFORE -> $ALICE_AFTER, bob $BOB_BEFORE -> $BOB_AFTER)"
+fi
+
+# ---------------------------------------------------------------- per_user: bob cannot train alice's layer
+# bob APPENDs into his Junk a message carrying alice's signature: the trusted
+# pipe names bob (imap.user), whose copy it is not. Refused, logged, and
+# alice's layer is as it was.
+alice_layer() { "$MAILSIFT" --db "$DB" stats --user alice@example.test | grep "in the layer"; }
+ALICE_LAYER=$(alice_layer)
+{ printf 'X-Mailsift-Status: No\nX-Mailsift-Signature: %s\n' "$SIG_NA2"; cat "$WORK/newsletter.eml"; } >"$WORK/forged.eml"
+python3 - "$IMAP_PORT" bob "$IMAP_PASSWORD" "$WORK/forged.eml" >>"$WORK/imap.log" 2>&1 <<'PY'
+import imaplib, sys
+port, user, password, path = sys.argv[1:]
+with imaplib.IMAP4("127.0.0.1", int(port), timeout=30) as imap:
+    imap.login(user, password)
+    imap.create("Junk")  # an error when it exists already
+    print("APPEND Junk:", imap.append("Junk", None, None, open(path, "rb").read()))
+PY
+bob_refused() {
+    grep -q "refused a correction request from socket:$MAIL_USER: not permitted: the message of signature $SIG_NA2 was delivered to another user" "$WORK/mailsiftd.log"
+}
+if wait_for 15 bob_refused && [ "$(alice_layer)" = "$ALICE_LAYER" ] && [ -n "$ALICE_LAYER" ]; then
+    ok "per_user: bob's APPEND of a message with alice's signature into his Junk was refused and logged; alice's layer is as it was ($ALICE_LAYER)"
+else
+    not_ok "per_user: bob's APPEND with alice's signature refused, alice's layer unchanged (before: $ALICE_LAYER; now: $(alice_layer))"
 fi
 
 # ---------------------------------------------------------------- message C: moved with mailsiftd stopped

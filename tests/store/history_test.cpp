@@ -422,6 +422,17 @@ TEST_CASE("A deferred correction keeps who asked for it, and a later one of the 
     {
         store::TrainingBatch b(*db);
         b.defer_correction(digest(2), Class::ham, 20, "cli:bob");  // its label, time and asker
+        b.defer_correction(digest(3), Class::spam, 21, "socket:vmail for dave@example.org");
+        b.commit();
+    }
+    {
+        // Dropped (withdrawn, or a later correction has its say): its label and asker said.
+        store::TrainingBatch b(*db);
+        const auto dropped = b.drop_deferred_correction(digest(3));
+        REQUIRE(dropped);
+        CHECK(dropped->to == Class::spam);
+        CHECK(dropped->by == "socket:vmail for dave@example.org");
+        CHECK_FALSE(b.drop_deferred_correction(digest(3)));
         b.commit();
     }
     store::Recording r;

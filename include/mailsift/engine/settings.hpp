@@ -37,6 +37,11 @@ struct DaemonSettings {
     std::string correct_socket;
     unsigned correct_socket_mode = 0660;          // its permissions: who may correct
     std::string correct_socket_group;             // its group ("" = the daemon's)
+    // Unix users (names or numbers) whose corrections on correct_socket may name
+    // the user they are for (correct --user: the IMAPSieve recipe's imap.user),
+    // and who correct anything when they name none; any other peer corrects for
+    // itself only, as its login (engine/correction_owner.hpp).
+    std::vector<std::string> correct_trusted{"root"};
     std::string user;                             // started as root: run as this user ("" = stay)
     std::size_t threads = 2;                      // scoring threads
     std::size_t max_frame_bytes = 1024 * 1024;    // largest milter frame accepted (a Postfix header can pass 64 KiB)

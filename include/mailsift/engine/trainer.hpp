@@ -117,6 +117,10 @@ public:
     CorrectOutcome correct(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now);
     // Who the corrections of this trainer are from, as store::Correction::by
     // ("console:NAME", "cli:USER"); kept with each, and shown in the history.
+    // A name acting for a user ("socket:vmail for alice@example.org",
+    // correction_owner.hpp) corrects and undoes that user's only: the
+    // corrections below throw NotYours, having changed nothing, for a scan or
+    // a correction of another user.
     void set_corrector(std::string by) { corrector_ = std::move(by); }
     // The user the messages this trainer learns and corrects are theirs
     // (per_user, issue 44): their layer is stepped with the site's. A
@@ -266,6 +270,8 @@ private:
     std::vector<model::Slot> personal_slots(std::string_view sender, std::string_view user = {}) const;
 
     store::Database& db_;
+    // NotYours when `by` acts for a user (correction_owner.hpp) and `scan` was recorded for another.
+    void check_owner(const store::Scan& scan, std::string_view by) const;
     std::string corrector_;  // set_corrector()
     std::string user_;       // set_user()
     Reads reads_ = Reads::whole_model;

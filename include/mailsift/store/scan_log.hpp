@@ -214,6 +214,12 @@ struct ReadyCorrection {
     std::string by;  // Correction::by of the request
 };
 
+// A deferred correction, as dropped (WriteTransaction::drop_deferred_correction).
+struct DeferredCorrection {
+    Class to = Class::ham;
+    std::string by;  // Correction::by of the request
+};
+
 // What the daemon's recorder writes in one transaction.
 struct Recording {
     std::vector<Scan> scans;

@@ -103,9 +103,9 @@ public:
     // with it, or not at all).
     std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit);
     // Forgets a deferred correction of `signature`: a later one has its say,
-    // or it is undone before its scan came. The class it asked for; nullopt:
-    // none was waiting.
-    std::optional<Class> drop_deferred_correction(const Digest& signature);
+    // or it is undone before its scan came. The class it asked for, and who
+    // asked; nullopt: none was waiting.
+    std::optional<DeferredCorrection> drop_deferred_correction(const Digest& signature);
     void commit();
 
 private:

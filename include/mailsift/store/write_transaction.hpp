@@ -113,8 +113,8 @@ public:
     // What undoing correction `correction_id` takes, from now on.
     virtual void set_correction_undo(std::int64_t correction_id, const CorrectionUndo& undo) = 0;
     virtual void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) = 0;
-    // The class the dropped one asked for; nullopt: none was waiting.
-    virtual std::optional<Class> drop_deferred_correction(const Digest& signature) = 0;
+    // The class the dropped one asked for, and who asked; nullopt: none was waiting.
+    virtual std::optional<DeferredCorrection> drop_deferred_correction(const Digest& signature) = 0;
     virtual std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit) = 0;
     virtual void commit() = 0;
     // Throws the backend's Error (naming the database) with `what`.

@@ -224,11 +224,11 @@ public:
                 {Param::digest(signature), Param(to == Class::spam ? 1 : 0), Param(now), Param::text(by)});
     }
 
-    std::optional<Class> drop_deferred_correction(const Digest& signature) override {
-        auto r = c_.exec("DELETE FROM deferred_corrections WHERE signature = $1 RETURNING corrected_to",
+    std::optional<DeferredCorrection> drop_deferred_correction(const Digest& signature) override {
+        auto r = c_.exec("DELETE FROM deferred_corrections WHERE signature = $1 RETURNING corrected_to, requested_by",
                          {Param::digest(signature)});
         if (r.rows() == 0) return std::nullopt;
-        return r.integer(0, 0) == 1 ? Class::spam : Class::ham;
+        return DeferredCorrection{r.integer(0, 0) == 1 ? Class::spam : Class::ham, std::string(r.bytes(0, 1))};
     }
 
     std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit) override {

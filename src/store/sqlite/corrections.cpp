@@ -193,13 +193,15 @@ void SqliteTransaction::defer_correction(const Digest& signature, Class to, std:
     if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot defer correction: ") + db_.error_text());
 }
 
-std::optional<Class> SqliteTransaction::drop_deferred_correction(const Digest& signature) {
-    Statement q(db_.db_, "DELETE FROM deferred_corrections WHERE signature = ?1 RETURNING corrected_to", db_.path_);
+std::optional<DeferredCorrection> SqliteTransaction::drop_deferred_correction(const Digest& signature) {
+    Statement q(db_.db_, "DELETE FROM deferred_corrections WHERE signature = ?1 RETURNING corrected_to, requested_by",
+                db_.path_);
     bind_digest(q.get(), 1, signature);
-    std::optional<Class> dropped;
+    std::optional<DeferredCorrection> dropped;
     int rc = sqlite3_step(q.get());
     if (rc == SQLITE_ROW) {
-        dropped = sqlite3_column_int(q.get(), 0) == 1 ? Class::spam : Class::ham;
+        dropped = DeferredCorrection{sqlite3_column_int(q.get(), 0) == 1 ? Class::spam : Class::ham, {}};
+        if (const auto* by = reinterpret_cast<const char*>(sqlite3_column_text(q.get(), 1))) dropped->by = by;
         rc = sqlite3_step(q.get());
     }
     if (rc != SQLITE_DONE) db_.fail(std::string("cannot drop deferred correction: ") + db_.error_text());

@@ -187,7 +187,7 @@ public:
     std::vector<CorrectionRecord> standing_layer_corrections(std::string_view user) override;
     void set_correction_undo(std::int64_t correction_id, const CorrectionUndo& undo) override;
     void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) override;
-    std::optional<Class> drop_deferred_correction(const Digest& signature) override;
+    std::optional<DeferredCorrection> drop_deferred_correction(const Digest& signature) override;
     std::vector<ReadyCorrection> take_ready_corrections(std::size_t limit) override;
     void commit() override;
     [[noreturn]] void fail(const std::string& what) const override { db_.fail(what); }
