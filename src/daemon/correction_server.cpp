@@ -26,6 +26,11 @@ namespace {
 
 // A request must arrive, and its answer be read, within this.
 constexpr std::chrono::seconds io_deadline{30};
+// A body is read in pieces of at most this: its buffer grows as its bytes arrive,
+// not to what the first line announced.
+constexpr std::size_t body_piece_bytes = 64 * 1024;
+
+std::int64_t now_seconds() { return static_cast<std::int64_t>(std::time(nullptr)); }
 
 // The Unix user at the other end, as the kernel says.
 std::optional<uid_t> peer_uid(int fd) {
@@ -85,15 +90,26 @@ public:
           socket_(std::move(socket)),
           deadline_(server.io_),
           open_(std::move(open)),
-          peer_(peer_uid(socket_.native_handle())) {
+          peer_(peer_uid(socket_.native_handle())),
+          who_("socket:" + user_name(peer_)) {
         ++*open_;
     }
-    ~Connection() { --*open_; }
+    ~Connection() {
+        --*open_;
+        if (admitted_) server_.limits_.release(*peer_);
+    }
 
     void start(bool busy) {
         if (busy) {
             return refuse("busy: " + std::to_string(max_connections) + " corrections are being made; try again");
         }
+        const std::size_t per_peer = server_.settings()->daemon.correct_peer_connections;
+        if (!peer_) return refuse("not permitted: the kernel does not say which user connected");
+        if (!server_.limits_.admit(*peer_, per_peer)) {
+            return refuse("busy: " + who_ + " has " + std::to_string(per_peer) +
+                          " connections open already (correct_peer_connections); try again");
+        }
+        admitted_ = true;
         arm_deadline();
         auto self = shared_from_this();
         asio::async_read_until(socket_, asio::dynamic_buffer(in_, engine::max_correction_head_bytes), '\n',
@@ -126,17 +142,25 @@ private:
         }
         in_.erase(0, head_bytes);
         if (in_.size() > head_.body_bytes) return refuse("bad request: bytes after its body");
+        read_body_piece();
+    }
+
+    // The body's next bytes, the buffer growing only by what arrives.
+    void read_body_piece() {
         const std::size_t have = in_.size();
-        in_.resize(head_.body_bytes);
+        if (have == head_.body_bytes) return apply();
+        const std::size_t want = std::min(body_piece_bytes, head_.body_bytes - have);
+        in_.resize(have + want);
         auto self = shared_from_this();
-        asio::async_read(socket_, asio::buffer(in_.data() + have, in_.size() - have),
-                         [this, self](const boost::system::error_code& ec, std::size_t) {
-                             if (ec) {
-                                 deadline_.cancel();
-                             } else {
-                                 apply();
-                             }
-                         });
+        socket_.async_read_some(asio::buffer(in_.data() + have, want),
+                                [this, self, have](const boost::system::error_code& ec, std::size_t n) {
+                                    if (ec) {
+                                        deadline_.cancel();  // closed early, or the deadline: nothing to answer
+                                        return;
+                                    }
+                                    in_.resize(have + n);
+                                    read_body_piece();
+                                });
     }
 
     // On the worker: parsed, applied and committed; the answer goes back to the I/O thread.
@@ -144,8 +168,8 @@ private:
         deadline_.cancel();
         auto self = shared_from_this();
         asio::post(server_.worker_, [this, self] {
-            const std::string peer = user_name(peer_);
-            const std::string who = "socket:" + peer;
+            const std::string peer = who_.substr(7);  // after "socket:"
+            const std::string& who = who_;
             std::string text;
             try {
                 const auto settings = server_.settings();
@@ -160,6 +184,12 @@ private:
                 engine::Trainer trainer(db, *settings, engine::Trainer::Reads::rows);
                 trainer.use_linear_cache(held.linear);
                 const std::string by = corrector(peer_, peer, request.user, *settings);
+                std::int64_t wait = 0;
+                if (!server_.limits_.take(by, request.inputs.size(), settings->daemon.correct_rate, now_seconds(), wait)) {
+                    throw Busy("busy: more than " + std::to_string(settings->daemon.correct_rate) +
+                               " corrections a minute from " + by + " (correct_rate); try again in " +
+                               std::to_string(wait) + " s");
+                }
                 trainer.set_corrector(by);
                 if (!request.user.empty()) {  // correct --user: whose copies (a login: their scans say)
                     if (const auto user = engine::user_of(settings->per_user, request.user)) {
@@ -181,13 +211,11 @@ private:
                          engine::to_string(request.action) + ") from " + by);
             } catch (const engine::NotYours& e) {
                 // Audited with the peer as the kernel names it; the trainer changed nothing.
-                server_.metrics_.socket_refused();
-                log_warning("refused a correction request from " + who + ": not permitted: " + e.what());
-                text = engine::encode_refusal(std::string("not permitted: ") + e.what());
+                text = refused(std::string("not permitted: ") + e.what());
+            } catch (const Busy& e) {
+                text = refused(e.what());
             } catch (const engine::WireError& e) {
-                server_.metrics_.socket_refused();
-                log_warning("refused a correction request from " + who + ": " + e.what());
-                text = engine::encode_refusal(std::string("bad request: ") + e.what());
+                text = refused(std::string("bad request: ") + e.what());
             } catch (const std::exception& e) {
                 server_.held_.reset();  // opened afresh for the next request
                 server_.metrics_.socket_refused();
@@ -201,11 +229,21 @@ private:
         });
     }
 
-    // Nothing applied: counted, and said.
-    void refuse(const std::string& why) {
+    // Over correct_rate: nothing applied.
+    class Busy : public std::runtime_error {
+    public:
+        using std::runtime_error::runtime_error;
+    };
+
+    // Nothing applied: counted, logged (once a minute for a peer, escaped), and the answer's text.
+    std::string refused(const std::string& why) {
         server_.metrics_.socket_refused();
-        answer(engine::encode_refusal(why));
+        if (const std::string line = server_.limits_.refusal_line(who_, why, now_seconds()); !line.empty()) {
+            log_warning(line);
+        }
+        return engine::encode_refusal(why);
     }
+    void refuse(const std::string& why) { answer(refused(why)); }
 
     void answer(std::string text) {
         out_ = std::move(text);
@@ -224,6 +262,8 @@ private:
     asio::steady_timer deadline_;
     std::shared_ptr<std::atomic<std::size_t>> open_;
     std::optional<uid_t> peer_;
+    std::string who_;         // "socket:USER", as the kernel names the peer
+    bool admitted_ = false;   // counted in limits_ (correct_peer_connections)
     std::string in_, out_;
     engine::RequestHead head_;
 };

@@ -26,6 +26,7 @@
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/store/database.hpp"
+#include "correction_limits.hpp"
 #include "file_identity.hpp"
 #include "metrics.hpp"
 #include "recorder.hpp"
@@ -65,6 +66,7 @@ private:
     std::string path_;
     // Connections open; the last owner of one may be the worker.
     std::shared_ptr<std::atomic<std::size_t>> open_ = std::make_shared<std::atomic<std::size_t>>(0);
+    CorrectionLimits limits_;  // per peer: connections, corrections a minute, refusals logged
     // The worker's connection, kept from one request to the next so that its
     // cache of the model's pages (a writer's, 32 MiB at most) and the linear
     // weights it read stay warm; opened again when the file at the path is

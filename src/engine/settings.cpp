@@ -356,6 +356,20 @@ const std::map<std::string, Entry, std::less<>>& table() {
               for (const auto& u : s.daemon.correct_trusted) out += (out.empty() ? "" : " ") + u;
               return out;
           }}},
+        {"correct_peer_connections",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              std::size_t n = 0;
+              return parse_size(v, n) && n >= 1 && n <= 16 && (s.daemon.correct_peer_connections = n, true);
+          },
+          [](S s) { return std::to_string(s.daemon.correct_peer_connections); }}},
+        {"correct_rate",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              std::size_t n = 0;
+              return parse_size(v, n) && n <= 1000000 && (s.daemon.correct_rate = n, true);
+          },
+          [](S s) { return std::to_string(s.daemon.correct_rate); }}},
         {"user",
          {Kind::administrator,
           [](Settings& s, std::string_view v) { return s.daemon.user = std::string(v), true; },

@@ -6,7 +6,7 @@
 
 using namespace mailsift::engine;
 
-TEST_CASE("A corrector acts for the user its name gives; an administrator's name gives none", "[correction_owner]") {
+TEST_CASE("A corrector acts for the user its name gives, and an administrator's for none", "[correction_owner]") {
     CHECK(corrector_for("socket:vmail", "alice@example.org") == "socket:vmail for alice@example.org");
     CHECK(acting_for("socket:vmail for alice@example.org") == std::optional<std::string>("alice@example.org"));
     CHECK(acting_for("socket:root") == std::nullopt);
@@ -16,7 +16,7 @@ TEST_CASE("A corrector acts for the user its name gives; an administrator's name
     CHECK_FALSE(same_user("socket:root", "socket:root"));  // administrators are no user
 }
 
-TEST_CASE("An address owns its own layer; a login the addresses of its local part", "[correction_owner]") {
+TEST_CASE("An address owns its own layer, and a login the addresses of its local part", "[correction_owner]") {
     const auto r = PerUser::recipient;
     CHECK(owns("Alice@Example.org", "alice@example.org", r));
     CHECK_FALSE(owns("bob@example.org", "alice@example.org", r));

@@ -42,6 +42,8 @@ struct DaemonSettings {
     // and who correct anything when they name none; any other peer corrects for
     // itself only, as its login (engine/correction_owner.hpp).
     std::vector<std::string> correct_trusted{"root"};
+    std::size_t correct_peer_connections = 8;     // connections one Unix user holds at once on it
+    std::size_t correct_rate = 3000;              // corrections a minute for one user (0 = no limit)
     std::string user;                             // started as root: run as this user ("" = stay)
     std::size_t threads = 2;                      // scoring threads
     std::size_t max_frame_bytes = 1024 * 1024;    // largest milter frame accepted (a Postfix header can pass 64 KiB)
