@@ -107,6 +107,15 @@ Answer answer_scored(const milter::Transaction& t, std::uint32_t actions, const 
                std::string(engine::verdict_word(c.score.verdict)) + ", score=" + number(p, "%.4f") +
                    ", uncalibrated-log-odds=" + number(c.score.log_odds, "%.2f") + (c.prefix_only || t.truncated ? ", scanned=prefix" : ""));
     add_header(actions, a.replies, "X-Mailsift-Signature", std::string(signature));
+    if (d.spam_headers) {
+        // SpamAssassin's form, which mail clients can be told to trust: the flag on spam only.
+        const bool spam = c.score.verdict == model::Verdict::spam;
+        if (spam) add_header(actions, a.replies, "X-Spam-Flag", "YES");
+        add_header(actions, a.replies, "X-Spam-Status",
+                   std::string(spam ? "Yes" : "No") + ", score=" + number(p, "%.4f") + " tests=MAILSIFT_" +
+                       (spam ? "SPAM" : c.score.verdict == model::Verdict::ham ? "HAM" : "UNSURE") +
+                       " version=mailsift");
+    }
     if (d.add_reasons && !(c.toward_spam.empty() && c.toward_ham.empty())) {
         std::string reasons;
         for (const auto* list : {&c.toward_spam, &c.toward_ham}) {

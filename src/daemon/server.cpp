@@ -107,6 +107,8 @@ private:
         milter::SessionOptions o;
         o.max_message_bytes = s.limits.max_message_bytes;
         o.watched_header_prefix = "X-Mailsift-";  // every one of them is removed (policy.cpp, strip_ours)
+        // SpamAssassin's pair, when mailsiftd writes them: a sender's own are removed too.
+        if (s.daemon.spam_headers) o.watched_header_names = {"X-Spam-Flag", "X-Spam-Status"};
         return o;
     }
 

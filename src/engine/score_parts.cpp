@@ -74,7 +74,7 @@ SlotSplit split_slots(std::span<const model::Slot> slots, const model::LinearMod
 
 namespace {
 
-constexpr std::string_view magic = "mailsift-parts\t1";
+constexpr std::string_view parts_magic = "mailsift-parts\t1";
 constexpr std::size_t longest_text = 80;
 
 // Nine significant digits: the parts still add up to far below what is shown.
@@ -113,7 +113,7 @@ bool read(std::string_view s, T& v) {
 }  // namespace
 
 std::string encode(const ScoreParts& p) {
-    std::string out(magic);
+    std::string out(parts_magic);
     add_number(out, p.log_odds);
     add_number(out, p.prior_log_odds);
     add_number(out, p.nb_log_odds);
@@ -152,7 +152,7 @@ std::string encode(const ScoreParts& p) {
 }
 
 std::optional<ScoreParts> decode_score_parts(std::string_view text) {
-    if (text.substr(0, magic.size()) != magic) return std::nullopt;
+    if (text.substr(0, parts_magic.size()) != parts_magic) return std::nullopt;
     ScoreParts p;
     std::size_t start = 0;
     bool first = true;

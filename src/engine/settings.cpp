@@ -428,6 +428,10 @@ const std::map<std::string, Entry, std::less<>>& table() {
          {Kind::administrator,
           [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.add_reasons); },
           [](S s) { return on_off(s.daemon.add_reasons); }}},
+        {"spam_headers",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) { return parse_bool(v, s.daemon.spam_headers); },
+          [](S s) { return on_off(s.daemon.spam_headers); }}},
         {"subject_tag",
          {Kind::administrator,
           [](Settings& s, std::string_view v) {

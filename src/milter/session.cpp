@@ -80,7 +80,11 @@ struct Session::Handler {
     // Counts a field the owner wants to be able to delete, past every other cap.
     void watch(Transaction& t, const std::string& name) const {
         const std::string& prefix = s.options_.watched_header_prefix;
-        if (prefix.empty() || !iequals_prefix(name, prefix)) return;
+        const auto& names = s.options_.watched_header_names;
+        const bool named = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+            return n.size() == name.size() && iequals_prefix(name, n);
+        });
+        if (!named && (prefix.empty() || !iequals_prefix(name, prefix))) return;
         for (auto& [seen, n] : t.watched) {
             if (seen.size() == name.size() && iequals_prefix(name, seen)) {
                 if (n < std::numeric_limits<std::uint32_t>::max()) ++n;

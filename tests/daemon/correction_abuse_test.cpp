@@ -13,21 +13,6 @@ using namespace daemon_test;
 
 namespace {
 
-// The daemon's resident memory, in KiB (VmRSS of /proc/PID/status).
-long resident_kib(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-    for (std::string line; std::getline(in, line);) {
-        if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-    }
-    return -1;
-}
-
-std::size_t count(const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-}
-
 // A child process, as user nobody, holding `n` connections to `socket` that
 // each announce a 16 MiB body and send none of it; it writes one byte on
 // `ready` once all are open and sent, and exits when the test closes the write
@@ -72,7 +57,7 @@ TEST_CASE("Another user holding the correction socket gets a few connections and
     std::ofstream(d.dir / "new.eml") << "From: a@example.org\nSubject: the quarterly numbers\n\nAttached are the numbers.\n";
     const std::string correct = cli + " --config " + (d.dir / "mailsift.conf").string() + " correct --spam " +
                                 (d.dir / "new.eml").string() + " 2>&1";
-    const long idle = resident_kib(d.pid);
+    const long idle = static_cast<long>(proc_status_kib(d.pid, "VmRSS"));
     REQUIRE(idle > 0);
 
     int ready[2], hold[2];
@@ -87,12 +72,12 @@ TEST_CASE("Another user holding the correction socket gets a few connections and
     REQUIRE(eventually([&] { return d.log().find("refused a correction request from socket:nobody: busy") != std::string::npos; }));
 
     // Only 8 (correct_peer_connections) were taken, and their buffers hold what arrived.
-    const long held = resident_kib(d.pid);
+    const long held = static_cast<long>(proc_status_kib(d.pid, "VmRSS"));
     INFO("resident " << idle << " KiB idle, " << held << " KiB with 16 connections held");
     CHECK(held - idle < 16 * 1024);
     CHECK(d.log().find("socket:nobody has 8 connections open already (correct_peer_connections)") != std::string::npos);
     // The refusals of the other 8: one line in the log for the minute.
-    CHECK(count(d.log(), "refused a correction request from socket:nobody") == 1);
+    CHECK(occurrences(d.log(), "refused a correction request from socket:nobody") == 1);
     // The tests' own user, trusted (root), corrects while they are held.
     CHECK(run(correct).find("corrected to spam: 0 by signature, 1 as the message; 1 learned") != std::string::npos);
 

@@ -12,12 +12,6 @@ using namespace daemon_test;
 
 namespace {
 
-// The name of the user running these tests, as mailsiftd names a peer.
-std::string me() {
-    const passwd* pw = ::getpwuid(::geteuid());
-    return pw != nullptr ? pw->pw_name : std::to_string(::geteuid());
-}
-
 // One connection's whole answer to `request` (the daemon closes after answering).
 std::string ask(const fs::path& socket, const std::string& request, bool close_write = true) {
     Client c(socket);
@@ -54,7 +48,7 @@ TEST_CASE("A correction through correct_socket is made by mailsiftd, by the scan
     const std::string corrected = run(cli + config + " correct --ham " + (d.dir / "delivered.eml").string() + " 2>&1");
     CHECK(corrected.find("corrected to ham: 1 by signature, 0 as the message; 0 learned, 1 moved, 0 already ham") !=
           std::string::npos);
-    CHECK(d.log().find("applied 1 correction(s) (ham) from socket:" + me()) != std::string::npos);
+    CHECK(d.log().find("applied 1 correction(s) (ham) from socket:" + unix_user_name()) != std::string::npos);
     const std::string stats = run(cli + config + " stats --json");
     CHECK(stats.find("\"all\":{\"false_positives\":1") != std::string::npos);
     CHECK(stats.find("\"messages\":{\"spam\":3,\"ham\":5}") != std::string::npos);

@@ -6,25 +6,17 @@
 // victim, an undo or a withdrawal of another user's correction. Each is
 // refused ("not permitted", exit status 1), logged with the peer, and changes
 // nothing of the victim's.
-#include <pwd.h>
-
 #include "daemon_support.hpp"
 
 using namespace daemon_test;
 
 namespace {
 
-// The Unix user running these tests, as mailsiftd names a peer.
-std::string me() {
-    const passwd* pw = ::getpwuid(::geteuid());
-    return pw != nullptr ? pw->pw_name : std::to_string(::geteuid());
-}
-
-const std::string newsletter = "From: Weekly Deals <news@deals.example>\nSubject: This week's gadget deals\n\n"
+const std::string weekly_deals = "From: Weekly Deals <news@deals.example>\nSubject: This week's gadget deals\n\n"
                                "Our editors picked this week's best gadget deals, with tips on laptops and phones.\n";
 
-// A copy of the newsletter delivered to `user` alone (its own content, so its own scan).
-std::string copy_for(const std::string& user) { return "Received: by mx.example.org for <" + user + ">\n" + newsletter; }
+// A copy of the weekly_deals delivered to `user` alone (its own content, so its own scan).
+std::string copy_for(const std::string& user) { return "Received: by mx.example.org for <" + user + ">\n" + weekly_deals; }
 
 struct Site {
     Daemon d;
@@ -60,7 +52,7 @@ const std::string untouched = "(none: the user is scored by the site's model)";
 
 TEST_CASE("A peer not in correct_trusted corrects its own mail only, as its login", "[correct_socket][per_user]") {
     Site s("correct_trusted = nobody\n");  // the tests' own user (root in CI) is not trusted here
-    const std::string mine = me() + "@example.org";
+    const std::string mine = unix_user_name() + "@example.org";
     const std::string victim = s.deliver("victim@example.org");
     const std::string own = s.deliver(mine);
 
@@ -68,7 +60,7 @@ TEST_CASE("A peer not in correct_trusted corrects its own mail only, as its logi
     std::string out = s.correct("--spam --signature " + victim);
     CHECK(out.find(refused + victim + " was delivered to another user") != std::string::npos);
     CHECK(out.find("exit 1") != std::string::npos);
-    CHECK(s.d.log().find("refused a correction request from socket:" + me() + ": not permitted") != std::string::npos);
+    CHECK(s.d.log().find("refused a correction request from socket:" + unix_user_name() + ": not permitted") != std::string::npos);
     // A message of one's own making that carries the victim's signature: the same.
     std::ofstream(s.d.dir / "forged.eml") << "X-Mailsift-Status: No\nX-Mailsift-Signature: " << victim << "\n"
                                           << "From: hr@example.org\nSubject: your contract\n\nSee the attached contract.\n";
@@ -77,7 +69,7 @@ TEST_CASE("A peer not in correct_trusted corrects its own mail only, as its logi
     CHECK(out.find("exit 1") != std::string::npos);
     // Naming the victim: only a trusted corrector may name another user.
     out = s.correct("--spam --user victim@example.org --signature " + own);
-    CHECK(out.find("is not the Unix user " + me() + "'s own address") != std::string::npos);
+    CHECK(out.find("is not the Unix user " + unix_user_name() + "'s own address") != std::string::npos);
     CHECK(out.find("exit 1") != std::string::npos);
     CHECK(s.layer("victim@example.org").find(untouched) != std::string::npos);
 
@@ -105,7 +97,7 @@ TEST_CASE("A peer not in correct_trusted corrects its own mail only, as its logi
 
 TEST_CASE("A trusted peer names the user (virtual users): that user corrects and undoes only their own",
           "[correct_socket][per_user]") {
-    Site s("correct_trusted = nobody, " + me() + "\n");  // as vmail would be, with virtual users
+    Site s("correct_trusted = nobody, " + unix_user_name() + "\n");  // as vmail would be, with virtual users
     const std::string a = s.deliver("a@example.org");
     const std::string b = s.deliver("b@example.org");
 

@@ -2,6 +2,7 @@
 // a private directory, and an MTA side written byte by byte.
 #pragma once
 
+#include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -233,6 +234,25 @@ inline std::string header_value(const std::vector<std::pair<char, std::string>>&
         }
     }
     return {};
+}
+// The Unix user running these tests, as mailsiftd names a peer (its number when it has no name).
+inline std::string unix_user_name() {
+    const passwd* pw = ::getpwuid(::geteuid());
+    return pw != nullptr ? pw->pw_name : std::to_string(::geteuid());
+}
+
+// The header deletions ('m' with an empty value) among the replies: name -> indices, in order.
+inline std::vector<std::pair<std::string, std::uint32_t>> deletions(const std::vector<std::pair<char, std::string>>& replies) {
+    std::vector<std::pair<std::string, std::uint32_t>> out;
+    for (const auto& [letter, payload] : replies) {
+        if (letter != 'm' || payload.size() < 6) continue;
+        std::uint32_t index = 0;
+        for (int k = 0; k < 4; ++k) index = (index << 8) | static_cast<unsigned char>(payload[static_cast<std::size_t>(k)]);
+        const std::string name = payload.substr(4, payload.find('\0', 4) - 4);
+        const std::string value = payload.substr(4 + name.size() + 1);
+        if (value == std::string(1, '\0') || value.empty()) out.emplace_back(name, index);
+    }
+    return out;
 }
 // ---- additions for the hostile-input tests ----
 

@@ -400,22 +400,6 @@ TEST_CASE("A peer that never reads its replies is throttled, then closed", "[mai
     memory_is_bounded(d);
 }
 
-namespace {
-// The header deletions ('m' with an empty value) among the replies: name -> indices, in order.
-std::vector<std::pair<std::string, std::uint32_t>> deletions(const std::vector<std::pair<char, std::string>>& replies) {
-    std::vector<std::pair<std::string, std::uint32_t>> out;
-    for (const auto& [letter, payload] : replies) {
-        if (letter != 'm' || payload.size() < 6) continue;
-        std::uint32_t index = 0;
-        for (int k = 0; k < 4; ++k) index = (index << 8) | static_cast<unsigned char>(payload[static_cast<std::size_t>(k)]);
-        const std::string name = payload.substr(4, payload.find('\0', 4) - 4);
-        const std::string value = payload.substr(4 + name.size() + 1);
-        if (value == std::string(1, '\0') || value.empty()) out.emplace_back(name, index);
-    }
-    return out;
-}
-}  // namespace
-
 TEST_CASE("Forged X-Mailsift fields are removed even past max_headers and max_message_bytes", "[mailsiftd][hostile][security]") {
     Daemon d;
     start_trained(d);

@@ -54,6 +54,7 @@ struct DaemonSettings {
     Oversize oversize = Oversize::prefix;
     bool skip_authenticated = true;               // mail from {auth_authen} users is not scored
     bool add_reasons = false;                     // X-Mailsift-Reasons header
+    bool spam_headers = false;                    // X-Spam-Flag and X-Spam-Status, as SpamAssassin writes them
     std::string subject_tag;                      // prefix for the Subject of spam ("" = off)
     double reject_threshold = 2.0;                // P(spam) at or above: reject (> 1 = off)
     std::string reject_reply = "550 5.7.1 Message rejected as spam";

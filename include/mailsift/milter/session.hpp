@@ -55,6 +55,9 @@ struct SessionOptions {
     // cap, so that the owner can delete them all (mailsiftd: "X-Mailsift-").
     // At most max_watched_names distinct names; more sets watched_overflow.
     std::string watched_header_prefix;
+    // And fields of exactly these names (case-insensitively), the same way
+    // (mailsiftd with spam_headers: X-Spam-Flag and X-Spam-Status).
+    std::vector<std::string> watched_header_names;
     std::size_t max_watched_names = 64;
 };
 
