@@ -102,8 +102,8 @@ imap_port=$(free_port)
 mkdir -p "$work/run"
 chmod 755 "$work/run"
 missing=$(dovecot_readme_recipes "$repo_root/tests/integration" "$repo_root/README.md" "$dove" "$sieve" \
-    "$work/bin/mailsift" "$work/mailsift.conf" "$work/run" "$(id -gn "$mail_user")") || die "README.md has no recipe '$missing'"
-cp "$dove/report-spam.sieve" "$dove/report-ham.sieve" "$sieve/"
+    "$work/bin/mailsift" "$work/mailsift.conf" "$work/run" "$(id -gn "$mail_user")" "$mail_user") || die "README.md has no recipe '$missing'"
+cp "$dove/junk.sieve" "$dove/report-spam.sieve" "$dove/report-ham.sieve" "$sieve/"
 dovecot_private_conf "$dove" "$work" "$mail" "$uid" "$gid" "$imap_port" >"$dove/dovecot.conf.main"
 cp "$dove/learn-spam" "$dove/learn-ham" "$sieve/"
 sed -i "s|^sievec |sievec -c $dove/dovecot.conf.main |" "$dove/sieve-setup"

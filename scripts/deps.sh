@@ -3,7 +3,7 @@
 #   scripts/deps.sh          what building and running need
 #   scripts/deps.sh --test   also what the test suite drives for real: a Postfix
 #                            (left unconfigured and stopped), miltertest, Dovecot
-#                            (dovecot-imapd, dovecot-sieve; not started), PostgreSQL's
+#                            (dovecot-imapd, dovecot-sieve, dovecot-lmtpd; not started), PostgreSQL's
 #                            server (the tests initdb and start a private one), Prometheus
 #                            (the fleet test runs a private one; not started), nginx-light
 #                            (the proxy test runs a private one; not started), the man-page
@@ -21,7 +21,7 @@
 set -euo pipefail
 packages=(cmake g++ make pkg-config libboost-dev libsqlite3-dev libmimetic-dev libzstd-dev libcli11-dev nlohmann-json3-dev libpq-dev libsodium-dev libssl-dev catch2 util-linux python3)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(postfix miltertest dovecot-imapd dovecot-sieve postgresql prometheus mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev chromium chromium-driver python3-selenium fail2ban openssl nginx-light curl ccache dpkg-dev)
+  packages+=(postfix miltertest dovecot-imapd dovecot-sieve dovecot-lmtpd postgresql prometheus mandoc groff-base systemd sasl2-bin libsasl2-modules clang libclang-rt-14-dev chromium chromium-driver python3-selenium fail2ban openssl nginx-light curl ccache dpkg-dev)
 fi
 if [ "${1:-}" = "--package" ]; then
   packages+=(debhelper dpkg-dev lintian)

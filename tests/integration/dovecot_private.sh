@@ -55,19 +55,23 @@ namespace inbox {
 CONF
 }
 
-# dovecot_readme_recipes HERE README DOVE SIEVE MAILSIFT CONF RUN GROUP MAIL_USER: the
-# README's recipe blocks (dovecot.conf, the two sieve scripts, the two pipe
-# programs, sieve-setup, and mailsift.conf's correction socket) into DOVE, with
-# this instance's paths for the scripts' folder, the mailsift binary, its
-# configuration and /run/mailsift, GROUP for the group mailsift and MAIL_USER
-# for the mail user vmail
+# dovecot_readme_recipes HERE README DOVE SIEVE MAILSIFT CONF RUN GROUP MAIL_USER [QUEUE]:
+# the README's recipe blocks (dovecot.conf, the sieve scripts, the two pipe
+# programs, sieve-setup, mailsift.conf's correction socket, and delivery over
+# LMTP: postfix-lmtp, dovecot-lmtp.conf, junk.sieve) into DOVE, with this
+# instance's paths for the scripts' folder, the mailsift binary, its
+# configuration, /run/mailsift and Postfix's queue (QUEUE, default
+# /var/spool/postfix), GROUP for the group mailsift and MAIL_USER for the mail
+# user vmail
 # (readme_recipe.py in HERE). On a block the README lacks: its name on
 # standard output, and status 1.
 dovecot_readme_recipes() {
-    local here=$1 readme=$2 dove=$3 sieve=$4 mailsift=$5 conf=$6 run=$7 group=$8 mail_user=$9 name
-    for name in dovecot.conf report-spam.sieve report-ham.sieve learn-spam learn-ham sieve-setup mailsift.conf; do
+    local here=$1 readme=$2 dove=$3 sieve=$4 mailsift=$5 conf=$6 run=$7 group=$8 mail_user=$9 queue=${10:-/var/spool/postfix} name
+    for name in dovecot.conf report-spam.sieve report-ham.sieve learn-spam learn-ham sieve-setup mailsift.conf \
+        postfix-lmtp dovecot-lmtp.conf junk.sieve; do
         python3 "$here/readme_recipe.py" "$readme" "$name" "/etc/dovecot/sieve=$sieve" \
             "/usr/bin/mailsift=$mailsift" "/etc/mailsift/mailsift.conf=$conf" "/run/mailsift=$run" \
+            "/var/spool/postfix=$queue" \
             >"$dove/$name" || { echo "$name"; return 1; }
     done
     sed -i "s/^correct_socket_group = mailsift\$/correct_socket_group = $group/" "$dove/mailsift.conf"

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# The README's Dovecot IMAPSieve recipe, end to end with real parts: a private
-# Postfix on loopback delivers through mailsiftd into a maildir (its virtual
-# delivery agent, as the mail user); a private Dovecot 2.3 from Debian serves
-# that maildir on loopback with the README's dovecot.conf lines, sieve scripts
-# and pipe programs exactly as written (only their paths replaced: the scripts'
-# folder, the mailsift binary, its configuration and /run/mailsift, and the
-# mail user's group for group mailsift); mailsiftd takes the corrections on
-# the README's correction socket, and the mail user cannot even read the
+# The README's loop, end to end with real parts: a private Postfix on loopback
+# passes each message through mailsiftd and delivers it to a private Dovecot
+# 2.3 from Debian over LMTP (the README's postfix-lmtp and dovecot-lmtp.conf),
+# whose global Sieve script (junk.sieve) files what mailsiftd tagged Yes into
+# Junk; Dovecot serves the maildirs on loopback with the README's IMAPSieve
+# lines, sieve scripts and pipe programs exactly as written (only their paths
+# replaced: the scripts' folder, the mailsift binary, its configuration,
+# /run/mailsift and Postfix's queue, the mail user's group for group mailsift
+# and the mail user for vmail); mailsiftd takes the corrections on the
+# README's correction socket, and the mail user cannot even read the
 # database; Python's imaplib moves messages as a mail client does. Checked:
+#   - delivery: the GTUBE test message tagged Yes and filed into Junk, a ham
+#     fixture tagged No in the inbox;
 #   - into Junk at once, before mailsiftd has written the scan: learned as spam;
 #   - back to the inbox: moved to ham; into Junk again after the scan is written:
 #     moved to spam; the model is then the one before plus that message learned
@@ -50,7 +54,7 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 77
 fi
 need_commands --before-install preseed_postfix postfix python3
-need_packages dovecot-imapd dovecot-sieve
+need_packages dovecot-imapd dovecot-sieve dovecot-lmtpd
 
 make_workdir dovecot
 chmod 755 "$WORK"   # Postfix, Dovecot and the mail user work below it
@@ -94,7 +98,7 @@ SIEVE="$DOVE/sieve"
 mkdir -p "$DOVE/run" "$DOVE/state" "$SIEVE" "$WORK/run"
 chmod 755 "$WORK/run"
 absent_recipe=$(dovecot_readme_recipes "$HERE" "$README" "$DOVE" "$SIEVE" "$WORK/bin/mailsift" "$CONF" "$WORK/run" \
-    "$(id -gn "$MAIL_USER")" "$MAIL_USER") || bail "README.md has the recipe '$absent_recipe'"
+    "$(id -gn "$MAIL_USER")" "$MAIL_USER" "$WORK/queue") || bail "README.md has the recipe '$absent_recipe'"
 EXTRA_CONF=$(cat "$DOVE/mailsift.conf"; echo "per_user = recipient")
 # Scans reach the database every 30 s: long enough to correct one before it is written.
 STATS_INTERVAL=30
@@ -120,17 +124,15 @@ smtpd_milters = inet:127.0.0.1:$MILTER_PORT
 virtual_mailbox_domains = example.test
 virtual_mailbox_base = $MAIL
 virtual_mailbox_maps = inline:{ alice@example.test=alice/, bob@example.test=bob/ }
-virtual_uid_maps = static:$MAIL_UID
-virtual_gid_maps = static:$MAIL_GID
-virtual_minimum_uid = 1
 EOF
+    cat "$DOVE/postfix-lmtp"   # the README's: delivery to Dovecot over LMTP
 } >"$PFETC/main.cf"
 {
     postfix_single_smtpd_master_cf "$SMTP_PORT"
-    echo "virtual    unix  - n n - - virtual"
+    echo "lmtp       unix  - - n - - lmtp"
 } >"$PFETC/master.cf"
 if postfix_start "$SMTP_PORT"; then
-    ok "private Postfix delivers to the maildir $MAIL/alice/ through mailsiftd"
+    ok "private Postfix delivers through mailsiftd to Dovecot's LMTP ($(cat "$DOVE/postfix-lmtp"))"
 else
     bail "private Postfix started on 127.0.0.1:$SMTP_PORT"
 fi
@@ -139,8 +141,9 @@ fi
 touch "$WORK/dovecot.log" "$WORK/dovecot-info.log"
 IMAP_PASSWORD="looking-glass-$RANDOM$RANDOM"
 printf 'alice:{PLAIN}%s\nbob:{PLAIN}%s\n' "$IMAP_PASSWORD" "$IMAP_PASSWORD" >"$DOVE/users"
-cp "$DOVE/report-spam.sieve" "$DOVE/report-ham.sieve" "$DOVE/learn-spam" "$DOVE/learn-ham" "$SIEVE/"
+cp "$DOVE/junk.sieve" "$DOVE/report-spam.sieve" "$DOVE/report-ham.sieve" "$DOVE/learn-spam" "$DOVE/learn-ham" "$SIEVE/"
 dovecot_private_conf "$DOVE" "$WORK" "$MAIL" "$MAIL_UID" "$MAIL_GID" "$IMAP_PORT" >"$DOVE/dovecot.conf.main"
+echo "!include $DOVE/dovecot-lmtp.conf" >>"$DOVE/dovecot.conf.main"   # the README's LMTP delivery
 # A sanitizer build of mailsift reserves terabytes of address space for its shadow
 # memory, which Dovecot's default 256 MB vsz_limit on the imap process (inherited
 # by the pipe programs) forbids; a release build runs within the default.
@@ -176,7 +179,8 @@ deliver() {  # deliver FILE [USER]: sends it to USER (alice); prints the signatu
         "$message" >>"$WORK/send.log" 2>&1 || return 1
     one_more() { [ "$(find "$MAIL/$user" -type f -path '*/new/*' 2>/dev/null | wc -l)" -gt "$before" ]; }
     wait_for 20 one_more || return 1
-    file=$(ls -t "$MAIL/$user"/new/* | head -1)
+    # The newest new message, in the inbox or wherever the global Sieve script filed it.
+    file=$(find "$MAIL/$user" -type f -path '*/new/*' -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2-)
     sig=$(sed -n 's/^X-Mailsift-Signature: *\([0-9a-f]\{32\}\).*/\1/p' "$file" | tail -1)
     [ -n "$sig" ] || return 1
     echo "$sig"
@@ -198,9 +202,42 @@ learned() {
 }
 classes() { "$MAILSIFT" --db "$DB" export - | awk -F'\t' '$1 == "class" { printf "%s=%s ", $2, $3 }'; }
 is_learned() { [ "$(learned "$1")" = "$2 1" ]; }
+# ---------------------------------------------------------------- delivery: Yes into Junk, the rest into the inbox
+# The README's loop starts here: Postfix -> mailsiftd -> Dovecot LMTP, whose
+# global Sieve script (junk.sieve) files what mailsiftd tagged Yes into Junk.
+# The GTUBE test string is spam whatever the model says.
+where_is() {  # where_is USER SIGNATURE: the folder of USER's copy ("INBOX", "Junk"), and its status
+    local file
+    file=$(grep -rl "^X-Mailsift-Signature: $2" "$MAIL/$1" 2>/dev/null | head -1)
+    [ -n "$file" ] || return 1
+    case $file in */.Junk/*) printf 'Junk ' ;; */.*/*) printf 'other ' ;; *) printf 'INBOX ' ;; esac
+    sed -n 's/^X-Mailsift-Status: \([A-Za-z]*\),.*/\1/p' "$file" | head -1
+}
+printf 'From: tester@example.org\nTo: alice@example.test\nSubject: path check\n\n%s\n' \
+    'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X' >"$WORK/gtube.eml"
+SIG_G=$(deliver "$WORK/gtube.eml") || bail "the GTUBE message delivered to alice"
+SIG_H=$(deliver ham_meeting_notes.eml) || bail "ham_meeting_notes.eml delivered to alice"
+if [ "$(where_is alice "$SIG_G")" = "Junk Yes" ] && [ "$(where_is alice "$SIG_H")" = "INBOX No" ]; then
+    ok "delivery over LMTP: the GTUBE message is tagged Yes and filed into Junk by the README's junk.sieve; ham_meeting_notes.eml is tagged No, in the inbox"
+else
+    not_ok "delivery: GTUBE into Junk tagged Yes ($(where_is alice "$SIG_G")), ham in the inbox tagged No ($(where_is alice "$SIG_H"))"
+fi
+
 # ---------------------------------------------------------------- message A: Junk at once, back, Junk again
-SIG_A=$(deliver spam_cheap_pills.eml) || bail "spam_cheap_pills.eml delivered to alice's maildir with an X-Mailsift-Signature"
-ok "spam_cheap_pills.eml delivered into alice's maildir, signature $SIG_A"
+# A, B and C are spam the model lets into the inbox (a ham fixture's words under
+# a Subject of its own: tagged No or Unsure), which the user moves into Junk.
+let_through() {  # let_through FIXTURE SUBJECT OUT: FIXTURE under another Subject
+    sed "s/^Subject: .*/Subject: $2/" "$MESSAGES/$1" >"$3" && chmod 644 "$3"
+}
+let_through ham_build_report.eml "Your account statement is ready" "$WORK/a.eml"
+let_through ham_patch_review.eml "A quarterly offer for your team" "$WORK/b.eml"
+let_through ham_meeting_notes.eml "Claim the notes of your prize meeting" "$WORK/c.eml"
+SIG_A=$(deliver "$WORK/a.eml") || bail "A delivered to alice's maildir with an X-Mailsift-Signature"
+if [ "$(where_is alice "$SIG_A" | cut -d' ' -f1)" = INBOX ]; then
+    ok "A delivered into alice's inbox ($(where_is alice "$SIG_A")), signature $SIG_A"
+else
+    bail "A delivered into alice's inbox, not filed into Junk ($(where_is alice "$SIG_A"))"
+fi
 export_model "$WORK/before.export"
 if "$MAILSIFT" --db "$DB" tokens --signature "$SIG_A" >/dev/null 2>&1; then
     not_ok "the scan of A is not written yet when it is first moved (stats_interval 30 s)"
@@ -239,7 +276,7 @@ else
 fi
 
 # ---------------------------------------------------------------- message B: Junk, then Trash, then Junk again
-SIG_B=$(deliver spam_investment.eml) || bail "spam_investment.eml delivered with an X-Mailsift-Signature"
+SIG_B=$(deliver "$WORK/b.eml") || bail "B delivered with an X-Mailsift-Signature"
 move INBOX Junk "$SIG_B" || not_ok "IMAP MOVE of B from INBOX to Junk (see imap.log)"
 if wait_for 10 is_learned "$SIG_B" spam; then
     ok "B moved into Junk: learned once as spam"
@@ -345,7 +382,7 @@ else
 fi
 
 # ---------------------------------------------------------------- message C: moved with mailsiftd stopped
-SIG_C=$(deliver spam_money_offer.eml) || bail "spam_money_offer.eml delivered with an X-Mailsift-Signature"
+SIG_C=$(deliver "$WORK/c.eml") || bail "C delivered with an X-Mailsift-Signature"
 stop_pid "$DPID"
 DPID=""
 export_model "$WORK/before-c.export"
