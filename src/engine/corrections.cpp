@@ -129,16 +129,25 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
     }
     Prepared p;
     prepare_parsed(raw, parsed, p);
+    // Recorded when tagged, and when untagged for a named user (per_user): the
+    // step it takes in their layer is then a correction of theirs, shown by
+    // stats --user, undone by correct --undo of the message (keyed by its
+    // digest) and taken back by forget-user. Otherwise learned by hand, as before.
+    const bool recorded = said || (settings_.per_user != PerUser::off && valid_user(user_));
     store::CorrectionUndo undo;
-    if (said) {
+    std::optional<store::Digest> key = signature;
+    if (recorded) {
         open_batch();
-        undo.was = batch_->learned_class(stored_digest(p));
+        const store::Digest stored = stored_digest(p);
+        if (!key) key = stored;
+        undo.was = batch_->learned_class(stored);
     }
     // A correction is always trained.
-    const LearnOutcome o = learn_prepared(p, c, now, /*selective=*/false, said ? &undo : nullptr);
-    if (said && o.result != store::LearnResult::already_learned) {
+    const LearnOutcome o = learn_prepared(p, c, now, /*selective=*/false, recorded ? &undo : nullptr);
+    if (recorded && o.result != store::LearnResult::already_learned) {
         // Without its scan the signature is not the scan's key; still the history's, for a tagged message.
-        batch_->record_correction({*said, c, now, signature, corrector_, std::move(undo)});
+        // Untagged, mailsiftd said nothing of it: recorded as unsure.
+        batch_->record_correction({said.value_or(model::Verdict::unsure), c, now, key, corrector_, std::move(undo)});
     }
     return {o.problem, o.result, false};
 }
@@ -302,12 +311,18 @@ std::vector<store::CorrectionRecord> Trainer::forget_user(std::string_view user)
 
 Trainer::UndoOutcome Trainer::undo(std::string_view raw, std::int64_t now) {
     const std::optional<store::Digest> signature = message_signature(raw);
-    if (!signature) {
-        UndoOutcome o;
-        o.result = UndoOutcome::Result::untagged;
-        return o;
+    if (signature) return undo_signature(*signature, now, raw);
+    // Untagged: a correction of it for a user is keyed by its digest (correct()), or the earlier one.
+    load_linear_models();  // before the write lock: loading them commits
+    open_batch();
+    const auto digests = message_digests(raw);
+    store::Digest id = digests.now;
+    if (digests.earlier && !batch_->latest_correction(id) && batch_->latest_correction(*digests.earlier)) {
+        id = *digests.earlier;
     }
-    return undo_signature(*signature, now, raw);
+    UndoOutcome o = undo_signature(id, now, raw);
+    if (o.result == UndoOutcome::Result::nothing) o.result = UndoOutcome::Result::untagged;
+    return o;
 }
 
 const char* undo_problem(Trainer::UndoOutcome::Result r) {

@@ -203,3 +203,44 @@ TEST_CASE("forget_user takes back a user's layer once, keeps what the site learn
     CHECK(score(*db, "bob@example.org") == Approx(bob_before).margin(1e-3));
     CHECK(score(*db, "carol@example.org") == Approx(carol_before).margin(1e-3));
 }
+
+TEST_CASE("An untagged message corrected for a named user is a correction of theirs: shown, undone, forgotten",
+          "[engine][per_user]") {
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    testing::train_fixtures(*db);
+    const double bob_before = score(*db, "bob@example.org");
+    const testing::ModelState model_before = testing::model_state(*db);
+
+    // No X-Mailsift-Signature (learned from a folder by hand, or never scanned): its step in bob's layer is recorded.
+    engine::Trainer t(*db, per_recipient());
+    t.set_user("bob@example.org");
+    REQUIRE(t.correct(newsletter, newsletter.size(), store::Class::spam, 2000).result == store::LearnResult::learned);
+    t.commit();
+    const auto held = engine::user_layer(db->layer_corrections("bob@example.org"));
+    CHECK(held.to_spam == 1);
+    REQUIRE(held.senders.size() == 1);
+    CHECK(held.senders[0].address == "news@deals.example");
+    CHECK(held.senders[0].log_odds > 1.0);
+
+    // Undone by the message itself: the model and the layer as they were.
+    engine::Trainer u(*db, per_recipient());
+    REQUIRE(u.undo(newsletter, 2100).result == engine::Trainer::UndoOutcome::Result::undone);
+    u.commit();
+    const testing::ModelState model_after = testing::model_state(*db);
+    testing::require_same_counts(model_after.counts, model_before.counts);
+    testing::require_weights_near(model_after, model_before);
+    CHECK(score(*db, "bob@example.org") == Approx(bob_before).margin(1e-3));
+    CHECK(engine::user_layer(db->layer_corrections("bob@example.org")).senders.empty());
+
+    // Corrected again, then forgotten with the layer: bob is scored as before, the site keeps what it learned.
+    engine::Trainer again(*db, per_recipient());
+    again.set_user("bob@example.org");
+    REQUIRE(again.correct(newsletter, newsletter.size(), store::Class::spam, 2200).result == store::LearnResult::learned);
+    again.commit();
+    const double carol = score(*db, "carol@example.org");
+    engine::Trainer f(*db, per_recipient());
+    CHECK(f.forget_user("bob@example.org").size() == 1);
+    f.commit();
+    CHECK(score(*db, "bob@example.org") == Approx(carol).margin(0.05));
+}

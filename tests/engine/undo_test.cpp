@@ -187,7 +187,7 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         REQUIRE(db->corrections_of(later).empty());
     }
 
-    SECTION("a correction recorded before undo was cannot be undone, and an untagged message has nothing to undo") {
+    SECTION("a correction recorded before undo was cannot be undone, and an untagged message no correction is keyed by has nothing to undo") {
         {
             store::TrainingBatch b(*db);
             b.record_correction({model::Verdict::ham, store::Class::spam, 2000, id, "cli:old", std::nullopt});
@@ -195,7 +195,10 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         }
         engine::Trainer u(*db, engine::Settings{});
         REQUIRE(u.undo_signature(id, 2100).result == engine::Trainer::UndoOutcome::Result::not_undoable);
-        REQUIRE(u.undo(lottery_spam, 2100).result == engine::Trainer::UndoOutcome::Result::untagged);
+        // The message untagged is the scan's content: its correction found, by its digest.
+        REQUIRE(u.undo(lottery_spam, 2100).result == engine::Trainer::UndoOutcome::Result::not_undoable);
+        REQUIRE(u.undo("From: a@example.org\nSubject: never corrected\n\nNothing to see.\n", 2100).result ==
+                engine::Trainer::UndoOutcome::Result::untagged);
         u.commit();
         REQUIRE(db->corrections_of(id).size() == 1);
         REQUIRE_FALSE(db->corrections_of(id)[0].undo);
