@@ -65,11 +65,11 @@ bool trusted(std::optional<uid_t> uid, const std::string& name, const std::vecto
 // Who the corrections of a request are from, as the trainer keeps them
 // (engine/correction_owner.hpp): a trusted peer as an administrator, or for
 // the user it names; any other peer for itself, as its login, or an address
-// of its own it names. NotYours when it names another.
+// of its own it names. NotYours when it names another. (A peer the kernel
+// names no user of is refused before: Connection::start.)
 std::string corrector(std::optional<uid_t> uid, const std::string& peer, const std::string& named,
                       const engine::Settings& s) {
     const std::string who = "socket:" + peer;
-    if (!uid) throw engine::NotYours("the kernel does not say which user connected");
     if (trusted(uid, peer, s.daemon.correct_trusted)) return named.empty() ? who : engine::corrector_for(who, named);
     if (named.empty()) return engine::corrector_for(who, peer);
     const auto address = engine::user_of(engine::PerUser::recipient, named);
@@ -91,7 +91,8 @@ public:
           deadline_(server.io_),
           open_(std::move(open)),
           peer_(peer_uid(socket_.native_handle())),
-          who_("socket:" + user_name(peer_)) {
+          peer_name_(user_name(peer_)),
+          who_("socket:" + peer_name_) {
         ++*open_;
     }
     ~Connection() {
@@ -168,7 +169,7 @@ private:
         deadline_.cancel();
         auto self = shared_from_this();
         asio::post(server_.worker_, [this, self] {
-            const std::string peer = who_.substr(7);  // after "socket:"
+            const std::string& peer = peer_name_;
             const std::string& who = who_;
             std::string text;
             try {
@@ -262,7 +263,8 @@ private:
     asio::steady_timer deadline_;
     std::shared_ptr<std::atomic<std::size_t>> open_;
     std::optional<uid_t> peer_;
-    std::string who_;         // "socket:USER", as the kernel names the peer
+    std::string peer_name_;   // the peer's Unix user, as the kernel names it (user_name)
+    std::string who_;         // "socket:USER"
     bool admitted_ = false;   // counted in limits_ (correct_peer_connections)
     std::string in_, out_;
     engine::RequestHead head_;
