@@ -125,4 +125,19 @@ void require_database(const Context& ctx) {
     }
 }
 
+std::string printable(std::string_view text) {
+    std::string out;
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            out.push_back(ch);
+        } else {
+            char buf[5];
+            std::snprintf(buf, sizeof buf, "\\x%02X", c);
+            out += buf;
+        }
+    }
+    return out;
+}
+
 }  // namespace mailsift::cli

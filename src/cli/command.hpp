@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mailsift/engine/settings.hpp"
@@ -83,6 +84,10 @@ void require_database(const Context& ctx);
 
 // Prints "mailsift: MESSAGE" and a pointer to --help, exits with exit_usage.
 [[noreturn]] void usage_error(const std::string& message);
+// A sender's address as it came in a From header, or a name as the command
+// line gave it, printable: a byte outside printable ASCII as \xHH (nothing
+// from the wire, or pasted from it, reaches a terminal or a log raw).
+std::string printable(std::string_view text);
 
 // "mailsift: LABEL: PROBLEM" on standard error.
 void report(const std::string& label, const std::string& problem);

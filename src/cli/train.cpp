@@ -111,7 +111,7 @@ struct TrainOptions {
         if (user.empty()) return {};
         if (login && engine::valid_login(user)) return {};
         if (!engine::user_of(engine::PerUser::recipient, user)) {
-            usage_error(command + ": --user " + user + (login ? ": neither an address (user@domain) nor a login"
+            usage_error(command + ": --user " + printable(user) + (login ? ": neither an address (user@domain) nor a login"
                                                                : ": not an address (user@domain)"));
         }
         return engine::user_of(settings.per_user, user).value_or("");

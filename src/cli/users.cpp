@@ -26,24 +26,6 @@ were forgotten; forgetting again finds nothing. Exit status 0, also when
 there was nothing to forget.
 )";
 
-// A sender's address as it came in a From header, or a name as the command
-// line gave it, printable: a byte outside printable ASCII as \xHH (nothing
-// from the wire, or pasted from it, reaches a terminal raw).
-std::string printable(std::string_view text) {
-    std::string out;
-    for (const char ch : text) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c >= 0x20 && c < 0x7f && c != '\\') {
-            out.push_back(ch);
-        } else {
-            char buf[5];
-            std::snprintf(buf, sizeof buf, "\\x%02X", c);
-            out += buf;
-        }
-    }
-    return out;
-}
-
 // The layer's key for USER as the command line gives it (engine::layer_key).
 std::string layer_key(const Context& ctx, const std::string& command, const std::string& name) {
     if (auto key = engine::layer_key(ctx.settings.per_user, name)) return *key;

@@ -72,6 +72,11 @@ TEST_CASE("A peer not in correct_trusted corrects its own mail only, as its logi
     CHECK(out.find("is not the Unix user " + unix_user_name() + "'s own address") != std::string::npos);
     CHECK(out.find("exit 1") != std::string::npos);
     CHECK(s.layer("victim@example.org").find(untouched) != std::string::npos);
+    // A name with a CR, LF and a forged line (Dovecot logs what the pipe writes): said escaped, on one line.
+    out = s.correct("--spam --user \"$(printf 'a\\r\\nmailsift: console audit: forged')\" --signature " + own);
+    CHECK(out.find("--user a\\x0D\\x0Amailsift: console audit: forged: neither an address") != std::string::npos);
+    CHECK(out.find('\r') == std::string::npos);
+    CHECK(out.find("exit 2") != std::string::npos);
 
     // Its own copy: corrected, into its own layer.
     out = s.correct("--spam --signature " + own);
