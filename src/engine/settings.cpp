@@ -505,6 +505,20 @@ const std::map<std::string, Entry, std::less<>>& table() {
               return parse_double(v, d) && d > 0.0 && d <= 100.0 && (s.per_user_step = d, true);
           },
           [](S s) { return real_text(s.per_user_step); }}},
+        {"per_user_margin",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              double d = 0;
+              return parse_double(v, d) && d >= 0.0 && d <= 100.0 && (s.per_user_margin = d, true);
+          },
+          [](S s) { return real_text(s.per_user_margin); }}},
+        {"per_user_cap",
+         {Kind::administrator,
+          [](Settings& s, std::string_view v) {
+              double d = 0;
+              return parse_double(v, d) && d > 0.0 && d <= 1000.0 && (s.per_user_cap = d, true);
+          },
+          [](S s) { return real_text(s.per_user_cap); }}},
         {"train_on_error",
          {Kind::administrator,
           [](Settings& s, std::string_view v) { return parse_bool(v, s.train_on_error); },

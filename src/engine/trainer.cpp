@@ -425,10 +425,30 @@ store::TrainingBatch::LinearStep Trainer::linear_step(const std::vector<model::T
         l.step = model::find_learner(lp.learner)->step(one, spam, lp);
         l.step.nb_weight = 0.0;
         l.step.moves_bias = false;
+        // Decisive for the user (issue 58): the learner's step, or as much more
+        // as puts this copy per_user_margin past the verdict's cutoff on their
+        // side, whatever the site says of the sender (a passive-aggressive
+        // step's margin, Crammer et al. 2006), at most per_user_cap in all.
+        // Each of the layer's slots takes a share: the user's score moves by all.
+        const double n = static_cast<double>(personal.size());
+        const double z = one.z();
+        const double need = spam ? verdict_cutoff(true) + settings_.per_user_margin - z
+                                 : z - (verdict_cutoff(false) - settings_.per_user_margin);
+        const double learned = std::abs(static_cast<double>(l.step.feature)) * n;
+        const double move = std::min(settings_.per_user_cap, std::max(learned, need));
+        l.step.feature = static_cast<float>((spam ? move : -move) / n);
         l.slots = std::move(personal);
         *layer = std::move(l);
     }
     return st;
+}
+
+double Trainer::verdict_cutoff(bool spam) const {
+    // As linear_score() decides: on the log-odds when set, else on P = σ(z / temperature).
+    const auto& m = settings_.model;
+    if (const auto& at = spam ? m.spam_log_odds : m.ham_log_odds) return *at;
+    const double p = spam ? m.spam_threshold : m.ham_threshold;
+    return settings_.linear.temperature * std::log(p / (1.0 - p));
 }
 
 void Trainer::take_layer_step(const store::TrainingBatch::LinearStep& layer, std::string_view user,

@@ -244,3 +244,80 @@ TEST_CASE("An untagged message corrected for a named user is a correction of the
     f.commit();
     CHECK(score(*db, "bob@example.org") == Approx(carol).margin(0.05));
 }
+
+namespace {
+
+// The verdict `user` gets for the newsletter.
+model::Verdict verdict(store::Database& db, const std::string& user, const engine::Settings& settings) {
+    return engine::Filter(db, settings).classify(newsletter, nullptr, false, false, nullptr, user).score.verdict;
+}
+
+// The site made sure the newsletter is ham: its issues learned as ham until it scores far below ham's cutoff.
+void site_sure_of_newsletter(store::Database& db) {
+    engine::Trainer t(db, engine::Settings{});
+    for (int n = 0; n < 12; ++n) {
+        const std::string issue = newsletter + "Issue " + std::to_string(n) + " of the weekly deals.\n";
+        t.learn(issue, issue.size(), store::Class::ham, 1000 + n);
+    }
+    t.commit();
+}
+
+}  // namespace
+
+TEST_CASE("Decisive for the user: one correction of a sender the site is sure of puts their copies on their side",
+          "[engine][per_user]") {
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    testing::train_fixtures(*db);
+    site_sure_of_newsletter(*db);
+    const engine::Settings settings = per_recipient();
+    const double carol_before = score(*db, "carol@example.org");
+    REQUIRE(verdict(*db, "bob@example.org", settings) == model::Verdict::ham);
+    REQUIRE(carol_before < -3.0);  // sure, not just on the ham side
+    const double bob_other_before = score(*db, other_sender, "bob@example.org"),
+                 carol_other_before = score(*db, other_sender, "carol@example.org");
+
+    // bob moves his copy to Junk once: his next copies are spam, past the cutoff by per_user_margin.
+    const store::Digest id = record_scan(*db, "bob@example.org");
+    engine::Trainer t(*db, settings);
+    const std::string copy = delivered(id);
+    REQUIRE(t.correct(copy, copy.size(), store::Class::spam, 2000).by_signature);
+    t.commit();
+    CHECK(verdict(*db, "bob@example.org", settings) == model::Verdict::spam);
+    // carol never corrected: still ham (the site took the step it takes with per_user off); bob's layer took the rest.
+    CHECK(verdict(*db, "carol@example.org", settings) == model::Verdict::ham);
+    CHECK(score(*db, "bob@example.org") - score(*db, "carol@example.org") > settings.per_user_margin);
+    // bob's layer is for this sender alone: the same words from another sender move for him as for carol.
+    CHECK(score(*db, other_sender, "bob@example.org") - bob_other_before ==
+          Approx(score(*db, other_sender, "carol@example.org") - carol_other_before).margin(0.05));
+    // What the layer took is what stats --user shows, and within per_user_cap.
+    const auto held = engine::user_layer(db->layer_corrections("bob@example.org"));
+    REQUIRE(held.senders.size() == 1);
+    CHECK(held.senders[0].log_odds > settings.per_user_step);  // more than the learner's own step: the margin's
+    CHECK(held.senders[0].log_odds <= settings.per_user_cap + 1e-3);
+
+    // He takes it back (it was a mistake): his copies go back to the site's verdict.
+    engine::Trainer u(*db, settings);
+    REQUIRE(u.undo(copy, 2100).result == engine::Trainer::UndoOutcome::Result::undone);
+    u.commit();
+    CHECK(verdict(*db, "bob@example.org", settings) == model::Verdict::ham);
+}
+
+TEST_CASE("per_user_cap bounds what one correction teaches a layer", "[engine][per_user]") {
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    testing::train_fixtures(*db);
+    site_sure_of_newsletter(*db);
+    engine::Settings settings = per_recipient();
+    settings.per_user_cap = 2.0;
+    const store::Digest id = record_scan(*db, "bob@example.org");
+    engine::Trainer t(*db, settings);
+    const std::string copy = delivered(id);
+    REQUIRE(t.correct(copy, copy.size(), store::Class::spam, 2000).by_signature);
+    t.commit();
+    const auto held = engine::user_layer(db->layer_corrections("bob@example.org"));
+    REQUIRE(held.senders.size() == 1);
+    CHECK(held.senders[0].log_odds == Approx(2.0).margin(1e-3));
+    // Not enough to move a sender the site is this sure of: his copies stay ham until he corrects again.
+    CHECK(verdict(*db, "bob@example.org", settings) != model::Verdict::spam);
+}

@@ -107,6 +107,12 @@ struct Settings {
     // Log-odds one correction moves its user's score for the sender by, at
     // most (the layer's step; the site's is linear.step): 4, the site's.
     double per_user_step = 4.0;
+    // Decisive for the user (issue 58): a correction moves the layer at least
+    // as far as puts the corrected copy this many log-odds past the verdict's
+    // cutoff on the user's side (a passive-aggressive step's margin), and at
+    // most per_user_cap log-odds in all.
+    double per_user_margin = 2.0;
+    double per_user_cap = 20.0;
     // Thick-threshold training (learn, evaluate): a message the model already
     // scores on the right side by at least this many log-odds is not learned;
     // errors and everything within the margin are. 0 = learn every message.

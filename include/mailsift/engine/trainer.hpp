@@ -270,6 +270,8 @@ private:
     std::vector<model::Slot> personal_slots(std::string_view sender, std::string_view user = {}) const;
 
     store::Database& db_;
+    // The linear score at which a verdict becomes spam (`spam`), or at or below which ham.
+    double verdict_cutoff(bool spam) const;
     // NotYours when `by` acts for a user (correction_owner.hpp) and `scan` was recorded for another.
     void check_owner(const store::Scan& scan, std::string_view by) const;
     std::string corrector_;  // set_corrector()
