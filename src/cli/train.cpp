@@ -1,5 +1,6 @@
 // learn, unlearn and correct: the commands that change what the model learned.
 #include <algorithm>
+#include <chrono>
 #include <pwd.h>
 #include <unistd.h>
 #include <ctime>
@@ -56,9 +57,12 @@ the database knows is trained on exactly the features mailsiftd scored (so
 headers added later by delivery or the mail client do not matter), and the
 correction counts toward the error rates in 'mailsift stats'; any other
 message is learned as it is (a tagged one under its signature, so that the
-scan, written every stats_interval, finds it learned). A message already
-learned in the other class is moved; one already in the requested class is a
-success with a note.
+scan, written every stats_interval, finds it learned). A tagged message
+delivered less than twice stats_interval before (its topmost Received: field)
+whose scan is not written yet is waited for, up to that long after delivery, so
+that a move made the moment mail arrives trains what it trains later. A message
+already learned in the other class is moved; one already in the requested class
+is a success with a note.
 --signature ID corrects a scan without the message (repeatable); one not
 written yet is kept and trained when mailsiftd writes it. With neither
 PATH nor --signature, one message is read from standard input, as a Dovecot
@@ -417,6 +421,10 @@ int correct_in_database(const Context& ctx, const TrainOptions& opts, engine::Co
     const std::string by = "cli:" + unix_user();
     trainer.set_corrector(opts.user.empty() ? by : engine::corrector_for(by, opts.user));
     trainer.set_user(key);
+    // A message moved the moment it arrived: mailsiftd may not have written its
+    // scan yet (it writes every stats_interval); waited for, so that the
+    // correction trains the scan and its user's layer, as it would later.
+    trainer.set_scan_wait(2 * ctx.settings.daemon.stats_interval + std::chrono::seconds(2));
     const std::int64_t now = std::time(nullptr);
     each_correction_input(ctx, opts, paths, out, [&](const std::string& label, engine::CorrectionInput in) {
         out.result(label, engine::apply_correction(trainer, action, in, now));

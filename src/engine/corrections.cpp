@@ -1,13 +1,16 @@
 // Trainer's corrections: a verdict corrected by its scan (or the message,
 // or a signature whose scan is still to come), recorded with what undoing it
 // takes, and undone: the model put back as it was before the correction.
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "mailsift/engine/correction_owner.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/slots.hpp"
 #include "mailsift/features/view.hpp"
+#include "mailsift/mime/date.hpp"
 #include "mailsift/mime/message.hpp"
 
 namespace mailsift::engine {
@@ -112,7 +115,7 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
     const std::optional<store::Digest> signature = message_signature(parsed.headers);
     if (signature) {
-        if (const auto scan = db_.find_scan(*signature)) return learn_scan(*scan, c, now, raw);
+        if (const auto scan = scan_for(*signature, parsed, now)) return learn_scan(*scan, c, now, raw);
     }
     // No scan (not written yet, pruned, or none): the message as it is. When mailsiftd
     // tagged it, its verdict comes from the message's own X-Mailsift-Status.
@@ -150,6 +153,25 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
         batch_->record_correction({said.value_or(model::Verdict::unsure), c, now, key, corrector_, std::move(undo)});
     }
     return {o.problem, o.result, false};
+}
+
+std::optional<store::Scan> Trainer::scan_for(const store::Digest& id, const mime::ParsedMessage& parsed,
+                                             std::int64_t now) {
+    auto scan = db_.find_scan(id);
+    if (scan || scan_wait_.count() <= 0) return scan;
+    // Delivered moments ago? The topmost Received: is the last hop's, the mailbox's.
+    const auto* received = parsed.find("Received");
+    const auto at = received != nullptr ? mime::received_time(received->value) : std::nullopt;
+    const std::int64_t wait_s = (scan_wait_.count() + 999) / 1000;
+    if (!at || *at > now + 60 || *at + wait_s <= now) return scan;  // long ago, or a clock we cannot trust
+    // Not while holding the write lock mailsiftd's recorder needs to write the scan.
+    commit();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(*at + wait_s - now);
+    while (!scan && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        scan = db_.find_scan(id);
+    }
+    return scan;
 }
 
 std::optional<Trainer::CorrectOutcome> Trainer::correct_signature(const store::Digest& id, store::Class c,

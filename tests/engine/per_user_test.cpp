@@ -5,7 +5,10 @@
 // scored for, and an undo takes the layer's step back.
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <set>
+#include <thread>
 
 #include "../support/backends.hpp"
 #include "../support/model_state.hpp"
@@ -320,4 +323,75 @@ TEST_CASE("per_user_cap bounds what one correction teaches a layer", "[engine][p
     CHECK(held.senders[0].log_odds == Approx(2.0).margin(1e-3));
     // Not enough to move a sender the site is this sure of: his copies stay ham until he corrects again.
     CHECK(verdict(*db, "bob@example.org", settings) != model::Verdict::spam);
+}
+
+namespace {
+
+// bob's copy as the mailbox got it: delivered `ago` seconds before now (its topmost Received:).
+std::string delivered_ago(const store::Digest& id, std::int64_t now, std::int64_t ago) {
+    char when[64];
+    const std::time_t t = static_cast<std::time_t>(now - ago);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    std::strftime(when, sizeof when, "%a, %d %b %Y %H:%M:%S +0000", &tm);
+    return "Received: from mail.example.org by imap.example.org with LMTP id 7F; " + std::string(when) + "\n" +
+           delivered(id);
+}
+
+}  // namespace
+
+TEST_CASE("A correction at once after delivery trains what it trains once the scan is written, the layer too",
+          "[engine][per_user]") {
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    testing::train_fixtures(*db);
+    const engine::Settings settings = per_recipient();
+    const auto now = static_cast<std::int64_t>(std::time(nullptr));
+    // mailsiftd has scored bob's copy; its recorder writes the scan a moment after he moved it.
+    const auto scanned = engine::Filter(*db, settings).classify(newsletter, nullptr, true, false, nullptr, "bob@example.org");
+    const store::Digest id = engine::message_digest(newsletter);
+    store::Recording rec;
+    rec.scans.push_back({id, now, model::Verdict::ham, scanned.features});
+    auto recorder = s.open();
+    std::string recorder_problem;  // no Catch assertion off the test's thread
+    std::thread later([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        try {
+            recorder->record(rec);
+        } catch (const std::exception& e) {
+            recorder_problem = e.what();
+        }
+    });
+    engine::Trainer t(*db, settings);
+    t.set_scan_wait(std::chrono::seconds(10));
+    const std::string copy = delivered_ago(id, now, 1);
+    const auto o = t.correct(copy, copy.size(), store::Class::spam, now);
+    t.commit();
+    later.join();
+    CHECK(recorder_problem.empty());
+    CHECK(o.by_signature);  // the scan's, with whom it was scored for
+    const auto held = engine::user_layer(db->layer_corrections("bob@example.org"));
+    CHECK(held.to_spam == 1);
+    REQUIRE(held.senders.size() == 1);
+    CHECK(held.senders[0].address == "news@deals.example");
+}
+
+TEST_CASE("A message delivered long ago whose scan is gone is learned as it is, without waiting for it",
+          "[engine][per_user]") {
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    testing::train_fixtures(*db);
+    const auto now = static_cast<std::int64_t>(std::time(nullptr));
+    engine::Trainer t(*db, per_recipient());
+    t.set_scan_wait(std::chrono::seconds(10));
+    const std::string copy = delivered_ago(engine::message_digest(newsletter), now, 3600);
+    const auto o = t.correct(copy, copy.size(), store::Class::spam, now);
+    t.commit();
+    CHECK_FALSE(o.by_signature);
+    CHECK(o.result == store::LearnResult::learned);
+    // Received: in the future, or none: a clock not to trust, no wait either.
+    engine::Trainer u(*db, per_recipient());
+    u.set_scan_wait(std::chrono::seconds(10));
+    const std::string future = delivered_ago(engine::message_digest(other_sender), now, -3600);
+    CHECK_FALSE(u.correct(future, future.size(), store::Class::spam, now).by_signature);
 }

@@ -14,6 +14,7 @@
 //    contact it added), so that undo puts the model back.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -127,6 +128,14 @@ public:
     // correction by a scan recorded for a user steps that user's layer unless
     // one is set here (an alias: `mailsift correct --user`). Empty: none.
     void set_user(std::string user) { user_ = std::move(user); }
+    // A tagged message delivered (its topmost Received: field) less than
+    // `wait` before `now`, whose scan is not in the store yet, is waited for up
+    // to that long after its delivery: mailsiftd writes its scans every
+    // stats_interval, and a user moves mail seconds after it arrives. The
+    // correction then trains what it trains an hour later, the user's layer
+    // included (issue 58). 0, the default: no wait (mailsiftd's own trainer
+    // keeps such a correction for its scan instead).
+    void set_scan_wait(std::chrono::milliseconds wait) { scan_wait_ = wait; }
     // Without the message: nothing when the signature is unknown (expired or never scanned here).
     std::optional<CorrectOutcome> correct_signature(const store::Digest& id, store::Class c, std::int64_t now);
     // The same, but a signature without a scan yet is not an error: the correction
@@ -276,6 +285,9 @@ private:
     void check_owner(const store::Scan& scan, std::string_view by) const;
     std::string corrector_;  // set_corrector()
     std::string user_;       // set_user()
+    std::chrono::milliseconds scan_wait_{0};  // set_scan_wait()
+    // The scan of `id`, waited for as set_scan_wait() says; nullopt when it did not come.
+    std::optional<store::Scan> scan_for(const store::Digest& id, const mime::ParsedMessage& parsed, std::int64_t now);
     Reads reads_ = Reads::whole_model;
     Settings settings_;
     std::string settings_to_record_;  // model_settings_text(), while the store records none
