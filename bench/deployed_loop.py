@@ -4,7 +4,7 @@
 usage: bench/deployed_loop.py --index FILE [--split F] [--batch N] [--one-sided]
                               [--mailsift BIN] [--mailsiftd BIN] [--config FILE]
                               [--work DIR] [--filters LIST] [--scores-prefix PATH]
-                              [--moves-in-bursts] [--json]
+                              [--moves-in-bursts] [--at-once] [--json]
        bench/deployed_loop.py --procedure-digest FILTER
 
 A TREC index in arrival order (paths relative to it, or absolute). The first F
@@ -26,7 +26,11 @@ move, mailsiftd's refit of its linear scorer and its reload of the model
 it left (a user's next move is seconds or minutes away). --moves-in-bursts:
 a batch's moves one right after another, as when a user selects them all and
 moves them at once; mailsiftd refits when they pause, and the wait is for that,
-after the batch's last move.
+after the batch's last move. --at-once: each move as soon as its message is
+delivered, before mailsiftd has written its scan, handed to mailsiftd on its
+correct_socket (which keeps it until the scan is written, then applies it): the
+user who moves mail the second it arrives; the wait is for that correction
+applied, refitted and reloaded.
 
 bogofilter (Debian's, defaults -C) runs the same loop: `-s -b` then `-n -b` of
 the first part, each batch classified with `-TT` (cutoffs 0.99 / 0.45: Junk at
@@ -266,6 +270,36 @@ def wait_for_reload(mailsift, conf, log_path):
     raise RuntimeError(f"mailsiftd did not refit and reload the corrected model in 60 s (stats: {st}): see {log_path}")
 
 
+def corrections_applied(mailsift, conf):
+    """Every correction counted so far (stats: of all time, each signature once)."""
+    st = json.loads(subprocess.run([mailsift, "--config", conf, "stats", "--json"], check=True,
+                                   capture_output=True, text=True).stdout)
+    return sum(st["corrections"]["all"].values())
+
+
+def at_once_move(args, conf, log_path, copy, spam, raw, verdict, added, moves):
+    """--at-once: the user moves the message as soon as it is delivered, before
+    mailsiftd has written its scan; `mailsift correct` hands it to mailsiftd's
+    correct_socket, which keeps the correction until the scan is written and
+    then applies it. Waits for that, and for the refit and reload after it."""
+    to_junk = spam and verdict != "spam"
+    out_of_junk = not spam and verdict == "spam" and not args.one_sided
+    if not (to_junk or out_of_junk):
+        return
+    with open(copy, "wb") as f:
+        f.write(delivered_copy(raw, added))
+    subprocess.run([args.mailsift, "--config", conf, "correct", "--spam" if to_junk else "--ham",
+                    "--quiet", copy], check=True)
+    moves[0 if to_junk else 1] += 1
+    for _ in range(1200):
+        if corrections_applied(args.mailsift, conf) >= sum(moves):
+            break
+        time.sleep(0.05)
+    else:
+        raise RuntimeError(f"mailsiftd did not apply the correction kept for its scan in 60 s: see {log_path}")
+    wait_for_reload(args.mailsift, conf, log_path)
+
+
 def mailsift_loop(args, train, rest, work):
     db = os.path.join(work, "mailsift.db")
     conf = os.path.join(work, "mailsift.conf")
@@ -281,6 +315,8 @@ def mailsift_loop(args, train, rest, work):
         # exception: there the pause between moves decides how often mailsiftd refits.
         if not args.moves_in_bursts:
             f.write("refresh_interval = 50\n")
+        if args.at_once:  # corrections through mailsiftd, which keeps them until their scans are written
+            f.write(f"correct_socket = {os.path.join(work, 'correct.sock')}\n")
     for spam in (True, False):
         lst = os.path.join(work, "train.spam" if spam else "train.ham")
         with open(lst, "w") as f:
@@ -320,12 +356,15 @@ def mailsift_loop(args, train, rest, work):
                 fields = dict(kv.strip().split("=", 1) for kv in status.split(",")[1:] if "=" in kv)
                 rows.append((spam, float(fields["uncalibrated-log-odds"]), verdict, float(fields["score"]), path))
                 batch.append((spam, path, raw, verdict, added))
+                if args.at_once:
+                    at_once_move(args, conf, log_path, copy, spam, raw, verdict, added, moves)
             scanned += len(batch)
             # The scans of the batch written, as they are by the time a user moves a message
             # (mailsift correct finds the message by its scan): a batch without a move
             # does not wait for them (up to stats_interval, 1 s).
-            moving = any((spam and verdict != "spam") or (not spam and verdict == "spam" and not args.one_sided)
-                         for spam, _, _, verdict, _ in batch)
+            moving = not args.at_once and any(
+                (spam and verdict != "spam") or (not spam and verdict == "spam" and not args.one_sided)
+                for spam, _, _, verdict, _ in batch)
             for _ in range(600 if moving else 0):
                 st = json.loads(subprocess.run([args.mailsift, "--config", conf, "stats", "--json"], check=True,
                                                capture_output=True, text=True).stdout)
@@ -333,7 +372,7 @@ def mailsift_loop(args, train, rest, work):
                     break
                 time.sleep(0.1)
             moves_before = sum(moves)
-            for spam, path, raw, verdict, added in batch:
+            for spam, path, raw, verdict, added in [] if args.at_once else batch:
                 to_junk = spam and verdict != "spam"
                 out_of_junk = not spam and verdict == "spam" and not args.one_sided
                 if not (to_junk or out_of_junk):
@@ -417,7 +456,7 @@ def procedure_digest(key):
     parts = [read_index, split_index, LOOPS[key][1], metrics, filter_json]
     if key == "mailsift":
         parts += [frame, read_frame, z, without_mbox_line, delivered_copy, split_message, milter_scan,
-                  wait_for_reload]
+                  wait_for_reload, corrections_applied, at_once_move]
     text = LOOPS[key][0] + "\n" + "".join(inspect.getsource(f) for f in parts)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -429,6 +468,8 @@ def main():
     ap.add_argument("--batch", type=int, default=100)
     ap.add_argument("--one-sided", action="store_true")
     ap.add_argument("--moves-in-bursts", action="store_true")
+    ap.add_argument("--at-once", action="store_true",
+                    help="each move as soon as its message is delivered, through mailsiftd's correct_socket")
     build = os.path.join(os.path.dirname(HERE), "build")
     ap.add_argument("--mailsift", default=os.path.join(build, "src/cli/mailsift"))
     ap.add_argument("--mailsiftd", default=os.path.join(build, "src/daemon/mailsiftd"))
