@@ -251,35 +251,59 @@ Trainer::UndoOutcome Trainer::undo_signature(const store::Digest& id, std::int64
         }
     }
     o.was = u.was;
-    // Learned otherwise since (learn, unlearn): putting back what the
-    // correction found would undo that too.
-    if (batch_->learned_class(id) != latest->to) {
-        o.result = UndoOutcome::Result::changed;
-        return o;
-    }
-    if (!u.was) {
-        batch_->unlearn(id, latest->to);
-    } else {
-        // Moved back: the features the correction learned, from the scan, or from the message itself.
-        std::vector<std::pair<std::string, std::uint32_t>> lines;
-        std::vector<store::TrainTerm> terms;
-        Prepared p;
-        if (const auto scan = db_.find_scan(id)) {
-            lines = parse_feature_lines(scan->features);
-            terms = scan_terms(lines, nullptr, settings_.scorer != Scorer::linear);
-        } else if (!raw.empty()) {
-            p = prepare(raw, raw.size());
-            if (p.problem == MessageProblem::none) {
-                for (std::uint32_t i : p.order) {
-                    const auto& e = p.bag.entries()[i];
-                    terms.push_back({e.id, e.count, p.bag.text(e)});
-                }
-            }
+    if (!u.site_cancelled) {
+        // Learned otherwise since (learn, unlearn): putting back what the
+        // correction found would undo that too.
+        if (batch_->learned_class(id) != latest->to) {
+            o.result = UndoOutcome::Result::changed;
+            return o;
         }
-        if (terms.empty()) {
+        if (!take_back_site(id, latest->to, u, raw, now)) {
             o.result = UndoOutcome::Result::scan_gone;
             return o;
         }
+    }
+    if (!u.layer.slots.empty()) {  // and the step in its user's layer: the slots alone
+        store::TrainingBatch::LinearStep back;
+        back.hash_bits = u.hash_bits != 0 ? u.hash_bits : settings_.linear.hash_bits;
+        back.slots.assign(u.layer.slots.begin(), u.layer.slots.end());
+        back.step.feature = -u.layer.feature;
+        back.step.nb_weight = 0.0;
+        back.step.moves_bias = false;
+        batch_->add_linear(back);
+        if (linear_) linear_->apply(back.slots, back.step);
+    }
+    batch_->mark_undone(latest->id, now, corrector_);
+    ++in_batch_;
+    o.result = UndoOutcome::Result::undone;
+    return o;
+}
+
+std::vector<store::TrainTerm> Trainer::learned_terms(const store::Digest& id, std::string_view raw) {
+    std::vector<store::TrainTerm> terms;
+    if (const auto scan = db_.find_scan(id)) {
+        const auto lines = parse_feature_lines(scan->features);
+        terms = scan_terms(lines, nullptr, settings_.scorer != Scorer::linear);
+    } else if (!raw.empty()) {
+        const Prepared p = prepare(raw, raw.size());
+        if (p.problem == MessageProblem::none) {
+            for (std::uint32_t i : p.order) {
+                const auto& e = p.bag.entries()[i];
+                terms.push_back({e.id, e.count, p.bag.text(e)});
+            }
+        }
+    }
+    return terms;
+}
+
+bool Trainer::take_back_site(const store::Digest& id, store::Class to, const store::CorrectionUndo& u,
+                             std::string_view raw, std::int64_t now) {
+    if (!u.was) {
+        batch_->unlearn(id, to);
+    } else {
+        // Moved back: the features the correction learned, from the scan, or from the message itself.
+        const auto terms = learned_terms(id, raw);
+        if (terms.empty()) return false;
         batch_->learn(id, *u.was, terms, now);
     }
     if (u.hash_bits != 0) {
@@ -298,22 +322,25 @@ Trainer::UndoOutcome Trainer::undo_signature(const store::Digest& id, std::int64
             batch_->add_linear(back);
             if (linear_) linear_->apply(back.slots, back.step);
         }
-        if (!u.layer.slots.empty()) {  // and the step in its user's layer: the slots alone
-            back.slots.assign(u.layer.slots.begin(), u.layer.slots.end());
-            back.step.feature = -u.layer.feature;
-            back.step.nb_weight = 0.0;
-            back.step.moves_bias = false;
-            batch_->add_linear(back);
-            if (linear_) linear_->apply(back.slots, back.step);
-        }
         // Its message's sample is out of use now: mailsiftd refits without it.
         batch_->drop_linear_sample(u.hash_bits);
     }
     if (!u.contact.empty()) batch_->remove_contact(u.contact);
-    batch_->mark_undone(latest->id, now, corrector_);
-    ++in_batch_;
-    o.result = UndoOutcome::Result::undone;
-    return o;
+    return true;
+}
+
+std::optional<store::CorrectionRecord> Trainer::opposite_correction(std::string_view sender, std::string_view user,
+                                                                    store::Class c) {
+    open_batch();
+    auto found = batch_->standing_sender_corrections(sender);
+    for (auto it = found.rbegin(); it != found.rend(); ++it) {
+        const store::CorrectionUndo& u = *it->undo;
+        if (it->to == c || u.site_cancelled || !it->signature || u.layer.user == user) continue;
+        if (batch_->learned_class(*it->signature) != it->to) continue;  // learned otherwise since
+        if (u.was && learned_terms(*it->signature, {}).empty()) continue;  // cannot be moved back
+        return std::move(*it);
+    }
+    return std::nullopt;
 }
 
 std::vector<store::CorrectionRecord> Trainer::forget_user(std::string_view user) {

@@ -108,6 +108,10 @@ std::optional<CorrectionUndo> decode_correction_undo(std::string_view blob);
 inline std::string_view layer_user_of(const CorrectionUndo& undo) {
     return undo.layer.slots.empty() ? std::string_view("") : std::string_view(undo.layer.user);
 }
+// For mail from which sender (corrections.layer_sender); "" for none.
+inline std::string_view layer_sender_of(const CorrectionUndo& undo) {
+    return undo.layer.slots.empty() ? std::string_view("") : std::string_view(undo.layer.sender);
+}
 
 // ---- the change log readers refresh by (model_changes) ----
 

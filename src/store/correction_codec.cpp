@@ -17,8 +17,10 @@ namespace mailsift::store {
 
 namespace {
 
-// 3: and the step in a user's layer (issue 44); 2: with the replays; 1: without.
-constexpr unsigned char undo_format = 3, undo_format_without_layer = 2, undo_format_without_replays = 1;
+// 4: and a byte saying its site part was cancelled (issue 58); 3: and the step
+// in a user's layer (issue 44); 2: with the replays; 1: without.
+constexpr unsigned char undo_format = 4, undo_format_without_cancel = 3, undo_format_without_layer = 2,
+                        undo_format_without_replays = 1;
 
 template <class T>
 void put_le(std::string& out, T v) {
@@ -89,13 +91,15 @@ std::string encode_correction_undo(const CorrectionUndo& undo) {
         put_varint(out, text->size());
         out += *text;
     }
+    out.push_back(static_cast<char>(undo.site_cancelled ? 1 : 0));
     return out;
 }
 
 std::optional<CorrectionUndo> decode_correction_undo(std::string_view blob) {
     if (blob.size() < 3) return std::nullopt;
     const auto format = static_cast<unsigned char>(blob[0]);
-    if (format != undo_format && format != undo_format_without_layer && format != undo_format_without_replays) {
+    if (format != undo_format && format != undo_format_without_cancel && format != undo_format_without_layer &&
+        format != undo_format_without_replays) {
         return std::nullopt;
     }
     CorrectionUndo u;
@@ -123,13 +127,17 @@ std::optional<CorrectionUndo> decode_correction_undo(std::string_view blob) {
             }
         }
     }
-    if (format == undo_format) {
+    if (format == undo_format || format == undo_format_without_cancel) {
         if (!get_le(blob, i, u.layer.feature) || !get_slots(blob, i, u.layer.slots)) return std::nullopt;
         for (std::string* text : {&u.layer.user, &u.layer.sender}) {
             if (!get_varint(blob, i, n) || n > blob.size() - i) return std::nullopt;
             text->assign(blob.substr(i, n));
             i += n;
         }
+    }
+    if (format == undo_format) {
+        if (i >= blob.size() || static_cast<unsigned char>(blob[i]) > 1) return std::nullopt;
+        u.site_cancelled = blob[i++] == 1;
     }
     if (i != blob.size()) return std::nullopt;
     return u;

@@ -281,9 +281,28 @@ std::optional<CorrectionRecord> TrainingBatch::latest_correction(const Digest& s
     return found;
 }
 
+std::vector<CorrectionRecord> TrainingBatch::standing_sender_corrections(std::string_view sender) {
+    assert(tx_ && "lookup after commit");
+    auto found = retrying([&] { return tx_->standing_sender_corrections(sender); });
+    std::vector<std::int64_t> ids;
+    for (const auto& r : found) ids.push_back(r.id);
+    remember([s = std::string(sender), ids](TrainingBatch& b) {
+        // What the caller did with them must find the same on a replay, or give up.
+        std::vector<std::int64_t> again;
+        for (const auto& r : b.tx_->standing_sender_corrections(s)) again.push_back(r.id);
+        if (again != ids) b.tx_->fail("a correction of the same sender changed in another process meanwhile; try again");
+    });
+    return found;
+}
+
 void TrainingBatch::mark_undone(std::int64_t correction_id, std::int64_t at, std::string_view by) {
     retrying([&] { tx_->mark_undone(correction_id, at, by); });
     remember([=, by = std::string(by)](TrainingBatch& b) { b.tx_->mark_undone(correction_id, at, by); });
+}
+
+void TrainingBatch::set_correction_undo(std::int64_t correction_id, const CorrectionUndo& undo) {
+    retrying([&] { tx_->set_correction_undo(correction_id, undo); });
+    remember([=](TrainingBatch& b) { b.tx_->set_correction_undo(correction_id, undo); });
 }
 
 std::vector<CorrectionRecord> TrainingBatch::forget_layer(std::string_view user) {

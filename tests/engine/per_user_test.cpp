@@ -395,3 +395,74 @@ TEST_CASE("A message delivered long ago whose scan is gone is learned as it is, 
     const std::string future = delivered_ago(engine::message_digest(other_sender), now, -3600);
     CHECK_FALSE(u.correct(future, future.size(), store::Class::spam, now).by_signature);
 }
+
+namespace {
+
+// `user`'s own copy of the newsletter (its To: theirs), as mailsiftd scanned
+// it for them, recorded; the copy as delivered, tagged with the scan's signature.
+std::string delivered_copy(store::Database& db, const std::string& user) {
+    const std::string message = "To: <" + user + ">\n" + newsletter;
+    const auto scanned = engine::Filter(db, per_recipient()).classify(message, nullptr, true, false, nullptr, user);
+    const store::Digest id = engine::message_digest(message);
+    store::Recording rec;
+    rec.scans.push_back({id, 1500, model::Verdict::ham, scanned.features});
+    db.record(rec);
+    return "X-Mailsift-Status: No, score=0.4000\nX-Mailsift-Signature: " + engine::signature_text(id) + "\n" + message;
+}
+
+engine::Trainer::CorrectOutcome correct_copy(store::Database& db, const std::string& copy, store::Class c,
+                                             std::int64_t at) {
+    engine::Trainer t(db, per_recipient());
+    const auto o = t.correct(copy, copy.size(), c, at);
+    t.commit();
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("Opposite corrections of one sender by two users cancel in the site, and each user's layer decides their copies",
+          "[engine][per_user]") {
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    testing::train_fixtures(*db);
+    const engine::Settings settings = per_recipient();
+    const double carol_before = score(*db, "carol@example.org");
+    const std::string bobs = delivered_copy(*db, "bob@example.org"), alices = delivered_copy(*db, "alice@example.org");
+
+    // bob moves his copy to Junk: the site learns it, and carol's score moves with it.
+    REQUIRE(correct_copy(*db, bobs, store::Class::spam, 2000).result == store::LearnResult::learned);
+    const double carol_after_bob = score(*db, "carol@example.org");
+    REQUIRE(carol_after_bob > carol_before + 0.5);
+    const auto counts_after_bob = db->load_counts(model::TermFrequency::raw).messages;
+
+    // alice moves hers out of Junk: the two cancel in the site; carol is scored as before bob.
+    REQUIRE(correct_copy(*db, alices, store::Class::ham, 2100).result == store::LearnResult::learned);
+    CHECK(score(*db, "carol@example.org") == Approx(carol_before).margin(1e-3));
+    const auto counts_now = db->load_counts(model::TermFrequency::raw).messages;
+    CHECK(counts_now.spam == counts_after_bob.spam - 1);  // bob's copy unlearned from the counts
+    CHECK(counts_now.ham == counts_after_bob.ham);         // alice's never learned
+    // Each user's layer decides their own copies.
+    CHECK(verdict(*db, "bob@example.org", settings) == model::Verdict::spam);
+    CHECK(verdict(*db, "alice@example.org", settings) != model::Verdict::spam);
+    CHECK(engine::user_layer(db->layer_corrections("bob@example.org")).to_spam == 1);
+    CHECK(engine::user_layer(db->layer_corrections("alice@example.org")).to_ham == 1);
+
+    // alice's correction again changes nothing.
+    const double alice_now = score(*db, "alice@example.org");
+    CHECK(correct_copy(*db, alices, store::Class::ham, 2200).result == store::LearnResult::already_learned);
+    CHECK(score(*db, "alice@example.org") == Approx(alice_now).margin(1e-6));
+    CHECK(score(*db, "carol@example.org") == Approx(carol_before).margin(1e-3));
+
+    // A third user who agrees with bob: nothing left to cancel, the site learns it.
+    const std::string daves = delivered_copy(*db, "dave@example.org");
+    REQUIRE(correct_copy(*db, daves, store::Class::spam, 2300).result == store::LearnResult::learned);
+    CHECK(score(*db, "carol@example.org") > carol_before + 0.5);
+
+    // alice takes hers back: her layer's step alone (the site part she cancelled stays cancelled).
+    const double carol_with_dave = score(*db, "carol@example.org");
+    engine::Trainer u(*db, settings);
+    REQUIRE(u.undo(alices, 2400).result == engine::Trainer::UndoOutcome::Result::undone);
+    u.commit();
+    CHECK(score(*db, "carol@example.org") == Approx(carol_with_dave).margin(1e-3));
+    CHECK(engine::user_layer(db->layer_corrections("alice@example.org")).senders.empty());
+}

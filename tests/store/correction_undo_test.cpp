@@ -36,6 +36,13 @@ TEST_CASE("A correction's undo record reads back as written, and a damaged one i
     REQUIRE(back->layer.slots == std::vector<std::uint32_t>{4, 9, 250000});
     REQUIRE(back->layer.user == "bob@example.org");
     REQUIRE(back->layer.sender == "news@deals.example");
+    REQUIRE_FALSE(back->site_cancelled);
+    store::CorrectionUndo cancelled = u;
+    cancelled.site_cancelled = true;
+    const auto cancelled_back = store::decode_correction_undo(store::encode_correction_undo(cancelled));
+    REQUIRE(cancelled_back);
+    REQUIRE(cancelled_back->site_cancelled);
+    REQUIRE(cancelled_back->layer.user == "bob@example.org");
 
     store::CorrectionUndo none;  // not learned before, no step, no contact
     const auto plain = store::decode_correction_undo(store::encode_correction_undo(none));
@@ -46,11 +53,25 @@ TEST_CASE("A correction's undo record reads back as written, and a damaged one i
     REQUIRE(plain->replays.empty());
     REQUIRE(plain->layer.slots.empty());
 
+    // A record of format 3 (mailsift before opposite corrections cancelled):
+    // its site part stands. Its last byte is the flag, 0.
+    std::string third = store::encode_correction_undo(none);
+    REQUIRE(third[0] == 4);
+    REQUIRE(third.back() == '\0');
+    third[0] = 3;
+    third.pop_back();
+    const auto before_cancel = store::decode_correction_undo(third);
+    REQUIRE(before_cancel);
+    REQUIRE_FALSE(before_cancel->site_cancelled);
+    REQUIRE_FALSE(store::decode_correction_undo(third + std::string(1, '\0')));  // format 3 ends there
+    std::string bad_flag = store::encode_correction_undo(none);
+    bad_flag.back() = 2;
+    REQUIRE_FALSE(store::decode_correction_undo(bad_flag));
+
     // A record of format 2 (mailsift before per-user layers): no layer. Its
     // last 7 bytes here are the empty layer: a float, its slots' count, the
     // two texts' lengths.
-    std::string second = store::encode_correction_undo(none);
-    REQUIRE(second[0] == 3);
+    std::string second = third;
     second[0] = 2;
     REQUIRE(second.substr(second.size() - 7) == std::string(7, '\0'));
     second.resize(second.size() - 7);
@@ -72,7 +93,7 @@ TEST_CASE("A correction's undo record reads back as written, and a damaged one i
     // Every cut of the record, a later format, a class that is none, bytes after the end.
     for (std::size_t n = 0; n < blob.size(); ++n) REQUIRE_FALSE(store::decode_correction_undo(blob.substr(0, n)));
     std::string later = blob;
-    later[0] = 4;
+    later[0] = 5;
     REQUIRE_FALSE(store::decode_correction_undo(later));
     std::string bad_class = blob;
     bad_class[1] = 3;

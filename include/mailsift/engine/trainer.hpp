@@ -283,6 +283,19 @@ private:
     double verdict_cutoff(bool spam) const;
     // NotYours when `by` acts for a user (correction_owner.hpp) and `scan` was recorded for another.
     void check_owner(const store::Scan& scan, std::string_view by) const;
+    // per_user: the latest standing correction by another user of mail from
+    // `sender` the other way than `c` whose site part stands and can be taken
+    // back (its message still learned so; its features at hand when moved).
+    std::optional<store::CorrectionRecord> opposite_correction(std::string_view sender, std::string_view user,
+                                                               store::Class c);
+    // Takes back what correction `r` (of `id`, to `to`) taught the site: its
+    // message's counts (unlearned, or moved back: the features from its scan,
+    // else from `raw`), the linear scorer's step and replays, its sample's use,
+    // the contact it added. false: its features are gone, nothing changed.
+    bool take_back_site(const store::Digest& id, store::Class to, const store::CorrectionUndo& u, std::string_view raw,
+                        std::int64_t now);
+    // The features learned of `id`: from its scan, else from `raw`; empty when neither has them.
+    std::vector<store::TrainTerm> learned_terms(const store::Digest& id, std::string_view raw);
     std::string corrector_;  // set_corrector()
     std::string user_;       // set_user()
     std::chrono::milliseconds scan_wait_{0};  // set_scan_wait()

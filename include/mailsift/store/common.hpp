@@ -17,7 +17,7 @@
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 19;
+inline constexpr int schema_version = 20;
 
 class Error : public std::runtime_error {
 public:

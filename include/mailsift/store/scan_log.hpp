@@ -170,6 +170,11 @@ struct CorrectionUndo {
     Layer layer;
     // The sender it made a contact (a correction to ham), removed again; "": none.
     std::string contact;
+    // Its site part (the counts, the site's step and replays, the contact) was
+    // taken back when another user corrected the same sender's mail the other
+    // way, or never taken (per_user: opposite corrections cancel in the site,
+    // Trainer::train): undoing it takes back its layer's step alone.
+    bool site_cancelled = false;
 };
 
 // One correction of a verdict mailsiftd gave, kept for the error rates and
@@ -192,6 +197,8 @@ struct Correction {
 // what an undo reads (WriteTransaction::latest_correction).
 struct CorrectionRecord {
     std::int64_t id = 0;  // ascending as recorded
+    // The signature (or digest) it is keyed by; set by WriteTransaction::standing_sender_corrections.
+    std::optional<Digest> signature;
     model::Verdict verdict = model::Verdict::unsure;
     Class to = Class::ham;
     std::int64_t at = 0;

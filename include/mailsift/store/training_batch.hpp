@@ -87,8 +87,12 @@ public:
     void record_correction(const Correction& c);
     // The latest standing correction of `signature` (WriteTransaction::latest_correction).
     std::optional<CorrectionRecord> latest_correction(const Digest& signature);
+    // The standing corrections of any user's layer for `sender` (WriteTransaction::standing_sender_corrections).
+    std::vector<CorrectionRecord> standing_sender_corrections(std::string_view sender);
     // Marks a correction undone; the caller has put the model back.
     void mark_undone(std::int64_t correction_id, std::int64_t at, std::string_view by);
+    // What undoing correction `correction_id` takes, from now on (WriteTransaction::set_correction_undo).
+    void set_correction_undo(std::int64_t correction_id, const CorrectionUndo& undo);
     // Takes back every step the standing corrections took in `user`'s layer
     // (per_user) and clears it from their undo records, so that neither this
     // nor an undo takes it back twice; the corrections, the site's steps and

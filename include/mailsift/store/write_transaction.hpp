@@ -110,6 +110,10 @@ public:
     // The standing corrections that stepped `user`'s layer, with their undo
     // records, locked against an undo at the same time (ScanLog::layer_corrections).
     virtual std::vector<CorrectionRecord> standing_layer_corrections(std::string_view user) = 0;
+    // The standing corrections that stepped any user's layer for mail from
+    // `sender`, oldest first, each with its signature and undo record, locked
+    // as above (per_user: opposite corrections of one sender cancel in the site).
+    virtual std::vector<CorrectionRecord> standing_sender_corrections(std::string_view sender) = 0;
     // What undoing correction `correction_id` takes, from now on.
     virtual void set_correction_undo(std::int64_t correction_id, const CorrectionUndo& undo) = 0;
     virtual void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) = 0;

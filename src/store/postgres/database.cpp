@@ -19,7 +19,7 @@ using pg::Param;
 namespace {
 
 // The version of the PostgreSQL schema (its own numbering, kept in mailsift_schema).
-constexpr int pg_schema_version = 14;
+constexpr int pg_schema_version = 15;
 
 // pg_advisory_xact_lock(key, what): migrations and commits.
 constexpr const char* lock_migration = "SELECT pg_advisory_xact_lock(1835100524, 1)";
@@ -312,6 +312,11 @@ const char* const migrations[] = {
     R"sql(
     ALTER TABLE corrections ADD COLUMN IF NOT EXISTS layer_user text NOT NULL DEFAULT '';
     CREATE INDEX IF NOT EXISTS corrections_layer_user ON corrections (layer_user) WHERE layer_user <> '';
+    )sql",
+    // 14 -> 15: for mail from which sender, as SQLite's schema 20.
+    R"sql(
+    ALTER TABLE corrections ADD COLUMN IF NOT EXISTS layer_sender text NOT NULL DEFAULT '';
+    CREATE INDEX IF NOT EXISTS corrections_layer_sender ON corrections (layer_sender) WHERE layer_sender <> '';
     )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);

@@ -135,6 +135,8 @@ private:
 // locked FOR UPDATE), those that stepped `user`'s layer, oldest first
 // (ScanLog::layer_corrections, WriteTransaction::standing_layer_corrections).
 std::vector<CorrectionRecord> layer_corrections_of(pg::Connection& c, std::string_view user, bool standing);
+// WriteTransaction::standing_sender_corrections, locked FOR UPDATE.
+std::vector<CorrectionRecord> sender_corrections_of(pg::Connection& c, std::string_view sender);
 
 template <class F>
 auto PgDatabase::transaction(F&& body, const char* begin) {

@@ -356,6 +356,30 @@ std::vector<CorrectionRecord> layer_corrections_of(pg::Connection& c, std::strin
     return out;
 }
 
+std::vector<CorrectionRecord> sender_corrections_of(pg::Connection& c, std::string_view sender) {
+    auto r = c.exec("SELECT id, verdict, corrected_to, at, by_whom, undo, signature FROM corrections"
+                    " WHERE layer_sender = $1 AND undo IS NOT NULL AND undone_at IS NULL ORDER BY id FOR UPDATE",
+                    {Param::text(sender)});
+    std::vector<CorrectionRecord> out;
+    for (int i = 0; i < r.rows(); ++i) {
+        auto undo = decode_correction_undo(r.bytes(i, 5));
+        if (!undo) c.fail("a correction's undo record is damaged (correction " + std::to_string(r.integer(i, 0)) + ")");
+        if (undo->layer.slots.empty() || undo->layer.sender != sender) continue;
+        CorrectionRecord rec = correction_row(r, i);
+        rec.undo = std::move(undo);
+        if (!r.null(i, 6)) {
+            const std::string_view d = r.bytes(i, 6);
+            if (d.size() == Digest{}.size()) {
+                Digest digest{};
+                std::copy(d.begin(), d.end(), digest.begin());
+                rec.signature = digest;
+            }
+        }
+        out.push_back(std::move(rec));
+    }
+    return out;
+}
+
 std::vector<CorrectionRecord> PgDatabase::layer_corrections(std::string_view user) {
     return layer_corrections_of(conn_, user, false);
 }

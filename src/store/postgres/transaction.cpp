@@ -175,11 +175,12 @@ public:
 
     void record_correction(const Correction& c) override {
         const std::string undo = c.undo ? encode_correction_undo(*c.undo) : std::string();
-        c_.exec("INSERT INTO corrections (at, verdict, corrected_to, signature, by_whom, undo, layer_user)"
-                " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        c_.exec("INSERT INTO corrections (at, verdict, corrected_to, signature, by_whom, undo, layer_user, layer_sender)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 {Param(c.at), Param(static_cast<int>(c.verdict)), Param(c.to == Class::spam ? 1 : 0),
                  c.signature ? Param::digest(*c.signature) : Param(), Param::text(c.by),
-                 c.undo ? Param::bytes(undo) : Param(), Param::text(c.undo ? layer_user_of(*c.undo) : std::string_view(""))});
+                 c.undo ? Param::bytes(undo) : Param(), Param::text(c.undo ? layer_user_of(*c.undo) : std::string_view("")),
+                 Param::text(c.undo ? layer_sender_of(*c.undo) : std::string_view(""))});
     }
 
     std::optional<CorrectionRecord> latest_correction(const Digest& signature) override {
@@ -211,10 +212,16 @@ public:
         return layer_corrections_of(c_, user, true);  // locked: an undo at the same time waits, then finds it changed
     }
 
+    std::vector<CorrectionRecord> standing_sender_corrections(std::string_view sender) override {
+        if (sender.empty()) return {};
+        return sender_corrections_of(c_, sender);  // locked, as above
+    }
+
     void set_correction_undo(std::int64_t correction_id, const CorrectionUndo& undo) override {
         const std::string blob = encode_correction_undo(undo);
-        c_.exec("UPDATE corrections SET undo = $2, layer_user = $3 WHERE id = $1",
-                {Param(correction_id), Param::bytes(blob), Param::text(layer_user_of(undo))});
+        c_.exec("UPDATE corrections SET undo = $2, layer_user = $3, layer_sender = $4 WHERE id = $1",
+                {Param(correction_id), Param::bytes(blob), Param::text(layer_user_of(undo)),
+                 Param::text(layer_sender_of(undo))});
     }
 
     void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) override {

@@ -72,13 +72,44 @@ std::vector<CorrectionRecord> SqliteTransaction::standing_layer_corrections(std:
     return layer_corrections_of(db_.db_, db_.path_, user, true);  // the write lock is held: nothing changes them
 }
 
+std::vector<CorrectionRecord> SqliteTransaction::standing_sender_corrections(std::string_view sender) {
+    if (sender.empty()) return {};
+    Statement q(db_.db_,
+                "SELECT rowid, verdict, corrected_to, at, by_whom, undo, signature FROM corrections"
+                " WHERE layer_sender = ?1 AND undo IS NOT NULL AND undone_at IS NULL ORDER BY rowid",
+                db_.path_);
+    sqlite3_bind_text(q.get(), 1, sender.data(), static_cast<int>(sender.size()), SQLITE_STATIC);
+    std::vector<CorrectionRecord> out;
+    int rc = SQLITE_ROW;
+    while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+        const std::string_view blob(static_cast<const char*>(sqlite3_column_blob(q.get(), 5)),
+                                    static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 5)));
+        auto undo = decode_correction_undo(blob);
+        if (!undo) db_.fail("a correction's undo record is damaged (correction " +
+                            std::to_string(sqlite3_column_int64(q.get(), 0)) + ")");
+        if (undo->layer.slots.empty() || undo->layer.sender != sender) continue;
+        CorrectionRecord r = correction_row(q.get());
+        r.undo = std::move(undo);
+        if (sqlite3_column_bytes(q.get(), 6) == static_cast<int>(Digest{}.size())) {
+            Digest d{};
+            std::memcpy(d.data(), sqlite3_column_blob(q.get(), 6), d.size());
+            r.signature = d;
+        }
+        out.push_back(std::move(r));
+    }
+    if (rc != SQLITE_DONE) db_.fail(std::string("cannot read corrections: ") + db_.error_text());
+    return out;
+}
+
 void SqliteTransaction::set_correction_undo(std::int64_t correction_id, const CorrectionUndo& undo) {
     const std::string blob = encode_correction_undo(undo);
-    const std::string_view layer_user = layer_user_of(undo);
-    Statement q(db_.db_, "UPDATE corrections SET undo = ?2, layer_user = ?3 WHERE rowid = ?1", db_.path_);
+    const std::string_view layer_user = layer_user_of(undo), layer_sender = layer_sender_of(undo);
+    Statement q(db_.db_, "UPDATE corrections SET undo = ?2, layer_user = ?3, layer_sender = ?4 WHERE rowid = ?1",
+                db_.path_);
     sqlite3_bind_int64(q.get(), 1, correction_id);
     sqlite3_bind_blob(q.get(), 2, blob.data(), static_cast<int>(blob.size()), SQLITE_STATIC);
     sqlite3_bind_text(q.get(), 3, layer_user.data(), static_cast<int>(layer_user.size()), SQLITE_STATIC);
+    sqlite3_bind_text(q.get(), 4, layer_sender.data(), static_cast<int>(layer_sender.size()), SQLITE_STATIC);
     if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot update a correction: ") + db_.error_text());
 }
 
@@ -131,6 +162,8 @@ void SqliteTransaction::record_correction(const Correction& c) {
     }
     const std::string_view layer_user = c.undo ? layer_user_of(*c.undo) : std::string_view("");  // never NULL
     sqlite3_bind_text(*s, 7, layer_user.data(), static_cast<int>(layer_user.size()), SQLITE_STATIC);
+    const std::string_view layer_sender = c.undo ? layer_sender_of(*c.undo) : std::string_view("");
+    sqlite3_bind_text(*s, 8, layer_sender.data(), static_cast<int>(layer_sender.size()), SQLITE_STATIC);
     if (sqlite3_step(*s) != SQLITE_DONE) db_.fail(std::string("cannot record correction: ") + db_.error_text());
 }
 

@@ -109,8 +109,8 @@ struct SqliteDatabase::Statements {
                            " verdict = excluded.verdict, dictionary = excluded.dictionary, features = excluded.features",
                            p),
           insert_correction(db,
-                            "INSERT INTO corrections (at, verdict, corrected_to, signature, by_whom, undo, layer_user)"
-                            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                            "INSERT INTO corrections (at, verdict, corrected_to, signature, by_whom, undo, layer_user,"
+                            " layer_sender) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                             p),
           model_sequence(db, "SELECT coalesce(max(seq), 0) FROM model_changes", p),
           insert_model_change(db,
@@ -185,6 +185,7 @@ public:
     std::optional<CorrectionRecord> latest_correction(const Digest& signature) override;
     void mark_undone(std::int64_t correction_id, std::int64_t at, std::string_view by) override;
     std::vector<CorrectionRecord> standing_layer_corrections(std::string_view user) override;
+    std::vector<CorrectionRecord> standing_sender_corrections(std::string_view sender) override;
     void set_correction_undo(std::int64_t correction_id, const CorrectionUndo& undo) override;
     void defer_correction(const Digest& signature, Class to, std::int64_t now, std::string_view by) override;
     std::optional<DeferredCorrection> drop_deferred_correction(const Digest& signature) override;

@@ -90,6 +90,12 @@ void layer_user_19(sqlite3* db, const std::filesystem::path& path) {
     add_columns(db, path, columns);
 }
 
+// Migration 19 -> 20: for mail from which sender a correction stepped a layer.
+void layer_sender_20(sqlite3* db, const std::filesystem::path& path) {
+    static constexpr Column columns[] = {{"corrections", "layer_sender", "TEXT NOT NULL DEFAULT ''"}};
+    add_columns(db, path, columns);
+}
+
 // Migration 13 -> 14: the history one line per delivery. A line was keyed by
 // its message's signature, so a second delivery of the same content replaced
 // the first; now each line has its own number (the rowid: 8 bytes at most,
@@ -403,6 +409,12 @@ constexpr Migration migrations[] = {
     // corrections recorded from now on have one: the layers came with it.
     {"", layer_user_19,
      "CREATE INDEX IF NOT EXISTS corrections_layer_user ON corrections (layer_user) WHERE layer_user <> '';"},
+    // 19 -> 20: for mail from which sender (CorrectionUndo::layer.sender; ''
+    // for none), so that a correction finds other users' opposite corrections
+    // of the same sender through an index (per_user: they cancel in the site).
+    // Only corrections recorded from now on have one.
+    {"", layer_sender_20,
+     "CREATE INDEX IF NOT EXISTS corrections_layer_sender ON corrections (layer_sender) WHERE layer_sender <> '';"},
 };
 static_assert(std::size(migrations) == schema_version);
 
