@@ -23,7 +23,9 @@ const char* const export_help = R"(usage: mailsift export FILE
 Write the whole model (class totals, features, learned messages with their
 feature lists, contacts) to FILE ('-' for standard output) in the text format
 described in mailsift(1), FORMAT. FILE is created mode 0640 or replaced.
-Signatures, corrections and mailsiftd's counters are not part of it.
+Signatures, corrections and mailsiftd's counters are not part of it, nor are
+the per-user layers those corrections made (per_user): their steps are taken
+out of the weights written, and a note on standard error says how many.
 )";
 
 const char* const import_help = R"(usage: mailsift import FILE
@@ -55,14 +57,25 @@ std::string file_argument(const std::string& command, const std::vector<std::str
     return f;
 }
 
+// On standard error (an export may go to standard output): what the weights leave out.
+void layers_left_out(const store::ModelSummary& sum) {
+    if (sum.layer_corrections_left_out == 0) return;
+    std::fprintf(stderr,
+                 "mailsift: export: the per-user layers are left out of the weights: %llu correction(s) of %llu "
+                 "user(s), which an export does not carry; they stay in this database\n",
+                 static_cast<unsigned long long>(sum.layer_corrections_left_out),
+                 static_cast<unsigned long long>(sum.layer_users_left_out));
+}
+
 int export_model(const Context& ctx, const std::vector<std::string>& rest) {
     const std::string file = file_argument("export", rest, true);
     const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
     store::Database& db = *opened;
     if (file == "-") {
-        db.export_model(std::cout);
+        const store::ModelSummary sum = db.export_model(std::cout);
         std::cout.flush();
         if (!std::cout) return report("-", "cannot write standard output"), exit_input;
+        layers_left_out(sum);
         return exit_ok;
     }
     for (const char* suffix : {"", "-wal", "-shm"}) {
@@ -96,6 +109,7 @@ int export_model(const Context& ctx, const std::vector<std::string>& rest) {
     std::printf("exported %llu features, %llu learned messages and %llu contacts to %s\n",
                 static_cast<unsigned long long>(sum.features), static_cast<unsigned long long>(sum.messages),
                 static_cast<unsigned long long>(sum.contacts), file.c_str());
+    layers_left_out(sum);
     return exit_ok;
 }
 

@@ -108,6 +108,12 @@ std::optional<CorrectionUndo> decode_correction_undo(std::string_view blob);
 inline std::string_view layer_user_of(const CorrectionUndo& undo) {
     return undo.layer.slots.empty() ? std::string_view("") : std::string_view(undo.layer.user);
 }
+// An export's weights without the per-user layers: each standing correction's
+// layer step (of `corrections`, every user's) taken back as slot deltas added
+// to `deltas`, counted in `sum`. The corrections are not part of an export, so
+// no step may be in it that no correction accounts for after an import.
+void leave_out_layers(const std::vector<CorrectionRecord>& corrections, unsigned hash_bits,
+                      std::vector<LinearWeights::SlotDelta>& deltas, ModelSummary& sum);
 // For mail from which sender (corrections.layer_sender); "" for none.
 inline std::string_view layer_sender_of(const CorrectionUndo& undo) {
     return undo.layer.slots.empty() ? std::string_view("") : std::string_view(undo.layer.sender);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <set>
 
 #include "codec.hpp"
 
@@ -67,6 +68,23 @@ bool get_slots(std::string_view blob, std::size_t& i, std::vector<std::uint32_t>
 }
 
 }  // namespace
+
+void leave_out_layers(const std::vector<CorrectionRecord>& corrections, unsigned hash_bits,
+                      std::vector<LinearWeights::SlotDelta>& deltas, ModelSummary& sum) {
+    std::set<std::string_view> users;
+    for (const auto& c : corrections) {
+        if (c.undone_at != 0 || !c.undo || c.undo->layer.slots.empty()) continue;
+        const auto& layer = c.undo->layer;
+        if (c.undo->hash_bits != 0 && c.undo->hash_bits != hash_bits) continue;  // of a table since replaced
+        for (const std::uint32_t slot : layer.slots) {
+            if (hash_bits < 32 && slot >= (std::uint32_t{1} << hash_bits)) continue;
+            deltas.push_back({slot, -layer.feature});
+        }
+        users.insert(layer.user);
+        ++sum.layer_corrections_left_out;
+    }
+    sum.layer_users_left_out = users.size();
+}
 
 std::string encode_correction_undo(const CorrectionUndo& undo) {
     std::string out;

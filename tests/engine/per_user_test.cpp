@@ -8,6 +8,7 @@
 #include <chrono>
 #include <ctime>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "../support/backends.hpp"
@@ -465,4 +466,29 @@ TEST_CASE("Opposite corrections of one sender by two users cancel in the site, a
     u.commit();
     CHECK(score(*db, "carol@example.org") == Approx(carol_with_dave).margin(1e-3));
     CHECK(engine::user_layer(db->layer_corrections("alice@example.org")).senders.empty());
+}
+
+TEST_CASE("An export leaves the per-user layers out of its weights and says how many, so an import holds none",
+          "[engine][per_user]") {
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    testing::train_fixtures(*db);
+    const double site_before = score(*db, "");
+    const std::string bobs = delivered_copy(*db, "bob@example.org");
+    REQUIRE(correct_copy(*db, bobs, store::Class::spam, 2000).result == store::LearnResult::learned);
+    const double site_after = score(*db, ""), bob_after = score(*db, "bob@example.org");
+    REQUIRE(bob_after > site_after + 1.0);  // bob's layer
+    REQUIRE(site_after > site_before);      // and the site's step
+
+    std::stringstream out;
+    const auto sum = db->export_model(out);
+    CHECK(sum.layer_corrections_left_out == 1);
+    CHECK(sum.layer_users_left_out == 1);
+    testing::TempDir dir;
+    auto copy = store::open((dir.path / "imported.db").string(), store::Database::Mode::read_write);
+    copy->import_model(out, "export.txt");
+    // The site's step came along; bob's layer did not, and nothing in the copy accounts for one.
+    CHECK(score(*copy, "") == Approx(site_after).margin(1e-3));
+    CHECK(score(*copy, "bob@example.org") == Approx(site_after).margin(0.05));
+    CHECK(copy->layer_corrections("bob@example.org").empty());
 }

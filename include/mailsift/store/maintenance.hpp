@@ -35,6 +35,10 @@ struct ModelSummary {
     std::uint64_t features = 0;
     std::uint64_t messages = 0;
     std::uint64_t contacts = 0;
+    // Export: the per-user layers' steps taken out of the weights written (the
+    // corrections that made them are not part of an export), of how many users.
+    std::uint64_t layer_corrections_left_out = 0;
+    std::uint64_t layer_users_left_out = 0;
 };
 
 // What an administrator does to the whole store: its statistics, pruning,

@@ -170,6 +170,7 @@ private:
 
 ModelSummary PgDatabase::export_model(std::ostream& out) {
     return snapshot([&] {  // one consistent snapshot
+        ModelSummary sum;  // the layers left out; the rest is the writer's
         LinearWeights state;
         {
             auto r = conn_.exec("SELECT hash_bits, bias::text, nb_weight::text, seen_spam, seen_ham FROM linear_state WHERE id = 0");
@@ -223,8 +224,11 @@ ModelSummary PgDatabase::export_model(std::ostream& out) {
         }
         if (state.hash_bits != 0) {
             w.linear_state(state);
-            // The pages with the slot deltas not yet folded into them added: the weights as readers see them.
-            const PageFold fold(held_slot_deltas(0, state.hash_bits, "damaged linear weights: slot deltas; cannot export them"));
+            // The pages with the slot deltas not yet folded into them added: the weights as readers see them,
+            // less the per-user layers, whose corrections are not part of an export.
+            auto deltas = held_slot_deltas(0, state.hash_bits, "damaged linear weights: slot deltas; cannot export them");
+            leave_out_layers(layer_corrections_of(conn_, "", false), state.hash_bits, deltas, sum);
+            const PageFold fold(deltas);
             LinearPageMerge merge(fold, [&](std::uint32_t number, std::string_view page) { w.linear_page(number, page); });
             auto pages = conn_.exec("SELECT page, weights FROM linear_pages ORDER BY page");
             for (int i = 0; i < pages.rows(); ++i) {
@@ -253,7 +257,10 @@ ModelSummary PgDatabase::export_model(std::ostream& out) {
                 }
             }
         }
-        return w.end();
+        ModelSummary written = w.end();
+        written.layer_corrections_left_out = sum.layer_corrections_left_out;
+        written.layer_users_left_out = sum.layer_users_left_out;
+        return written;
     });
 }
 

@@ -90,8 +90,11 @@ ModelSummary SqliteDatabase::export_model(std::ostream& out) {
         }
         if (state.hash_bits != 0) {
             w.linear_state(state);
-            // The pages with the slot deltas not yet folded into them added: the weights as readers see them.
-            const PageFold fold(held_slot_deltas(0, state.hash_bits, "damaged linear weights: slot deltas; cannot export them"));
+            // The pages with the slot deltas not yet folded into them added: the weights as readers see them,
+            // less the per-user layers, whose corrections are not part of an export.
+            auto deltas = held_slot_deltas(0, state.hash_bits, "damaged linear weights: slot deltas; cannot export them");
+            leave_out_layers(layer_corrections(""), state.hash_bits, deltas, sum);
+            const PageFold fold(deltas);
             LinearPageMerge merge(fold, [&](std::uint32_t number, std::string_view page) { w.linear_page(number, page); });
             Statement pages(db_, "SELECT page, weights FROM linear_pages ORDER BY page", path_);
             while ((rc = sqlite3_step(pages.get())) == SQLITE_ROW) {
@@ -120,7 +123,10 @@ ModelSummary SqliteDatabase::export_model(std::ostream& out) {
             }
             if (rc != SQLITE_DONE) fail(std::string("cannot read learned messages: ") + error_text());
         }
-        sum = w.end();
+        ModelSummary written = w.end();
+        written.layer_corrections_left_out = sum.layer_corrections_left_out;
+        written.layer_users_left_out = sum.layer_users_left_out;
+        sum = written;
         exec("COMMIT");
     } catch (...) {
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
