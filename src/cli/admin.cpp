@@ -22,7 +22,7 @@
 namespace mailsift::cli {
 namespace {
 
-const char* const stats_help = R"(usage: mailsift stats [--json] [--user USER]
+const char* const stats_help = R"(usage: mailsift stats [--json] [--user USER | --users]
 
 Show the database used, its size and schema version, messages and features
 learned per class, and the number of contacts.
@@ -34,6 +34,9 @@ that sender's mail; and their error rates: those corrections of mail
 mailsiftd called spam (false positives) or ham (false negatives), per message
 delivered to them in the history kept. USER is an address, or a domain with
 per_user = domain.
+
+--users: every user with a layer, the most standing corrections first: their
+corrections to spam and to ham, the senders they corrected, and the latest.
 )";
 
 const char* const top_help = R"(usage: mailsift top [--spam|--ham] [--min-count K] [N]
@@ -243,7 +246,7 @@ int stats(const Context& ctx, bool json) {
                     u(p.counts.false_negatives), u(p.counts.unsure_to_spam), u(p.counts.unsure_to_ham));
     }
     if (layers) {
-        std::printf("\nper-user layers (per_user = %s): %llu users, %llu standing corrections ('stats --user USER')\n",
+        std::printf("\nper-user layers (per_user = %s): %llu users, %llu standing corrections ('stats --users', 'stats --user USER')\n",
                     engine::setting_value(ctx.settings, "per_user").c_str(), u(layers->users), u(layers->corrections));
     }
     std::int64_t scored = 0;
@@ -379,9 +382,13 @@ void add_admin_commands(Registry& r) {
         CLI::App* sub = r.add("stats", stats_help);
         auto json = std::make_shared<bool>(false);
         auto user = std::make_shared<std::string>();
+        auto users = std::make_shared<bool>(false);
         sub->add_flag("--json", *json);
         CLI::Option* user_given = sub->add_option("--user", *user);
-        r.set_run(sub, [json, user, user_given](const Context& ctx) {
+        CLI::Option* users_given = sub->add_flag("--users", *users);
+        r.set_run(sub, [json, user, user_given, users_given](const Context& ctx) {
+            if (user_given->count() > 0 && users_given->count() > 0) usage_error("stats: give --user USER or --users, not both");
+            if (users_given->count() > 0) return users_stats(ctx, *json);
             return user_given->count() > 0 ? user_stats(ctx, *user, *json) : stats(ctx, *json);
         });
     }

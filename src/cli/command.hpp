@@ -71,6 +71,8 @@ void add_console_user_command(Registry& r); // console-user add|passwd|role|remo
 void add_user_commands(Registry& r);        // forget-user (users.cpp)
 // stats --user USER: what USER's layer holds (users.cpp).
 int user_stats(const Context& ctx, const std::string& user, bool json);
+// stats --users: every user with a layer, the most corrections first.
+int users_stats(const Context& ctx, bool json);
 
 // A command given at most this many messages (classify, explain, learn,
 // unlearn, correct) reads only the rows of the model those messages need, as

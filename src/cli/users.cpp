@@ -114,6 +114,30 @@ int user_stats(const Context& ctx, const std::string& name, bool json) {
     return exit_ok;
 }
 
+int users_stats(const Context& ctx, bool json) {
+    require_database(ctx);
+    const auto opened = store::open(ctx.db_path.string(), store::Database::Mode::read_only);
+    const auto users = engine::layer_users(opened->layer_corrections(""));
+    if (json) {
+        Json list = Json::array();
+        for (const auto& u : users) {
+            list.push_back({{"user", u.user}, {"to_spam", u.to_spam}, {"to_ham", u.to_ham}, {"senders", u.senders},
+                            {"last_at", u.last_at}});
+        }
+        std::cout << json_line({{"per_user", engine::setting_value(ctx.settings, "per_user")}, {"users", list}});
+        return exit_ok;
+    }
+    std::printf("per-user layers (per_user = %s): %zu users, the most corrections first\n",
+                engine::setting_value(ctx.settings, "per_user").c_str(), users.size());
+    if (users.empty()) std::printf("  (none: no correction has stepped a layer)\n");
+    else std::printf("  %8s %8s %8s  %-20s  %s\n", "to spam", "to ham", "senders", "latest", "user");
+    for (const auto& u : users) {
+        std::printf("  %8zu %8zu %8zu  %-20s  %s\n", u.to_spam, u.to_ham, u.senders, utc(u.last_at).c_str(),
+                    printable(u.user).c_str());
+    }
+    return exit_ok;
+}
+
 void add_user_commands(Registry& r) {
     CLI::App* sub = r.add("forget-user", forget_user_help);
     auto json = std::make_shared<bool>(false);

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace mailsift::engine {
 
@@ -41,6 +42,29 @@ UserLayer user_layer(const std::vector<store::CorrectionRecord>& corrections) {
     for (auto& [address, s] : by_sender) out.senders.push_back(std::move(s));
     std::stable_sort(out.senders.begin(), out.senders.end(),
                      [](const auto& a, const auto& b) { return std::fabs(a.log_odds) > std::fabs(b.log_odds); });
+    return out;
+}
+
+std::vector<LayerUser> layer_users(const std::vector<store::CorrectionRecord>& corrections) {
+    std::map<std::string, std::pair<LayerUser, std::set<std::string>>> by_user;
+    for (const auto& c : corrections) {
+        if (!c.undo || c.undo->layer.slots.empty() || c.undone_at != 0) continue;
+        auto& [u, senders] = by_user[c.undo->layer.user];
+        u.user = c.undo->layer.user;
+        ++(c.to == store::Class::spam ? u.to_spam : u.to_ham);
+        senders.insert(c.undo->layer.sender);
+        u.last_at = std::max(u.last_at, c.at);
+    }
+    std::vector<LayerUser> out;
+    out.reserve(by_user.size());
+    for (auto& [name, entry] : by_user) {
+        entry.first.senders = entry.second.size();
+        out.push_back(std::move(entry.first));
+    }
+    std::stable_sort(out.begin(), out.end(), [](const LayerUser& a, const LayerUser& b) {
+        const std::size_t na = a.to_spam + a.to_ham, nb = b.to_spam + b.to_ham;
+        return na != nb ? na > nb : a.last_at > b.last_at;  // by name among equals: the map's order
+    });
     return out;
 }
 

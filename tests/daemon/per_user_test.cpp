@@ -70,6 +70,16 @@ TEST_CASE("per_user = recipient: one recipient's correction moves their verdicts
           Approx(100.0 * j["errors"]["false_negatives"].get<double>() / j["history_lines"].get<double>()));
     CHECK(run(conf + " stats").find("per-user layers (per_user = recipient): 1 users, 1 standing corrections") !=
           std::string::npos);
+    // Every user with a layer, listed without knowing their address.
+    const auto listed = nlohmann::json::parse(run(conf + " stats --users --json"));
+    REQUIRE(listed["users"].size() == 1);
+    CHECK(listed["users"][0]["user"] == "bob@example.org");
+    CHECK(listed["users"][0]["to_spam"] == 1);
+    CHECK(listed["users"][0]["to_ham"] == 0);
+    CHECK(listed["users"][0]["senders"] == 1);
+    CHECK(listed["users"][0]["last_at"].get<std::int64_t>() > 0);
+    CHECK(run(conf + " stats --users").find("bob@example.org") != std::string::npos);
+    CHECK(std::system((conf + " stats --users --user bob@example.org >/dev/null 2>&1").c_str()) != 0);
     CHECK(run(conf + " stats --user carol@example.org").find("(none: the user is scored by the site's model)") !=
           std::string::npos);
     CHECK(run(conf + " forget-user bob@example.org").find("1 corrections (1 to spam, 0 to ham), 1 senders") !=
@@ -85,6 +95,7 @@ TEST_CASE("per_user = recipient: one recipient's correction moves their verdicts
           std::string::npos);
     CHECK(run(conf + " forget-user bob@example.org").find("0 corrections") != std::string::npos);  // nothing twice
     CHECK(run(conf + " stats").find("0 users, 0 standing corrections") != std::string::npos);
+    CHECK(nlohmann::json::parse(run(conf + " stats --users --json"))["users"].empty());
     CHECK(std::system((conf + " forget-user not-an-address >/dev/null 2>&1").c_str()) != 0);
 }
 

@@ -492,3 +492,34 @@ TEST_CASE("An export leaves the per-user layers out of its weights and says how 
     CHECK(score(*copy, "bob@example.org") == Approx(site_after).margin(0.05));
     CHECK(copy->layer_corrections("bob@example.org").empty());
 }
+
+TEST_CASE("Every user with a layer, the most standing corrections first, undone ones not counted", "[engine][per_user]") {
+    auto record = [](std::int64_t id, const std::string& user, const std::string& sender, store::Class to,
+                     std::int64_t at, std::int64_t undone_at = 0) {
+        store::CorrectionRecord r;
+        r.id = id;
+        r.to = to;
+        r.at = at;
+        r.undone_at = undone_at;
+        store::CorrectionUndo u;
+        u.layer = {0.5f, {1, 2}, user, sender};
+        r.undo = u;
+        return r;
+    };
+    const std::vector<store::CorrectionRecord> all = {
+        record(1, "bob@example.org", "news@deals.example", store::Class::spam, 100),
+        record(2, "alice@example.org", "news@deals.example", store::Class::ham, 200),
+        record(3, "alice@example.org", "boss@work.example", store::Class::ham, 300),
+        record(4, "carol@example.org", "news@deals.example", store::Class::spam, 400, 450),  // undone: no layer
+        record(5, "dave@example.org", "x@y.example", store::Class::spam, 500),
+    };
+    const auto users = engine::layer_users(all);
+    REQUIRE(users.size() == 3);
+    CHECK(users[0].user == "alice@example.org");  // 2 corrections
+    CHECK(users[0].to_ham == 2);
+    CHECK(users[0].senders == 2);
+    CHECK(users[0].last_at == 300);
+    CHECK(users[1].user == "dave@example.org");  // 1, the latest
+    CHECK(users[2].user == "bob@example.org");
+    CHECK(users[2].to_spam == 1);
+}

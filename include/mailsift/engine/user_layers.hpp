@@ -40,6 +40,18 @@ struct UserLayer {
 // The layer the corrections describe (ScanLog::layer_corrections' records of one user).
 UserLayer user_layer(const std::vector<store::CorrectionRecord>& corrections);
 
+// Every user with a layer, as `stats --users` lists them: the most standing
+// corrections first (then the latest first, then by name), from
+// ScanLog::layer_corrections("") (every user's records). A user whose
+// corrections are all undone has no layer and is not listed.
+struct LayerUser {
+    std::string user;
+    std::size_t to_spam = 0, to_ham = 0;  // standing corrections
+    std::size_t senders = 0;              // senders they corrected
+    std::int64_t last_at = 0;             // the latest standing correction
+};
+std::vector<LayerUser> layer_users(const std::vector<store::CorrectionRecord>& corrections);
+
 // What mailsiftd got wrong for a user, as their corrections tell: the
 // standing corrections that stepped their layer, by what mailsiftd had said,
 // per message delivered to them in the history kept (HistoryQuery::recipient:
