@@ -343,6 +343,44 @@ std::optional<store::CorrectionRecord> Trainer::opposite_correction(std::string_
     return std::nullopt;
 }
 
+std::optional<store::LearnResult> Trainer::learn_cancelling(const store::Digest& digest,
+                                                            const std::vector<model::Term>& model_terms,
+                                                            std::vector<model::Slot>& slots,
+                                                            std::vector<model::Slot>& personal, std::string_view user,
+                                                            std::string_view from_address, store::Class c,
+                                                            std::int64_t now, store::CorrectionUndo& undo) {
+    // Opposite corrections of the same sender's mail by two users cancel in
+    // the site model (issue 58), so that the site does not swing with whoever
+    // corrected last and a user who never corrected keeps the verdict the site
+    // gave before they disagreed: the other's site part is taken back, this
+    // one's is never taken, and each user's layer decides their own copies.
+    open_batch();
+    if (const auto latest = batch_->latest_correction(digest);
+        latest && latest->to == c && latest->undo && latest->undo->site_cancelled) {
+        return store::LearnResult::already_learned;  // corrected so already: nothing twice
+    }
+    auto other = opposite_correction(from_address, user, c);
+    if (!other) return std::nullopt;
+    store::CorrectionUndo& theirs = *other->undo;
+    if (!take_back_site(*other->signature, other->to, theirs, {}, now)) return std::nullopt;
+    theirs.was.reset();
+    theirs.feature = 0.0f;
+    theirs.nb_weight = 0.0;
+    theirs.slots.clear();
+    theirs.replays.clear();
+    theirs.contact.clear();
+    theirs.site_cancelled = true;
+    batch_->set_correction_undo(other->id, theirs);
+    std::optional<store::TrainingBatch::LinearStep> layer;
+    linear_step(model_terms, std::move(slots), std::move(personal), c == store::Class::spam, &layer);
+    if (layer) take_layer_step(*layer, user, from_address, &undo);
+    undo.was.reset();
+    undo.site_cancelled = true;
+    ++linear_learned_;
+    if (++in_batch_ >= settings_.batch_messages) commit();
+    return store::LearnResult::learned;
+}
+
 std::vector<store::CorrectionRecord> Trainer::forget_user(std::string_view user) {
     open_batch();
     auto forgotten = batch_->forget_layer(user);

@@ -519,37 +519,9 @@ store::LearnResult Trainer::train(const store::Digest& digest, const std::vector
     if (user.empty()) user = user_;
     std::vector<model::Slot> personal = linear ? personal_slots(from_address, user) : std::vector<model::Slot>{};
     if (undo != nullptr && !personal.empty()) {
-        // A correction of a user's copy: opposite corrections of the same
-        // sender's mail by two users cancel in the site model (issue 58), so
-        // that the site does not swing with whoever corrected last and a user
-        // who never corrected keeps the verdict the site gave before they
-        // disagreed: the other's site part is taken back, this one's is never
-        // taken, and each user's layer decides their own copies.
-        open_batch();
-        if (const auto latest = batch_->latest_correction(digest);
-            latest && latest->to == c && latest->undo && latest->undo->site_cancelled) {
-            return store::LearnResult::already_learned;  // corrected so already: nothing twice
-        }
-        if (auto other = opposite_correction(from_address, user, c)) {
-            store::CorrectionUndo& theirs = *other->undo;
-            if (take_back_site(*other->signature, other->to, theirs, {}, now)) {
-                theirs.was.reset();
-                theirs.feature = 0.0f;
-                theirs.nb_weight = 0.0;
-                theirs.slots.clear();
-                theirs.replays.clear();
-                theirs.contact.clear();
-                theirs.site_cancelled = true;
-                batch_->set_correction_undo(other->id, theirs);
-                std::optional<store::TrainingBatch::LinearStep> layer;
-                linear_step(model_terms, std::move(slots), std::move(personal), c == store::Class::spam, &layer);
-                if (layer) take_layer_step(*layer, user, from_address, undo);
-                undo->was.reset();
-                undo->site_cancelled = true;
-                ++linear_learned_;
-                if (++in_batch_ >= settings_.batch_messages) commit();
-                return store::LearnResult::learned;
-            }
+        // A correction of a user's copy: against another user's of the same sender, it cancels in the site.
+        if (const auto r = learn_cancelling(digest, model_terms, slots, personal, user, from_address, c, now, *undo)) {
+            return *r;
         }
     }
     std::optional<store::TrainingBatch::LinearStep> step, layer;

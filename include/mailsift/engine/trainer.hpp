@@ -294,6 +294,14 @@ private:
     // the contact it added. false: its features are gone, nothing changed.
     bool take_back_site(const store::Digest& id, store::Class to, const store::CorrectionUndo& u, std::string_view raw,
                         std::int64_t now);
+    // train()'s correction of a user's copy against another user's standing
+    // opposite correction of the same sender: both cancel in the site, this
+    // one steps its user's layer alone. nullopt: none to cancel (train as usual).
+    std::optional<store::LearnResult> learn_cancelling(const store::Digest& digest,
+                                                       const std::vector<model::Term>& model_terms,
+                                                       std::vector<model::Slot>& slots, std::vector<model::Slot>& personal,
+                                                       std::string_view user, std::string_view from_address,
+                                                       store::Class c, std::int64_t now, store::CorrectionUndo& undo);
     // The features learned of `id`: from its scan, else from `raw`; empty when neither has them.
     std::vector<store::TrainTerm> learned_terms(const store::Digest& id, std::string_view raw);
     std::string corrector_;  // set_corrector()
