@@ -229,6 +229,29 @@ Response App::user(const Request& req, const Actor& actor) {
     }
 }
 
+Response App::users(const Request& req, const Actor& actor) {
+    // Every user with a layer, the most corrections first (engine::layer_users),
+    // the first 500 of them: the Users page's list, so no address need be known.
+    constexpr std::size_t shown = 500;
+    try {
+        const auto db = store::open(options_.database.string(), store::Database::Mode::read_only);
+        const auto all = engine::layer_users(db->layer_corrections(""));
+        json list = json::array();
+        for (std::size_t i = 0; i < all.size() && i < shown; ++i) {
+            const auto& u = all[i];
+            list.push_back({{"user", u.user}, {"to_spam", u.to_spam}, {"to_ham", u.to_ham}, {"senders", u.senders},
+                            {"last_at", u.last_at}});
+        }
+        audit(req, actor.client, audit_event("users", "ok", actor.account, actor.role, {}, {}));
+        return json_answer(req, http::status::ok,
+                           json{{"per_user", engine::setting_value(options_.settings, "per_user")},
+                                {"total", all.size()},
+                                {"users", list}});
+    } catch (const std::exception& e) {
+        return error(req, http::status::service_unavailable, std::string("the store: ") + e.what());
+    }
+}
+
 Response App::correct(const Request& req, const Actor& actor) {
     const json body = json::parse(req.body(), nullptr, false);
     if (!body.is_object() || !body.contains("signature") || !body.contains("class") || !body["signature"].is_string() ||

@@ -190,6 +190,7 @@ Response App::route(const Request& req, const std::string& client, Clock::time_p
     if ((path == "/api/history" || path == "/api/history/export") && !post) return history(req, actor);
     if (path == "/api/explanation" && !post) return explanation(req);
     if (path == "/api/user" && !post) return user(req, actor);
+    if (path == "/api/users" && !post) return users(req, actor);
     // A scan changes nothing: a viewer may scan too. Learning, correcting and undoing need an admin.
     if (path == "/api/scan") return post ? scan(req, actor) : error(req, http::status::method_not_allowed, "POST only");
     const char* admin_action = path == "/api/learn"     ? "learn"

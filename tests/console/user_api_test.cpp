@@ -87,3 +87,43 @@ TEST_CASE("The console shows a user's layer: their corrections by sender, their 
     CHECK(pruned["errors"]["false_negative_percent"].get<double>() == 0.0);
     CHECK(pruned["corrections"]["to_spam"] == 1);
 }
+
+TEST_CASE("The console lists every user with a layer, the most corrections first, to any signed-in account", "[console]") {
+    Console c(false, engine::PerUser::recipient);
+    const auto admin = c.sign_in("root", admin_password);
+    const auto viewer = c.sign_in("watcher", viewer_password);
+    auto users = [&] { return c.send(http::verb::get, "/api/users", "", viewer.token); };
+    auto empty = users();
+    REQUIRE(empty.result() == http::status::ok);
+    CHECK(json::parse(empty.body())["users"] == json::array());
+    CHECK(json::parse(empty.body())["total"] == 0);
+    CHECK(json::parse(empty.body())["per_user"] == "recipient");
+
+    // mailsiftd scored alice's copy and bob's; an admin corrects both of alice's messages and one of bob's.
+    store::Recording r;
+    std::vector<store::Digest> ids;
+    for (const auto& [name, user] : std::vector<std::pair<std::string, std::string>>{
+             {"ham_meeting_notes.eml", "alice@example.org"},
+             {"ham_patch_review.eml", "alice@example.org"},
+             {"ham_build_report.eml", "bob@example.org"}}) {
+        const std::string raw = fixture(name);
+        const store::HistoryEntry e = add_scan(r, raw, c.filter->classify(raw, nullptr, true, true, nullptr, user));
+        ids.push_back(*e.signature);
+    }
+    store::open(c.db.string(), store::Database::Mode::read_write)->record(r);
+    for (const auto& id : ids) {
+        REQUIRE(c.send(http::verb::post, "/api/correct", json{{"signature", engine::signature_text(id)}, {"class", "spam"}}.dump(),
+                       admin.token, admin.csrf)
+                    .result() == http::status::ok);
+    }
+    const json j = json::parse(users().body());
+    REQUIRE(j["users"].size() == 2);
+    CHECK(j["total"] == 2);
+    CHECK(j["users"][0]["user"] == "alice@example.org");  // 2 corrections
+    CHECK(j["users"][0]["to_spam"] == 2);
+    CHECK(j["users"][0]["senders"].get<int>() >= 1);
+    CHECK(j["users"][1]["user"] == "bob@example.org");
+    CHECK(j["users"][1]["to_spam"] == 1);
+    CHECK(c.audited.back().find("users") != std::string::npos);
+    CHECK(c.send(http::verb::get, "/api/users").result() == http::status::unauthorized);
+}

@@ -260,6 +260,11 @@ def user_checks(d, w, args):
     the address bar that is no address is refused as text and runs nothing."""
     d.find_element(By.CSS_SELECTOR, "a[data-page=users]").click()
     w.until(EC.visibility_of_element_located((By.ID, "user-form")))
+    # Issue 58: the users with a layer are listed (none with per_user off), no address needed.
+    w.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#users-list tr")) >= 2)
+    listed = [tr.text for tr in d.find_elements(By.CSS_SELECTOR, "#users-list tr")]
+    check(listed[0].startswith("User") and any("no correction has stepped a layer; per_user = off" in r for r in listed),
+          "browser: the Users page lists the users with a layer (none with per_user off)", listed)
     d.find_element(By.ID, "user-name").send_keys("RCPT@example.net")
     d.find_element(By.CSS_SELECTOR, "#user-form button").click()
     w.until(EC.visibility_of_element_located((By.ID, "user-result")))

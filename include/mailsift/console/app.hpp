@@ -143,6 +143,7 @@ private:
     Response history(const Request& request, const Actor& actor);
     Response explanation(const Request& request);
     Response user(const Request& request, const Actor& actor);
+    Response users(const Request& request, const Actor& actor);
     Response correct(const Request& request, const Actor& actor);
     Response undo(const Request& request, const Actor& actor);
     nlohmann::json configuration() const;

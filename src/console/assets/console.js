@@ -33,7 +33,7 @@ function show(page) {
   if (state.timer) { clearInterval(state.timer); state.timer = null; }
   if (page === 'status') { loadStatus(); state.timer = setInterval(loadStatus, 10000); }
   if (page === 'config') loadConfig();
-  if (page === 'users') { const name = new URLSearchParams(location.search).get('name'); $('user-name').value = name || ''; if (name) loadUser(); }
+  if (page === 'users') { const name = new URLSearchParams(location.search).get('name'); $('user-name').value = name || ''; loadUsers(); if (name) loadUser(); }
   if (page === 'history') { fillHistoryForm(new URLSearchParams(location.search)); loadHistory(false); }
 }
 
@@ -546,6 +546,32 @@ async function learn(cls) {
 }
 
 // Users ---------------------------------------------------------------
+
+async function loadUsers() {
+  let l;
+  try { l = await api('/api/users'); } catch (e) { text('user-error', e.message); return; }
+  const t = $('users-list');
+  t.replaceChildren();
+  const head = el('tr');
+  head.append(el('th', 'User'), el('th', 'To spam'), el('th', 'To ham'), el('th', 'Senders'), el('th', 'Latest'));
+  t.append(head);
+  if (!l.users.length) {
+    const r = el('tr');
+    r.append(el('td', '(none: no correction has stepped a layer; per_user = ' + l.per_user + ')'));
+    t.append(r);
+  }
+  for (const u of l.users) {
+    const r = el('tr');
+    const a = el('a', u.user, 'mono');
+    a.href = '/users?name=' + encodeURIComponent(u.user);
+    a.addEventListener('click', (ev) => { ev.preventDefault(); $('user-name').value = u.user; loadUser(); });
+    const cell = el('td');
+    cell.append(a);
+    r.append(cell, el('td', u.to_spam), el('td', u.to_ham), el('td', u.senders), el('td', when(u.last_at)));
+    t.append(r);
+  }
+  text('users-more', l.total > l.users.length ? l.users.length + ' of ' + l.total + ' shown.' : '');
+}
 
 async function loadUser() {
   const name = $('user-name').value.trim();
