@@ -386,7 +386,7 @@ void add_admin_commands(Registry& r) {
         sub->add_flag("--json", *json);
         CLI::Option* user_given = sub->add_option("--user", *user);
         CLI::Option* users_given = sub->add_flag("--users", *users);
-        r.set_run(sub, [json, user, user_given, users_given](const Context& ctx) {
+        r.set_run(sub, [json, user, users, user_given, users_given](const Context& ctx) {  // each kept alive for the parse
             if (user_given->count() > 0 && users_given->count() > 0) usage_error("stats: give --user USER or --users, not both");
             if (users_given->count() > 0) return users_stats(ctx, *json);
             return user_given->count() > 0 ? user_stats(ctx, *user, *json) : stats(ctx, *json);

@@ -279,13 +279,15 @@ Trainer::UndoOutcome Trainer::undo_signature(const store::Digest& id, std::int64
     return o;
 }
 
-std::vector<store::TrainTerm> Trainer::learned_terms(const store::Digest& id, std::string_view raw) {
+std::vector<store::TrainTerm> Trainer::learned_terms(const store::Digest& id, std::string_view raw,
+                                                     std::vector<std::pair<std::string, std::uint32_t>>& lines,
+                                                     Prepared& p) {
     std::vector<store::TrainTerm> terms;
     if (const auto scan = db_.find_scan(id)) {
-        const auto lines = parse_feature_lines(scan->features);
+        lines = parse_feature_lines(scan->features);
         terms = scan_terms(lines, nullptr, settings_.scorer != Scorer::linear);
     } else if (!raw.empty()) {
-        const Prepared p = prepare(raw, raw.size());
+        p = prepare(raw, raw.size());
         if (p.problem == MessageProblem::none) {
             for (std::uint32_t i : p.order) {
                 const auto& e = p.bag.entries()[i];
@@ -302,7 +304,9 @@ bool Trainer::take_back_site(const store::Digest& id, store::Class to, const sto
         batch_->unlearn(id, to);
     } else {
         // Moved back: the features the correction learned, from the scan, or from the message itself.
-        const auto terms = learned_terms(id, raw);
+        std::vector<std::pair<std::string, std::uint32_t>> lines;  // what the terms' texts point into
+        Prepared p;
+        const auto terms = learned_terms(id, raw, lines, p);
         if (terms.empty()) return false;
         batch_->learn(id, *u.was, terms, now);
     }
@@ -337,7 +341,9 @@ std::optional<store::CorrectionRecord> Trainer::opposite_correction(std::string_
         const store::CorrectionUndo& u = *it->undo;
         if (it->to == c || u.site_cancelled || !it->signature || u.layer.user == user) continue;
         if (batch_->learned_class(*it->signature) != it->to) continue;  // learned otherwise since
-        if (u.was && learned_terms(*it->signature, {}).empty()) continue;  // cannot be moved back
+        std::vector<std::pair<std::string, std::uint32_t>> lines;
+        Prepared p;
+        if (u.was && learned_terms(*it->signature, {}, lines, p).empty()) continue;  // cannot be moved back
         return std::move(*it);
     }
     return std::nullopt;

@@ -302,8 +302,11 @@ private:
                                                        std::vector<model::Slot>& slots, std::vector<model::Slot>& personal,
                                                        std::string_view user, std::string_view from_address,
                                                        store::Class c, std::int64_t now, store::CorrectionUndo& undo);
-    // The features learned of `id`: from its scan, else from `raw`; empty when neither has them.
-    std::vector<store::TrainTerm> learned_terms(const store::Digest& id, std::string_view raw);
+    // The features learned of `id`: from its scan (parsed into `lines`), else
+    // from `raw` (prepared into `p`); empty when neither has them. The terms'
+    // texts point into `lines` or `p`, which must outlive them.
+    std::vector<store::TrainTerm> learned_terms(const store::Digest& id, std::string_view raw,
+                                                std::vector<std::pair<std::string, std::uint32_t>>& lines, Prepared& p);
     std::string corrector_;  // set_corrector()
     std::string user_;       // set_user()
     std::chrono::milliseconds scan_wait_{0};  // set_scan_wait()
