@@ -23,6 +23,18 @@ CorrectionRecord correction_row(sqlite3_stmt* q) {
     return r;
 }
 
+// The undo record in column 5 of a correction row (Error when damaged).
+CorrectionUndo undo_column(sqlite3_stmt* q, const std::filesystem::path& path) {
+    const std::string_view blob(static_cast<const char*>(sqlite3_column_blob(q, 5)),
+                                static_cast<std::size_t>(sqlite3_column_bytes(q, 5)));
+    auto undo = decode_correction_undo(blob);
+    if (!undo) {
+        throw Error(path, "a correction's undo record is damaged (correction " +
+                              std::to_string(sqlite3_column_int64(q, 0)) + ")");
+    }
+    return std::move(*undo);
+}
+
 // Of the corrections kept with an undo record (`standing`: and not undone),
 // those that stepped `user`'s layer, oldest first.
 std::vector<CorrectionRecord> layer_corrections_of(sqlite3* db, const std::filesystem::path& path,
@@ -36,12 +48,8 @@ std::vector<CorrectionRecord> layer_corrections_of(sqlite3* db, const std::files
     std::vector<CorrectionRecord> out;
     int rc = SQLITE_ROW;
     while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
-        const std::string_view blob(static_cast<const char*>(sqlite3_column_blob(q.get(), 5)),
-                                    static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 5)));
-        auto undo = decode_correction_undo(blob);
-        if (!undo) throw Error(path, "a correction's undo record is damaged (correction " +
-                                         std::to_string(sqlite3_column_int64(q.get(), 0)) + ")");
-        if (undo->layer.slots.empty() || (!user.empty() && undo->layer.user != user)) continue;
+        auto undo = undo_column(q.get(), path);
+        if (undo.layer.slots.empty() || (!user.empty() && undo.layer.user != user)) continue;
         CorrectionRecord r = correction_row(q.get());
         r.undo = std::move(undo);
         r.undone_at = sqlite3_column_int64(q.get(), 6);
@@ -82,12 +90,8 @@ std::vector<CorrectionRecord> SqliteTransaction::standing_sender_corrections(std
     std::vector<CorrectionRecord> out;
     int rc = SQLITE_ROW;
     while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
-        const std::string_view blob(static_cast<const char*>(sqlite3_column_blob(q.get(), 5)),
-                                    static_cast<std::size_t>(sqlite3_column_bytes(q.get(), 5)));
-        auto undo = decode_correction_undo(blob);
-        if (!undo) db_.fail("a correction's undo record is damaged (correction " +
-                            std::to_string(sqlite3_column_int64(q.get(), 0)) + ")");
-        if (undo->layer.slots.empty() || undo->layer.sender != sender) continue;
+        auto undo = undo_column(q.get(), db_.path_);
+        if (undo.layer.slots.empty() || undo.layer.sender != sender) continue;
         CorrectionRecord r = correction_row(q.get());
         r.undo = std::move(undo);
         if (sqlite3_column_bytes(q.get(), 6) == static_cast<int>(Digest{}.size())) {
