@@ -277,20 +277,30 @@ def corrections_applied(mailsift, conf):
     return sum(st["corrections"]["all"].values())
 
 
-def at_once_move(args, conf, log_path, copy, spam, raw, verdict, added, moves):
-    """--at-once: the user moves the message as soon as it is delivered, before
-    mailsiftd has written its scan; `mailsift correct` hands it to mailsiftd's
-    correct_socket, which keeps the correction until the scan is written and
-    then applies it. Waits for that, and for the refit and reload after it."""
+def user_move(args, conf, copy, spam, raw, verdict, added, moves):
+    """The move a user makes of a delivered message on the wrong side, if it is:
+    spam left in the inbox into Junk (`mailsift correct --spam` of the delivered
+    copy), ham in Junk out of it (`--ham`; nobody looks in Junk with
+    --one-sided). Counts it in moves [to Junk, out]; False when there is none."""
     to_junk = spam and verdict != "spam"
     out_of_junk = not spam and verdict == "spam" and not args.one_sided
     if not (to_junk or out_of_junk):
-        return
+        return False
     with open(copy, "wb") as f:
         f.write(delivered_copy(raw, added))
     subprocess.run([args.mailsift, "--config", conf, "correct", "--spam" if to_junk else "--ham",
                     "--quiet", copy], check=True)
     moves[0 if to_junk else 1] += 1
+    return True
+
+
+def at_once_move(args, conf, log_path, copy, spam, raw, verdict, added, moves):
+    """--at-once: the user moves the message as soon as it is delivered, before
+    mailsiftd has written its scan; `mailsift correct` hands it to mailsiftd's
+    correct_socket, which keeps the correction until the scan is written and
+    then applies it. Waits for that, and for the refit and reload after it."""
+    if not user_move(args, conf, copy, spam, raw, verdict, added, moves):
+        return
     for _ in range(1200):
         if corrections_applied(args.mailsift, conf) >= sum(moves):
             break
@@ -373,15 +383,8 @@ def mailsift_loop(args, train, rest, work):
                 time.sleep(0.1)
             moves_before = sum(moves)
             for spam, path, raw, verdict, added in [] if args.at_once else batch:
-                to_junk = spam and verdict != "spam"
-                out_of_junk = not spam and verdict == "spam" and not args.one_sided
-                if not (to_junk or out_of_junk):
+                if not user_move(args, conf, copy, spam, raw, verdict, added, moves):
                     continue
-                with open(copy, "wb") as f:
-                    f.write(delivered_copy(raw, added))
-                subprocess.run([args.mailsift, "--config", conf, "correct", "--spam" if to_junk else "--ham",
-                                "--quiet", copy], check=True)
-                moves[0 if to_junk else 1] += 1
                 # A user's next move is seconds or minutes away: mailsiftd has refitted by then.
                 if not args.moves_in_bursts:
                     wait_for_reload(args.mailsift, conf, log_path)
@@ -456,7 +459,7 @@ def procedure_digest(key):
     parts = [read_index, split_index, LOOPS[key][1], metrics, filter_json]
     if key == "mailsift":
         parts += [frame, read_frame, z, without_mbox_line, delivered_copy, split_message, milter_scan,
-                  wait_for_reload, corrections_applied, at_once_move]
+                  wait_for_reload, corrections_applied, user_move, at_once_move]
     text = LOOPS[key][0] + "\n" + "".join(inspect.getsource(f) for f in parts)
     return hashlib.sha256(text.encode()).hexdigest()
 
