@@ -318,6 +318,7 @@ public:
             }
             return;
         }
+        if (o.superseded) ++superseded_;
         if (o.confirmed) {
             ++confirmed_;
             if (!quiet_) {
@@ -350,6 +351,7 @@ public:
                   << " already " << to;
         if (confirmed_ > 0) std::cout << ", " << confirmed_ << " confirmed without training";
         if (deferred_ > 0) std::cout << ", " << deferred_ << " waiting for their scan";
+        if (superseded_ > 0) std::cout << "; " << superseded_ << " of them had a correction the other way, undone first";
         std::cout << "\n";
     }
     int status = exit_ok;
@@ -379,7 +381,7 @@ private:
     engine::CorrectionAction action_;
     bool quiet_;
     std::size_t by_signature_ = 0, as_message_ = 0, learned_ = 0, moved_ = 0, already_ = 0, confirmed_ = 0,
-                deferred_ = 0, undone_ = 0, withdrawn_ = 0;
+                deferred_ = 0, undone_ = 0, withdrawn_ = 0, superseded_ = 0;
 };
 
 // Calls `sink` with each input of `correct` in order: the --signature ids,
@@ -429,7 +431,7 @@ int correct_in_database(const Context& ctx, const TrainOptions& opts, engine::Co
     each_correction_input(ctx, opts, paths, out, [&](const std::string& label, engine::CorrectionInput in) {
         out.result(label, engine::apply_correction(trainer, action, in, now));
     });
-    trainer.commit();  // a correction is not followed by a refit (Trainer::finish)
+    trainer.finish();  // and a refit when one is due (Trainer::refit_due)
     return out.status;
 }
 

@@ -267,11 +267,12 @@ Response App::correct(const Request& req, const Actor& actor) {
         trainer.set_corrector("console:" + actor.account);  // the history shows who corrected
         // Exactly as `mailsift correct --signature`: once; the other way moves it.
         const auto r = trainer.correct_or_defer_signature(*id, to, static_cast<std::int64_t>(std::time(nullptr)));
-        trainer.commit();
+        trainer.commit();  // mailsiftd's recorder refits once the changes settle (Trainer::refit_due)
         std::string result;
         if (r.deferred) result = "no scan recorded yet: kept, and trained when mailsiftd writes it";
         else if (r.confirmed) result = "mailsiftd already said so with confidence: not trained (train_on_error)";
         else result = learn_result(r.result);
+        if (r.superseded) result = "its correction the other way undone; " + result;
         audit(req, actor.client,
               audit_event("correct", r.deferred ? "deferred" : r.confirmed ? "not-learned" : result_word(r.result),
                           actor.account, actor.role, {}, std::string(store::to_string(to)) + ":" + engine::signature_text(*id)));
@@ -297,7 +298,7 @@ Response App::undo(const Request& req, const Actor& actor) {
         // Exactly as `mailsift correct --undo --signature`: the latest correction that stands.
         using R = engine::Trainer::UndoOutcome::Result;
         const auto o = trainer.undo_signature(*id, static_cast<std::int64_t>(std::time(nullptr)));
-        trainer.commit();
+        trainer.commit();  // mailsiftd's recorder refits once the changes settle (Trainer::refit_due)
         const bool undone = o.result == R::undone;
         // The class of the correction found (or withdrawn); none was found to undo.
         const bool found = o.result != R::nothing && o.result != R::untagged;

@@ -205,6 +205,8 @@ private:
                 for (const auto& input : request.inputs) {
                     results.push_back(engine::apply_correction(trainer, request.action, input, now));
                 }
+                // Not refitted here: mailsiftd's recorder refits once the changes settle
+                // (Trainer::refit_due), off this worker.
                 trainer.commit();
                 text = engine::encode_answer(results);
                 server_.metrics_.socket_corrections(results.size());

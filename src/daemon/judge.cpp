@@ -187,7 +187,7 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
             mime_limits = c.limits_hit;
             const auto digest = engine::message_digest(t.message);
             answer = answer_scored(t, actions, c, d, engine::signature_text(digest));
-            if (d.record_signatures) recorder.scan(digest, now, c.score.verdict, c.features);
+            if (d.record_signatures) recorder.scan(digest, now, c.score.verdict, c.features, user.value_or(""));
             if (d.record_history) {
                 history = history_line(t, d.history_subjects, now);
                 history->signature = digest;  // what corrections key; the line gets an id of its own

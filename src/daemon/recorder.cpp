@@ -23,7 +23,8 @@ Recorder::~Recorder() {
     thread_.join();
 }
 
-void Recorder::scan(const store::Digest& id, std::int64_t scanned_at, model::Verdict verdict, std::string_view lines) {
+void Recorder::scan(const store::Digest& id, std::int64_t scanned_at, model::Verdict verdict, std::string_view lines,
+                    std::string_view user) {
     std::shared_ptr<const store::ScanPacker> packer;
     {
         std::lock_guard lock(packer_mutex_);
@@ -48,6 +49,11 @@ void Recorder::scan(const store::Digest& id, std::int64_t scanned_at, model::Ver
     }
     const bool was_ready = batch_ready();
     pending_.packed.push_back(std::move(p));
+    if (!user.empty()) {
+        const auto it = pending_users_.find(user);
+        if (it == pending_users_.end()) pending_users_.emplace(std::string(user), scanned_at);
+        else it->second = std::max(it->second, scanned_at);
+    }
     pending_bytes_ += bytes;
     if (options_.metrics) options_.metrics->scans_waiting(pending_.packed.size());
     // A batch is ready: write it now rather than at the interval.
@@ -82,6 +88,8 @@ void Recorder::write_queued_scans(store::Database& db) {
         std::lock_guard lock(mutex_);
         std::swap(queued.packed, pending_.packed);
         pending_bytes_ = 0;
+        queued.delivered.assign(pending_users_.begin(), pending_users_.end());
+        pending_users_.clear();
         if (options_.metrics) options_.metrics->scans_waiting(0);
     }
     if (queued.packed.empty()) return;
@@ -137,6 +145,8 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
     store::Recording batch;
     std::swap(batch, pending_);
     pending_bytes_ = 0;
+    batch.delivered.assign(pending_users_.begin(), pending_users_.end());
+    pending_users_.clear();
     for (const auto& [name, n] : counters_) {
         if (n != 0) batch.counter_increments.emplace_back(name, n);
     }
@@ -148,7 +158,7 @@ void Recorder::write_batch(std::unique_lock<std::mutex>& lock) {
     const bool refit = refit_requested_ && (refit_due_ || stopping_);
     if (refit) refit_requested_ = refit_due_ = false;
     if (batch.packed.empty() && batch.contacts.empty() && batch.counter_increments.empty() && batch.history.empty() &&
-        !prune && !refit) {
+        batch.delivered.empty() && !prune && !refit) {
         return;
     }
     lock.unlock();
@@ -314,6 +324,10 @@ void Recorder::restore(store::Recording& batch) {
     }
     requeue_items(batch.contacts, pending_.contacts, options_.max_queued_contacts, counters_["contacts_dropped"]);
     requeue_items(batch.history, pending_.history, options_.max_queued_history, counters_["history_dropped"]);
+    for (auto& [user, at] : batch.delivered) {  // one entry a user: bounded by the users, not the mail
+        auto& kept = pending_users_[std::move(user)];
+        kept = std::max(kept, at);
+    }
 }
 
 }  // namespace mailsift::daemon

@@ -80,8 +80,10 @@ public:
     Recorder(const Recorder&) = delete;
     Recorder& operator=(const Recorder&) = delete;
 
-    // Packs the scan ("feature<TAB>count" lines, as scored) on the calling thread, then queues it.
-    void scan(const store::Digest& id, std::int64_t scanned_at, model::Verdict verdict, std::string_view lines);
+    // Packs the scan ("feature<TAB>count" lines, as scored) on the calling thread, then queues it;
+    // `user`: the per_user key it was scored for, recorded as delivered to (store::Recording::delivered).
+    void scan(const store::Digest& id, std::int64_t scanned_at, model::Verdict verdict, std::string_view lines,
+              std::string_view user = {});
     void contact(std::string address, std::string source, std::int64_t now);
     // A line of the console's history (written with the scans, pruned with them).
     void history(store::HistoryEntry entry);
@@ -118,6 +120,7 @@ private:
     std::condition_variable wake_, written_;
     store::Recording pending_;  // its packed scans and contacts
     std::size_t pending_bytes_ = 0;  // cost() of pending_.packed
+    std::map<std::string, std::int64_t, std::less<>> pending_users_;  // pending_.delivered, each user once
     std::mutex packer_mutex_;
     std::shared_ptr<const store::ScanPacker> packer_ = std::make_shared<const store::ScanPacker>();
     std::map<std::string, std::int64_t> counters_;

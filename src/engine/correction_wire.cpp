@@ -124,7 +124,7 @@ std::string encode_answer(const std::vector<CorrectionResult>& results) {
             const auto& c = r.correct;
             out += "correct " + std::to_string(static_cast<unsigned>(c.problem)) + " " +
                    std::to_string(static_cast<unsigned>(c.result)) + " " + (c.by_signature ? "1 " : "0 ") +
-                   (c.confirmed ? "1 " : "0 ") + (c.deferred ? "1" : "0") + "\n";
+                   (c.confirmed ? "1 " : "0 ") + (c.deferred ? "1 " : "0 ") + (c.superseded ? "1" : "0") + "\n";
         }
     }
     return out;
@@ -157,7 +157,7 @@ CorrectionAnswer parse_answer(std::string_view text, std::size_t expected) {
         throw WireError("an answer for another number of inputs");
     }
     for (std::size_t i = 0; i < expected; ++i) {
-        const auto w = words(next_line(text), 6);
+        const auto w = words(next_line(text), 7);
         CorrectionResult r;
         if (w.size() == 4 && w[0] == "undo") {
             r.undo = true;
@@ -165,7 +165,7 @@ CorrectionAnswer parse_answer(std::string_view text, std::size_t expected) {
                 whole(w[1], static_cast<std::size_t>(Trainer::UndoOutcome::Result::untagged), "undo result"));
             r.undone.to = class_of(w[2]);
             if (w[3] != "none") r.undone.was = class_of(w[3]);
-        } else if (w.size() == 6 && w[0] == "correct") {
+        } else if ((w.size() == 6 || w.size() == 7) && w[0] == "correct") {  // 6: a mailsiftd from before superseded
             auto& c = r.correct;
             c.problem = static_cast<MessageProblem>(
                 whole(w[1], static_cast<std::size_t>(MessageProblem::truncated_mime), "message problem"));
@@ -174,6 +174,7 @@ CorrectionAnswer parse_answer(std::string_view text, std::size_t expected) {
             c.by_signature = flag(w[3]);
             c.confirmed = flag(w[4]);
             c.deferred = flag(w[5]);
+            c.superseded = w.size() == 7 && flag(w[6]);
         } else {
             throw WireError("a result is a 'correct' or an 'undo' line");
         }

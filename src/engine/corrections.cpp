@@ -50,6 +50,18 @@ void Trainer::check_owner(const store::Scan& scan, std::string_view by) const {
     if (user && !owns(*acting, *user, settings_.per_user)) not_yours(scan.id, "was delivered to another user");
 }
 
+void Trainer::check_named_user() {
+    // A layer is only for a user mailsiftd delivered to (issue 58): a name
+    // given with --user that it never scored mail for starts none.
+    if (settings_.scorer != Scorer::linear || settings_.per_user == PerUser::off || !valid_user(user_)) return;
+    if (delivered_checked_ == user_) return;
+    if (!db_.delivered_to(user_)) {
+        throw NotYours("mailsiftd has delivered no mail to " + user_ +
+                       "; a correction names a user it scored mail for (nothing was changed)");
+    }
+    delivered_checked_ = user_;
+}
+
 bool Trainer::confirmed_only(model::Verdict said, store::Class c) const {
     // Train on error with a thick threshold: a confident verdict that was right
     // teaches nothing new; errors and everything scored unsure are trained.
@@ -59,13 +71,16 @@ bool Trainer::confirmed_only(model::Verdict said, store::Class c) const {
 Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Class c, std::int64_t now,
                                             std::string_view raw, const std::string* by) {
     check_owner(scan, by != nullptr ? *by : corrector_);  // before anything changes
+    check_named_user();
     // This correction is the latest word on the scan: one deferred earlier must not undo it.
     open_batch();
     batch_->drop_deferred_correction(scan.id);
+    const bool superseded = supersede(scan.id, c, raw, now);
     if (confirmed_only(scan.verdict, c)) {
         CorrectOutcome o;
         o.by_signature = true;
         o.confirmed = true;
+        o.superseded = superseded;
         return o;
     }
     const auto lines = parse_feature_lines(scan.features);
@@ -103,12 +118,14 @@ Trainer::CorrectOutcome Trainer::learn_scan(const store::Scan& scan, store::Clas
     const store::LearnResult r = train(scan.id, terms, model_terms, std::move(slots), user.value_or(""), view, from, c, now, &undo);
     if (r != store::LearnResult::already_learned) {
         batch_->record_correction({scan.verdict, c, now, scan.id, by != nullptr ? *by : corrector_, std::move(undo)});
+        corrected_ = true;
     }
-    return {MessageProblem::none, r, true, false};
+    return {MessageProblem::none, r, true, false, false, superseded};
 }
 
 Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now) {
     if (const auto p = check_message(raw, size_bytes, settings_.limits); refused(p)) return {p, {}, false};
+    check_named_user();  // before anything changes
     load_linear_models();
     // A tagged message is one message with its scan: both are learned under the
     // signature, so whichever comes first is the one training and the other finds it.
@@ -121,7 +138,10 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
     // tagged it, its verdict comes from the message's own X-Mailsift-Status.
     std::optional<model::Verdict> said;
     if (const auto* h = signature ? parsed.find("X-Mailsift-Status") : nullptr) said = verdict_of_status(h->value);
-    if (said && confirmed_only(*said, c)) return {MessageProblem::none, store::LearnResult::already_learned, false, true};
+    bool superseded = signature && supersede(*signature, c, raw, now);
+    if (said && confirmed_only(*said, c)) {
+        return {MessageProblem::none, store::LearnResult::already_learned, false, true, false, superseded};
+    }
     if (signature) {
         open_batch();
         // As in learn_scan: this one is the latest; but not over another user's, waiting for their scan.
@@ -142,7 +162,11 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
     if (recorded) {
         open_batch();
         const store::Digest stored = stored_digest(p);
-        if (!key) key = stored;
+        if (!key) {
+            key = stored;
+            superseded = supersede(*key, c, raw, now);
+            open_batch();
+        }
         undo.was = batch_->learned_class(stored);
     }
     // A correction is always trained.
@@ -151,8 +175,9 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
         // Without its scan the signature is not the scan's key; still the history's, for a tagged message.
         // Untagged, mailsiftd said nothing of it: recorded as unsure.
         batch_->record_correction({said.value_or(model::Verdict::unsure), c, now, key, corrector_, std::move(undo)});
+        corrected_ = true;
     }
-    return {o.problem, o.result, false};
+    return {o.problem, o.result, false, false, false, superseded};
 }
 
 std::optional<store::Scan> Trainer::scan_for(const store::Digest& id, const mime::ParsedMessage& parsed,
@@ -237,31 +262,35 @@ Trainer::UndoOutcome Trainer::undo_signature(const store::Digest& id, std::int64
         o.result = UndoOutcome::Result::not_undoable;
         return o;
     }
-    const store::CorrectionUndo& u = *latest->undo;
-    if (acting) {
-        // The user whose layer it stepped, else whose scan it corrected, else whoever made it.
-        std::optional<std::string> owner;
-        if (!u.layer.slots.empty()) {
-            owner = u.layer.user;
-        } else if (const auto scan = db_.find_scan(id)) {
-            owner = recorded_user(scan->features);
-        }
-        if (owner ? !owns(*acting, *owner, settings_.per_user) : !same_user(latest->by, corrector_)) {
-            not_yours(id, "has a correction made for another user");
-        }
+    if (!may_undo(id, *latest, acting)) not_yours(id, "has a correction made for another user");
+    o.was = latest->undo->was;
+    o.result = take_back(id, *latest, raw, now);
+    return o;
+}
+
+bool Trainer::may_undo(const store::Digest& id, const store::CorrectionRecord& latest,
+                       const std::optional<std::string>& acting) {
+    if (!acting) return true;  // an administrator, who may undo any
+    // The user whose layer it stepped, else whose scan it corrected, else whoever made it.
+    const store::CorrectionUndo& u = *latest.undo;
+    std::optional<std::string> owner;
+    if (!u.layer.slots.empty()) {
+        owner = u.layer.user;
+    } else if (const auto scan = db_.find_scan(id)) {
+        owner = recorded_user(scan->features);
     }
-    o.was = u.was;
+    return owner ? owns(*acting, *owner, settings_.per_user) : same_user(latest.by, corrector_);
+}
+
+Trainer::UndoOutcome::Result Trainer::take_back(const store::Digest& id, const store::CorrectionRecord& latest,
+                                                std::string_view raw, std::int64_t now) {
+    using R = UndoOutcome::Result;
+    const store::CorrectionUndo& u = *latest.undo;
     if (!u.site_cancelled) {
         // Learned otherwise since (learn, unlearn): putting back what the
         // correction found would undo that too.
-        if (batch_->learned_class(id) != latest->to) {
-            o.result = UndoOutcome::Result::changed;
-            return o;
-        }
-        if (!take_back_site(id, latest->to, u, raw, now)) {
-            o.result = UndoOutcome::Result::scan_gone;
-            return o;
-        }
+        if (batch_->learned_class(id) != latest.to) return R::changed;
+        if (!take_back_site(id, latest.to, u, raw, now)) return R::scan_gone;
     }
     if (!u.layer.slots.empty()) {  // and the step in its user's layer: the slots alone
         store::TrainingBatch::LinearStep back;
@@ -273,10 +302,22 @@ Trainer::UndoOutcome Trainer::undo_signature(const store::Digest& id, std::int64
         batch_->add_linear(back);
         if (linear_) linear_->apply(back.slots, back.step);
     }
-    batch_->mark_undone(latest->id, now, corrector_);
+    batch_->mark_undone(latest.id, now, corrector_);
+    corrected_ = true;
     ++in_batch_;
-    o.result = UndoOutcome::Result::undone;
-    return o;
+    return R::undone;
+}
+
+bool Trainer::supersede(const store::Digest& id, store::Class c, std::string_view raw, std::int64_t now) {
+    // A message corrected one way and then the other (moved into Junk and back
+    // out) is undone, then corrected afresh: what stands is the latest word on
+    // it, one correction, as though the first had not been made, and flipping
+    // it again and again grows neither the layer's steps nor the store.
+    open_batch();
+    const auto latest = batch_->latest_correction(id);
+    if (!latest || latest->to == c || !latest->undo) return false;
+    if (!may_undo(id, *latest, acting_for(corrector_))) return false;  // another user's: moved, as before
+    return take_back(id, *latest, raw, now) == UndoOutcome::Result::undone;
 }
 
 std::vector<store::TrainTerm> Trainer::learned_terms(const store::Digest& id, std::string_view raw,
@@ -326,8 +367,9 @@ bool Trainer::take_back_site(const store::Digest& id, store::Class to, const sto
             batch_->add_linear(back);
             if (linear_) linear_->apply(back.slots, back.step);
         }
-        // Its message's sample is out of use now: mailsiftd refits without it.
+        // Its message's sample is out of use now: the next refit is without it.
         batch_->drop_linear_sample(u.hash_bits);
+        ++linear_learned_;  // a change to refit, as a message learned is (refit_due)
     }
     if (!u.contact.empty()) batch_->remove_contact(u.contact);
     return true;

@@ -195,7 +195,7 @@ void Trainer::begin_command() {
     one_message_ = true;
     known_.reset();
     covered_known_.clear();
-    linear_learned_ = 0;
+    linear_learned_ = 0;  // a command's own changes (refit_linear)
     // What the store holds once the previous command committed.
     for (auto& a : new_contacts_) contacts_.add(std::move(a));
     new_contacts_.clear();
@@ -232,6 +232,7 @@ model::LinearModel& Trainer::linear_model() {
         linear_seen_[0] = w.seen_ham;
         linear_seen_[1] = w.seen_spam;
         linear_dropped_ = w.samples_dropped;
+        linear_unrefitted_ = w.samples_version() > w.refit_mark ? w.samples_version() - w.refit_mark : 0;
     }
     return *linear_;
 }
@@ -293,14 +294,24 @@ void Trainer::rehearse(const store::Digest& digest, std::string_view prefix, sto
     }
 }
 
+bool Trainer::refit_due(RefitPoint at, std::uint64_t unrefitted, std::uint64_t held) {
+    if (unrefitted == 0) return false;
+    if (at == RefitPoint::settled) return true;
+    return unrefitted >= refit_after || unrefitted * 10 >= held;
+}
+
 std::size_t Trainer::refit_linear() {
     const auto& lp = settings_.linear;
-    if (settings_.scorer != Scorer::linear || lp.epochs == 0 || linear_learned_ == 0) return 0;
-    // Due after refit_after messages, or sooner on a small model, where a refit
-    // costs little: when this command learned a tenth of the samples held.
+    if (settings_.scorer != Scorer::linear || lp.epochs == 0) return 0;
+    if (!linear_ && linear_learned_ == 0) return 0;  // learned nothing, and read nothing of what others left
+    linear_model();
     const std::uint64_t held = std::min<std::uint64_t>(linear_seen_[0], lp.rehearsal) +
                                std::min<std::uint64_t>(linear_seen_[1], lp.rehearsal);
-    if (linear_learned_ < refit_after && linear_learned_ * 10 < held) return 0;
+    // A command's own changes; and, once it corrected, what other writers left
+    // unrefitted too: corrections are mostly spam left in the inbox, and the
+    // steps on them drift the weights toward spam until a refit (refit_due).
+    const std::uint64_t others = corrected_ ? linear_unrefitted_ : 0;
+    if (!refit_due(RefitPoint::command_end, others + linear_learned_, held)) return 0;
     return refit(/*exclusive=*/false);
 }
 
@@ -308,7 +319,9 @@ std::size_t Trainer::refit_linear_if_behind() {
     if (settings_.scorer != Scorer::linear || settings_.linear.epochs == 0) return 0;
     commit();
     const store::LinearWeights state = db_.linear_state();
-    if (state.samples_version() <= state.refit_mark) return 0;
+    const std::uint64_t unrefitted =
+        state.samples_version() > state.refit_mark ? state.samples_version() - state.refit_mark : 0;
+    if (!refit_due(RefitPoint::settled, unrefitted, 0)) return 0;
     linear_.reset();  // the weights as they are now, with their counts
     return refit(/*exclusive=*/true);
 }
@@ -379,6 +392,7 @@ std::size_t Trainer::refit(bool exclusive) {
     batch_->add_linear_weights(lp.hash_bits, std::move(delta), m.bias() - bias, m.nb_weight() - nb_weight, mark,
                                exclusive, std::move(layer));
     linear_learned_ = 0;
+    linear_unrefitted_ = 0;
     try {
         commit();
     } catch (const store::RefitSuperseded&) {

@@ -134,7 +134,7 @@ void deployed(const std::vector<LabelledMessage>& corpus, const Plan& plan, cons
             engine::Trainer trainer(db, settings, engine::Trainer::Reads::rows);  // one `mailsift correct` a move
             trainer.set_corrector("evaluate");
             const auto o = trainer.correct(copy, copy.size(), to_junk ? store::Class::spam : store::Class::ham, now);
-            trainer.commit();
+            trainer.finish();
             // mailsiftd refits once it has loaded the correction and no other came
             // (daemon/recorder.hpp): within two refresh_interval, before a user's next
             // move, which is seconds or minutes away. Moves made in one burst (a user

@@ -150,7 +150,7 @@ TEST_CASE("Undo in the console puts the counts back, keeps the trail, and refuse
     CHECK(line()["corrections"].size() == 1);
 }
 
-TEST_CASE("Undo in the console takes back the latest correction first, and withdraws one still waiting", "[console]") {
+TEST_CASE("Undo in the console takes back the correction that stands, and withdraws one still waiting", "[console]") {
     Console c;
     const auto id = record_line(c, fixture("ham_meeting_notes.eml"));
     const std::string sig = engine::signature_text(id);
@@ -163,27 +163,29 @@ TEST_CASE("Undo in the console takes back the latest correction first, and withd
         REQUIRE(r.result() == http::status::ok);
         return json::parse(r.body());
     };
+    const model::Counts before = counts(c);
     REQUIRE(post("/api/correct", json{{"signature", sig}, {"class", "spam"}}.dump()).result() == http::status::ok);
     const model::Counts as_spam = counts(c);
     REQUIRE(post("/api/correct", json{{"signature", sig}, {"class", "ham"}}.dump()).result() == http::status::ok);
-    CHECK(counts(c).messages.ham == as_spam.messages.ham + 1);  // moved: undoing is not this
+    // The other way: the spam correction undone first, then learned as ham.
+    CHECK(counts(c).messages.ham == as_spam.messages.ham + 1);
+    CHECK(counts(c).messages.spam == before.messages.spam);
 
-    // The ham correction undone: back to spam, exactly as after the first.
+    // The ham correction undone: back to before both (the spam one no longer stands).
     const auto r = post("/api/undo", body_of(sig));
     REQUIRE(r.result() == http::status::ok);
     const json u = json::parse(r.body());
     CHECK(u["class"] == "ham");
-    CHECK(u["now"] == "spam");
-    CHECK(u["result"] == "undid its correction to ham; now learned as spam");
-    check_same(counts(c), as_spam);
+    CHECK(u["now"] == "not learned");
+    CHECK(u["result"] == "undid its correction to ham; now not learned");
+    check_same(counts(c), before);
     const json x = trail();
-    REQUIRE(x["corrected"].is_object());  // the spam correction stands again
-    CHECK(x["corrected"]["class"] == "spam");
+    CHECK_FALSE(x["corrected"].is_object());  // none stands
     const json& t = x["corrections"];
     REQUIRE(t.size() == 2);
     CHECK(t[0]["to"] == "spam");  // oldest first
-    CHECK(t[0]["undone_at"].is_null());
-    CHECK(t[0]["undoable"] == true);
+    CHECK(t[0]["undone_by"] == "console:root");  // by the ham correction
+    CHECK(t[0]["undoable"] == false);
     CHECK(t[1]["to"] == "ham");
     CHECK(t[1]["undone_by"] == "console:root");
     CHECK(t[1]["undoable"] == false);

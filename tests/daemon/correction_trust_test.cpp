@@ -125,6 +125,13 @@ TEST_CASE("A trusted peer names the user (virtual users): that user corrects and
     CHECK(s.correct("--undo --signature " + b).find("exit 0") != std::string::npos);
     CHECK(s.layer("b@example.org").find(untouched) != std::string::npos);
 
+    // A name mailsiftd never delivered to, even from the trusted pipe: refused, no layer, no user listed.
+    std::ofstream(s.d.dir / "untagged.eml") << weekly_deals;
+    out = s.correct("--spam --user invented@example.org " + (s.d.dir / "untagged.eml").string());
+    CHECK(out.find("not permitted: mailsiftd has delivered no mail to invented@example.org") != std::string::npos);
+    CHECK(out.find("exit 1") != std::string::npos);
+    CHECK(run(s.conf + " stats --users").find("invented@example.org") == std::string::npos);
+
     // A correction waiting for a scan not written yet (another daemon's, in a
     // fleet) is withdrawn only by the user who asked for it.
     const std::string waiting = "0123456789abcdef0123456789abcdef";

@@ -540,8 +540,10 @@ TEST_CASE("A correction by signature trains what was scanned and moves on a seco
         REQUIRE(db.load_counts(model::TermFrequency::raw).messages.ham == 1);
         REQUIRE(db.corrections_since(0).false_positives == 1);
     }
-    SECTION("the other direction moves it, by signature alone") {
-        REQUIRE(t.correct_signature(id, store::Class::spam, 3000)->result == store::LearnResult::moved);
+    SECTION("the other direction undoes the first and learns it so, by signature alone") {
+        const auto flipped = t.correct_signature(id, store::Class::spam, 3000);
+        REQUIRE(flipped->result == store::LearnResult::learned);
+        REQUIRE(flipped->superseded);
         t.commit();
         counts = db.load_counts(model::TermFrequency::raw);
         REQUIRE(counts.messages.ham == 0);
@@ -603,7 +605,9 @@ TEST_CASE("A tagged message is one message: corrected before its scan is written
 
     SECTION("corrected the other way, it is one ham") {
         engine::Trainer t(db, engine::Settings{});
-        REQUIRE(t.correct(delivered, delivered.size(), store::Class::ham, 3000).result == store::LearnResult::moved);
+        const auto flipped = t.correct(delivered, delivered.size(), store::Class::ham, 3000);
+        REQUIRE(flipped.result == store::LearnResult::learned);  // the spam correction undone first
+        REQUIRE(flipped.superseded);
         t.commit();
         const auto after = db.load_counts(model::TermFrequency::raw);
         REQUIRE(after.messages == model::ClassCounts{0, 1});
@@ -700,8 +704,8 @@ TEST_CASE("A correction by signature alone, before its scan, is kept and trained
         scan_arrives();
         const auto counts = db.load_counts(model::TermFrequency::raw);
         REQUIRE(counts.messages == model::ClassCounts{0, 1});  // one ham (as the message: the scan came later)
-        // Corrected the other way once more, by signature: moved to the scan's features as spam.
-        REQUIRE(correct_signature(store::Class::spam).result == store::LearnResult::moved);
+        // Corrected the other way once more, by signature: the ham correction undone, the scan's features learned as spam.
+        REQUIRE(correct_signature(store::Class::spam).result == store::LearnResult::learned);
         require_model(learned_once(store::Class::spam));
     }
     SECTION("the message corrected to ham, then the signature to spam before the scan: spam, once") {

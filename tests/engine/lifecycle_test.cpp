@@ -205,6 +205,60 @@ TEST_CASE("Messages learned since the last refit leave the linear scorer behind 
     REQUIRE(state().refit_mark == state().samples_version());
 }
 
+TEST_CASE("One rule says when a refit is due, at a command's end and once the changes settle", "[engine]") {
+    using P = engine::Trainer::RefitPoint;
+    constexpr auto after = engine::Trainer::refit_after;
+    // At a command's end: refit_after changes unrefitted, or a tenth of the samples held.
+    REQUIRE_FALSE(engine::Trainer::refit_due(P::command_end, after - 1, 100000));
+    REQUIRE(engine::Trainer::refit_due(P::command_end, after, 100000));
+    REQUIRE(engine::Trainer::refit_due(P::command_end, 5, 50));
+    REQUIRE_FALSE(engine::Trainer::refit_due(P::command_end, 4, 50));
+    // Settled: any change, however few.
+    REQUIRE(engine::Trainer::refit_due(P::settled, 1, 100000));
+    REQUIRE_FALSE(engine::Trainer::refit_due(P::settled, 0, 100000));
+    REQUIRE_FALSE(engine::Trainer::refit_due(P::command_end, 0, 0));
+}
+
+TEST_CASE("A correction's command refits what it and earlier writers left unrefitted, once due", "[engine]") {
+    // A site where only `mailsift correct` writes (no mailsiftd to refit once
+    // the changes settle): what other commands left unrefitted counts.
+    FOR_EACH_BACKEND(s);
+    auto db = s.open();
+    testing::train_fixtures(*db, /*refit=*/true);
+    const auto state = [&] { return db->linear_state(); };
+    // A writer that only committed (mailsiftd's socket before its recorder refits): left behind.
+    {
+        engine::Trainer t(*db, engine::Settings{});
+        const std::string ham = "From: carol@example.org\r\nTo: team@example.org\r\nSubject: rota for the "
+                                "on-call week\r\n\r\nHere is the rota for next week's on-call shifts and the "
+                                "handover notes from the last incident review.\r\n";
+        const auto o = t.learn(ham, ham.size(), store::Class::ham, 1500);
+        REQUIRE(o.result == store::LearnResult::learned);
+        REQUIRE_FALSE(o.confident);
+        t.commit();
+    }
+    REQUIRE(state().refit_mark + 1 == state().samples_version());
+    // A command that learned nothing refits nothing.
+    {
+        engine::Trainer t(*db, engine::Settings{});
+        REQUIRE(t.finish() == 0);
+    }
+    REQUIRE(state().refit_mark + 1 == state().samples_version());
+    // A correction by its scan, ended as `mailsift correct` ends it: 2 of 8
+    // samples unrefitted is over a tenth, so it refits both writers' changes.
+    const store::Digest id = engine::message_digest(scanned_spam);
+    db->record(scan_of(*db, id));
+    std::size_t refitted = 0;
+    {
+        engine::Trainer t(*db, engine::Settings{}, engine::Trainer::Reads::rows);
+        REQUIRE(t.correct_signature(id, store::Class::spam, 2000)->result == store::LearnResult::learned);
+        refitted = t.finish();
+    }
+    REQUIRE(refitted == 8);
+    REQUIRE(state().refit_mark == state().samples_version());
+    REQUIRE(engine::Trainer(*db, engine::Settings{}).refit_linear_if_behind() == 0);  // nothing left for mailsiftd
+}
+
 TEST_CASE("A refit replaces the last one: refitting samples that did not change leaves the weights one refit left",
           "[engine]") {
     // mailsiftd refits after every correction. Logistic regression without a

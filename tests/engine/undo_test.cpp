@@ -117,34 +117,54 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         REQUIRE_FALSE(lines[0].corrected);
     }
 
-    SECTION("corrected one way, then the other, then undone: back to the first correction, not to the start") {
+    SECTION("corrected one way, then the other: the second replaces the first, and its undo goes back to the start") {
         engine::Trainer t(*db, engine::Settings{});
         REQUIRE(t.correct_signature(id, store::Class::spam, 2000)->result == store::LearnResult::learned);
         t.commit();
-        const State as_spam = state_of(*db, lottery_spam);
         REQUIRE(db->corrections_since(0).false_negatives == 1);
         engine::Trainer t2(*db, engine::Settings{});
-        REQUIRE(t2.correct_signature(id, store::Class::ham, 2100)->result == store::LearnResult::moved);
+        const auto flipped = t2.correct_signature(id, store::Class::ham, 2100);
+        REQUIRE(flipped->superseded);
+        REQUIRE(flipped->result == store::LearnResult::learned);
         t2.commit();
         REQUIRE(db->corrections_since(0).false_negatives == 0);  // the latest says ham was right
+        auto trail = db->corrections_of(id);
+        REQUIRE(trail.size() == 2);
+        REQUIRE(trail[0].undone_at == 2100);  // the first, undone by the second
+        REQUIRE(trail[1].undone_at == 0);
 
         engine::Trainer u(*db, engine::Settings{});
         const auto o = u.undo_signature(id, 2200);
         REQUIRE(o.result == engine::Trainer::UndoOutcome::Result::undone);
-        REQUIRE(o.was == store::Class::spam);
+        REQUIRE_FALSE(o.was);  // not learned before either correction
         u.commit();
-        require_same_model(as_spam, state_of(*db, lottery_spam));
-        REQUIRE(db->corrections_since(0).false_negatives == 1);  // the first correction stands again
-
-        engine::Trainer u2(*db, engine::Settings{});
-        REQUIRE(u2.undo_signature(id, 2300).result == engine::Trainer::UndoOutcome::Result::undone);
-        u2.commit();
         require_same_model(before, state_of(*db, lottery_spam));
         REQUIRE(db->corrections_since(0).false_negatives == 0);
-        const auto trail = db->corrections_of(id);
+        engine::Trainer u2(*db, engine::Settings{});
+        REQUIRE(u2.undo_signature(id, 2300).result == engine::Trainer::UndoOutcome::Result::nothing);
+        u2.commit();
+        trail = db->corrections_of(id);
         REQUIRE(trail.size() == 2);
-        REQUIRE(trail[0].undone_at == 2300);
         REQUIRE(trail[1].undone_at == 2200);
+    }
+
+    SECTION("flipped again and again: one correction stands, the trail stays bounded, undo goes back to the start") {
+        for (int i = 0; i < 20; ++i) {
+            engine::Trainer f(*db, engine::Settings{});
+            const auto to = i % 2 == 0 ? store::Class::spam : store::Class::ham;
+            REQUIRE(f.correct_signature(id, to, 2000 + i)->result == store::LearnResult::learned);
+            f.commit();
+        }
+        const auto trail = db->corrections_of(id);
+        REQUIRE(trail.size() == 1 + store::undone_kept);
+        REQUIRE(std::count_if(trail.begin(), trail.end(), [](const auto& r) { return r.undone_at == 0; }) == 1);
+        REQUIRE(trail.back().to == store::Class::ham);
+        REQUIRE(db->corrections_since(0).false_negatives == 0);
+        // Undone, the model is as before the first.
+        engine::Trainer u(*db, engine::Settings{});
+        REQUIRE(u.undo_signature(id, 2100).result == engine::Trainer::UndoOutcome::Result::undone);
+        u.commit();
+        require_same_model(before, state_of(*db, lottery_spam));
     }
 
     SECTION("a correction the other way is not an undo: the message stays learned") {
@@ -152,7 +172,7 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         REQUIRE(t.correct_signature(id, store::Class::spam, 2000)->result == store::LearnResult::learned);
         t.commit();
         engine::Trainer t2(*db, engine::Settings{});
-        REQUIRE(t2.correct_signature(id, store::Class::ham, 2100)->result == store::LearnResult::moved);
+        REQUIRE(t2.correct_signature(id, store::Class::ham, 2100)->result == store::LearnResult::learned);
         t2.commit();
         const State moved = state_of(*db, lottery_spam);
         REQUIRE(moved.model.counts.messages.ham == before.model.counts.messages.ham + 1);

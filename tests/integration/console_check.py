@@ -429,10 +429,10 @@ def browser_checks(args):
         w.until(lambda d: "already learned" in text_of(d, "correct-result"))
         check(stats(args) == after, "browser: correcting it again the same way changes nothing")
         row.find_element(By.CSS_SELECTOR, "button.correct[data-class=ham]").click()
-        w.until(lambda d: "moved" in text_of(d, "correct-result"))
+        w.until(lambda d: "its correction the other way undone" in text_of(d, "correct-result"))
         moved = stats(args)
         check(moved["spam"] == before["spam"] and moved["ham"] == before["ham"] + 1,
-              "browser: and the other way moves it", f"{before} -> {moved}")
+              "browser: and the other way replaces it: the spam correction undone, learned as ham", f"{before} -> {moved}")
         # The correction stays on its line after a reload: to what, by whom, when.
         corrected_at = time.time()
         d.refresh()

@@ -1,8 +1,8 @@
 """Issue 41, item 7: an undo that undoes. Called by console_check.py's browser
 checks right after it corrected the line of the "meeting" message to spam, and
-then to ham (moved), from the page: the details list that trail; Undo last
-correction takes back the ham correction (the counts as after the spam one),
-then the spam one (the counts as before any), each shown struck through with
+then to ham, from the page: the details list that trail, the spam correction
+undone by the ham one that replaced it (issue 58); Undo last correction takes
+back the ham correction (the counts as before any), shown struck through with
 who undid it, the line's correction cell following; with none left standing,
 the button goes. Undoing is not correcting the other way: the counts return.
 At the end the message is corrected to ham again with the command line, so the
@@ -41,39 +41,30 @@ def undo_page(d, w, args, check, page_json, stats, shot, signature, counts):
     w.until(lambda d: d.find_element(By.ID, "explain-panel").is_displayed() and
             text_of(d, "explain-signature") == signature)
     trail = [li.text for li in d.find_elements(By.CSS_SELECTOR, "#explain-trail li")]
+    struck = [li.text for li in d.find_elements(By.CSS_SELECTOR, UNDONE)]
+    # The ham correction replaced the spam one (issue 58): the spam one is undone, by the admin who corrected again.
     check(len(trail) == 2 and trail[0].startswith(f"→ spam by {admin}, ") and trail[1].startswith(f"→ ham by {admin}, ")
-          and not d.find_elements(By.CSS_SELECTOR, UNDONE),
-          "browser: the line's details list its trail of corrections, oldest first (→ spam, → ham)", trail)
+          and len(struck) == 1 and struck[0].startswith(f"→ spam by {admin}, ") and f"undone by {admin}, " in struck[0],
+          "browser: the line's details list its trail, oldest first: → spam, undone when → ham replaced it", trail)
     undo = d.find_element(By.ID, "explain-undo")
     check(undo.is_displayed(), "browser: with a correction standing, an admin sees Undo last correction")
 
-    def undo_once(undone, says):
-        d.execute_script("document.getElementById('correct-result').textContent = ''")
-        undo.click()
-        w.until(lambda d: says in text_of(d, "correct-result") or text_of(d, "history-error") != "")
-        # The panel is drawn again from the server once the answer is in: wait for it.
-        w.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, UNDONE)) == undone)
-        return text_of(d, "correct-result") + text_of(d, "history-error")
-
-    said = undo_once(1, "undid its correction to ham")
-    check(said.endswith("undid its correction to ham; now learned as spam") and stats(args) == counts["spam"],
-          "browser: Undo takes back the ham correction: learned as spam, the counts as after the spam correction (mailsift stats)",
-          f"{said}; {counts['spam']} vs {stats(args)}")
-    struck = d.find_element(By.CSS_SELECTOR, UNDONE)
-    line = d.execute_script("return getComputedStyle(arguments[0].querySelector('.made')).textDecorationLine", struck)
-    check(struck.text.startswith(f"→ ham by {admin}, ") and f"undone by {admin}, " in struck.text and "line-through" in line,
-          "browser: the undone correction stays in the trail, struck through, with who undid it and when", (struck.text, line))
-    cell = d.find_element(By.CSS_SELECTOR, line_of + " td.correction").text
-    check(cell.startswith(f"→ spam by {admin}, ") and text_of(d, "explain-corrected").startswith("→ spam"),
-          "browser: the line's correction cell and the details show the spam correction standing again",
-          (cell, text_of(d, "explain-corrected")))
+    d.execute_script("document.getElementById('correct-result').textContent = ''")
+    undo.click()
+    says = "undid its correction to ham"
+    w.until(lambda d: says in text_of(d, "correct-result") or text_of(d, "history-error") != "")
+    # The panel is drawn again from the server once the answer is in: wait for it.
+    w.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, UNDONE)) == 2)
+    said = text_of(d, "correct-result") + text_of(d, "history-error")
+    check(said.endswith("undid its correction to ham; now not learned") and stats(args) == counts["before"],
+          "browser: Undo takes back the ham correction, which replaced the spam one: the counts as before any (mailsift stats)",
+          f"{said}; {counts['before']} vs {stats(args)}")
+    last = d.find_elements(By.CSS_SELECTOR, UNDONE)[-1]
+    line = d.execute_script("return getComputedStyle(arguments[0].querySelector('.made')).textDecorationLine", last)
+    check(last.text.startswith(f"→ ham by {admin}, ") and f"undone by {admin}, " in last.text and "line-through" in line,
+          "browser: the undone correction stays in the trail, struck through, with who undid it and when", (last.text, line))
     d.execute_script("document.getElementById('explain-trail').scrollIntoView({block: 'center'})")
     shot(d, args, "07a-history-undone")
-
-    said = undo_once(2, "undid its correction to spam")
-    check(said.endswith("undid its correction to spam; now not learned") and stats(args) == counts["before"],
-          "browser: Undo again takes back the spam correction: the counts as before any correction (mailsift stats)",
-          f"{said}; {counts['before']} vs {stats(args)}")
     w.until(lambda d: d.find_element(By.CSS_SELECTOR, line_of + " td.correction").text == "")
     row = d.find_element(By.CSS_SELECTOR, line_of)
     check("corrected" not in row.get_attribute("class") and text_of(d, "explain-corrected") == "no" and

@@ -307,10 +307,10 @@ if file=$(delivered_file spam1) && wait_for 10 signature_recorded; then
         not_ok "the same correction again is a no-op with exit 0 (rc $rc: $again)"
     fi
     back=$("$MAILSIFT" --db "$DB" correct --spam "$file" 2>&1) || true
-    if [[ "$back" == *"1 moved"* ]]; then
-        ok "correcting the other way moves it ($back)"
+    if [[ "$back" == *"1 learned"*"1 of them had a correction the other way, undone first"* ]]; then
+        ok "correcting the other way replaces the first correction ($back)"
     else
-        not_ok "correcting the other way moves it (got '$back')"
+        not_ok "correcting the other way replaces the first correction (got '$back')"
     fi
 else
     not_ok "the scan of spam_cheap_pills.eml was recorded for correction within 10 s"
@@ -382,10 +382,10 @@ if [ -n "$DPID" ] && file=$(delivered_file once1); then
             not_ok "after the scan is written, two corrections at the same moment change nothing ($(cat "$WORK"/once-par?.rc | tr '\n' ' ')$(cat "$WORK"/once-par?.out | tr '\n' '|'); exports $(cmp "$WORK/once-first.export" "$WORK/once-par.export" 2>&1))"
         fi
         corrected once-back --ham "$file"
-        if grep -q "1 by signature, 0 as the message; 0 learned, 1 moved" "$WORK/once-back.out"; then
-            ok "corrected the other way, it moves: $(tail -1 "$WORK/once-back.out")"
+        if grep -q "1 by signature, 0 as the message; 1 learned, 0 moved.*1 of them had a correction the other way, undone first" "$WORK/once-back.out"; then
+            ok "corrected the other way, the first correction is undone and it is learned so: $(tail -1 "$WORK/once-back.out")"
         else
-            not_ok "corrected the other way, it moves ($(tr '\n' '|' <"$WORK/once-back.out"))"
+            not_ok "corrected the other way, the first correction is undone and it is learned so ($(tr '\n' '|' <"$WORK/once-back.out"))"
         fi
         model_export "$WORK/once-after.export"
         if diff_out=$(python3 "$HERE/export_diff.py" "$WORK/once-before.export" "$WORK/once-after.export" \

@@ -78,3 +78,31 @@ TEST_CASE("A store from before corrections.layer_sender gains it, its correction
     b.commit();
     CHECK(db->layer_corrections("bob@example.org").size() == 2);  // both in bob's layer, as before
 }
+
+TEST_CASE("The users mailsiftd delivered to are kept, each once, and a store from before learns those with a layer",
+          "[store]") {
+    FOR_EACH_BACKEND(s);
+    {
+        const auto db = s.open();
+        CHECK_FALSE(db->delivered_to("bob@example.org"));
+        store::Recording r;
+        r.delivered = {{"bob@example.org", 1000}, {"example.net", 1100}};
+        db->record(r);
+        r.delivered = {{"bob@example.org", 900}};  // an older time: the latest stays
+        db->record(r);
+        CHECK(db->delivered_to("bob@example.org"));
+        CHECK(db->delivered_to("example.net"));
+        CHECK_FALSE(db->delivered_to("alice@example.org"));
+        CHECK(s.value("SELECT last_at FROM delivered_users WHERE name = 'bob@example.org'") == 1000);
+        store::TrainingBatch b(*db);
+        b.record_correction({model::Verdict::ham, Class::spam, 1200, digest(1), "cli:carol", layer_of("carol@example.org", "news@deals.example")});
+        b.commit();
+    }
+    // SQLite schema 20, PostgreSQL 15: no table of them; carol has a layer, so was delivered to.
+    s.exec("DROP TABLE delivered_users");
+    const bool sqlite = s.kind() == "sqlite";
+    s.exec(sqlite ? "PRAGMA user_version = 20" : "UPDATE mailsift_schema SET version = 15");
+    const auto db = s.open();
+    CHECK(db->delivered_to("carol@example.org"));
+    CHECK_FALSE(db->delivered_to("bob@example.org"));  // delivered to before: known again with the next scan
+}

@@ -94,8 +94,8 @@ public:
     // Starts a learn command of one message, as the IMAPSieve recipe runs
     // `mailsift correct` and `evaluate --online` judges each message: the
     // margin is judged against the counts as they are now, contacts learned
-    // before count, and the refit is due by this command's messages alone.
-    // Call before each message's learn_prepared() and refit_linear() after it.
+    // before count. Call before each message's learn_prepared() and
+    // refit_linear() after it (due by what stands unrefitted, refit_due).
     void begin_command();
     // `selective`: apply settings.train_margin (learn; a correction is always trained).
     // `undo`: a correction's, given what undoing it takes (its step, the contact it added).
@@ -114,6 +114,9 @@ public:
         bool confirmed = false;
         // By signature, before its scan was written: kept, and trained when the scan arrives.
         bool deferred = false;
+        // The message's standing correction the other way was undone first
+        // (supersede): this one stands alone, as though that one had not been made.
+        bool superseded = false;
     };
     CorrectOutcome correct(std::string_view raw, std::size_t size_bytes, store::Class c, std::int64_t now);
     // Who the corrections of this trainer are from, as store::Correction::by
@@ -176,38 +179,54 @@ public:
     // Trains the deferred corrections whose scans are written now, and commits;
     // returns how many. mailsiftd's recorder calls it after each write.
     std::size_t apply_deferred_corrections(std::int64_t now);
-    // settings.scorer == linear, after a learn command: when this trainer has
-    // learned at least refit_after messages since the last refit (or a tenth of
-    // the rehearsal samples held, on a small model), linear_epochs
-    // passes over both classes' rehearsal samples, shuffled together, so that
-    // what was learned one class at a time (a Junk folder, then an inbox) is
-    // refitted as one mixed set; committed in a batch of its own. Returns the
-    // number of samples refitted (0: not due, or a class has none yet).
+    // When the linear scorer (settings.scorer == linear) is refitted after the
+    // model changed is decided by refit_due() alone, for every writer (issue
+    // 58): a refit is linear_epochs passes over both classes' rehearsal
+    // samples, shuffled together, so that what was learned one class at a
+    // time (a Junk folder, then an inbox; corrections, which are mostly spam
+    // left in the inbox) is refitted as one mixed set; committed in a batch of
+    // its own. Stepping the weights on corrections alone drifts them toward
+    // spam, until ham they scored right goes to Junk (issue 42: 1 ham in Junk
+    // on the stream without refits, 0 with them).
+    //
+    // Two points ask:
+    // - command_end: a command that learned or corrected ends (finish():
+    //   `learn`, `correct` writing the database, the console's learn,
+    //   `evaluate`): due once refit_after changes stand unrefitted,
+    //   or a tenth of the samples held (a small model, where a refit costs
+    //   little): the command's own (messages learned, samples dropped) and,
+    //   when it corrected or undid a correction, what other writers left
+    //   unrefitted (read with the weights). So a site where only `mailsift
+    //   correct` writes refits once in refit_after corrections: one
+    //   invocation pays 0.38 s and 100 MB instead of 15 ms and 11 MB (the
+    //   rehearsal samples read, and their rows), the others nothing. A learn
+    //   command counts its own alone: refitting every refit_after messages
+    //   of an online stream learned one command at a time raised its false
+    //   positives at the default thresholds (the stream 0.02% -> 0.12%,
+    //   docs/accuracy.md, issue 58).
+    // - settled: the changes paused (mailsiftd's recorder, daemon/recorder.hpp,
+    //   which refits what its correction socket and console correct, and what
+    //   any other writer changed; `evaluate --deployed` at the same point, after
+    //   each `mailsift correct`'s finish()): due when anything changed the
+    //   samples since the last refit, by any writer (a message learned, a
+    //   correction's sample dropped by its undo), however few.
+    // `unrefitted`: those changes; `held`: the samples held, both classes.
+    enum class RefitPoint : std::uint8_t { command_end, settled };
+    static constexpr std::size_t refit_after = 100;
+    static bool refit_due(RefitPoint at, std::uint64_t unrefitted, std::uint64_t held);
     //
     // Each refit marks the version of the samples it refitted in the store
-    // (store::LinearWeights::refit_mark). This one, due because this command
-    // learned, is always written; of two refit_linear_if_behind() of the same
-    // samples, the second is dropped (0 returned), so a fleet refits once.
-    static constexpr std::size_t refit_after = 100;
-    std::size_t refit_linear();
-    // mailsiftd, after the model changed (daemon/recorder.hpp), and `evaluate
-    // --deployed` at the same point: refits when messages were learned since
-    // the last refit, or a correction's sample dropped by its undo, by any
-    // writer, however few. This is the refit that
-    // follows corrections: users correct mostly spam left in the inbox, and
-    // stepping the weights on those alone drifts them toward spam, until ham
-    // they scored right goes to Junk (issue 42: 1 ham in Junk on the stream
-    // without it, 0 with it); a refit over both classes' samples puts the
-    // corrections among the ham learned before. A `mailsift correct` does not
-    // refit itself: it would cost its process 0.38 s and 100 MB instead of
-    // 15 ms and 11 MB (the rehearsal samples read, and their rows).
-    std::size_t refit_linear_if_behind();
+    // (store::LinearWeights::refit_mark). One due at a command's end is always
+    // written; of two settled refits of the same samples, the second is
+    // dropped (0 returned), so a fleet refits once. Each returns the samples
+    // refitted (0: not due, or a class has none yet).
+    std::size_t refit_linear();            // at command_end
+    std::size_t refit_linear_if_behind();  // settled
     // Commits the open batch, if any.
     void commit();
-    // How a learn command ends (`learn`, the console's learn, `evaluate`):
-    // commit(), then refit_linear() when it is due. Returns the samples
-    // refitted. A correction only commits, and mailsiftd refits after it
-    // (refit_linear_if_behind()).
+    // How every command that learned or corrected ends outside mailsiftd
+    // (`learn`, `correct`, the console's learn, `evaluate`): commit(), then
+    // refit_linear() when it is due (refit_due). Returns the samples refitted.
     std::size_t finish();
     const TrainCounts& counts() const { return counts_; }
     // What the batches committed so far hold; after an error, counts() less this was rolled back.
@@ -281,6 +300,23 @@ private:
     store::Database& db_;
     // The linear score at which a verdict becomes spam (`spam`), or at or below which ham.
     double verdict_cutoff(bool spam) const;
+    // May `acting` (acting_for(corrector_); nullopt: an administrator) undo
+    // `latest`, the latest standing correction of `id`? Its layer's user, else
+    // its scan's, else whoever made it.
+    bool may_undo(const store::Digest& id, const store::CorrectionRecord& latest,
+                  const std::optional<std::string>& acting);
+    // Takes `latest` (with an undo record) back: the site's part unless
+    // cancelled, its layer step, and marks it undone by corrector_.
+    UndoOutcome::Result take_back(const store::Digest& id, const store::CorrectionRecord& latest, std::string_view raw,
+                                  std::int64_t now);
+    // Before a correction of `id` to `c`: its latest standing correction the
+    // other way, when this corrector may undo it, is taken back (undone), so
+    // that the new one stands alone. True when one was.
+    bool supersede(const store::Digest& id, store::Class c, std::string_view raw, std::int64_t now);
+    // NotYours when set_user()'s user is one mailsiftd never scored mail for
+    // (store::ScanLog::delivered_to), with per_user and the linear scorer.
+    void check_named_user();
+    std::string delivered_checked_;  // the user check_named_user() found delivered to
     // NotYours when `by` acts for a user (correction_owner.hpp) and `scan` was recorded for another.
     void check_owner(const store::Scan& scan, std::string_view by) const;
     // per_user: the latest standing correction by another user of mail from
@@ -336,7 +372,9 @@ private:
     std::uint64_t linear_dropped_ = 0;       // samples dropped, as the store counted them when read
     bool one_message_ = false;               // begin_command(): known_model() is the counts as they are
     std::vector<std::string> new_contacts_;  // learned as contacts since begin_command()
-    std::size_t linear_learned_ = 0;         // learned since the last refit
+    std::size_t linear_learned_ = 0;         // learned (or a sample dropped) since the last refit, by this trainer
+    std::uint64_t linear_unrefitted_ = 0;    // the samples' changes since the last refit, as read with the weights
+    bool corrected_ = false;                 // a correction recorded or undone (refit_linear)
 };
 
 // What an undo that undid nothing says (nothing, not_undoable, changed,

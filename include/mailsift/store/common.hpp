@@ -17,7 +17,7 @@
 
 namespace mailsift::store {
 
-inline constexpr int schema_version = 20;
+inline constexpr int schema_version = 21;
 
 class Error : public std::runtime_error {
 public:

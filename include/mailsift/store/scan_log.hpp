@@ -214,6 +214,12 @@ struct CorrectionRecord {
     std::string undone_by;
 };
 
+// A message's trail keeps every correction of it that stands and the latest
+// undone_kept undone ones (WriteTransaction::mark_undone deletes older undone
+// ones): a message moved in and out of Junk again and again does not grow the
+// store, and what stands (what the model holds) keeps its record.
+inline constexpr std::size_t undone_kept = 4;
+
 // A deferred correction whose scan is written now (WriteTransaction::take_ready_corrections).
 struct ReadyCorrection {
     Scan scan;
@@ -236,6 +242,9 @@ struct Recording {
     std::vector<Contact> contacts;
     std::vector<std::pair<std::string, std::int64_t>> counter_increments;
     std::vector<HistoryEntry> history;
+    // The users (per_user keys) the scans were scored for, each once: kept
+    // with the latest time (ScanLog::delivered_to).
+    std::vector<std::pair<std::string, std::int64_t>> delivered;
 };
 
 // Corrections of scanned messages since some time.
@@ -298,6 +307,8 @@ public:
         std::uint64_t corrections = 0;
     };
     virtual LayerCensus layer_census() = 0;
+    // Did mailsiftd record a scan for `user` (a per_user key; Recording::delivered)?
+    virtual bool delivered_to(std::string_view user) = 0;
     virtual std::vector<std::pair<std::string, std::int64_t>> counters() = 0;
 
 protected:

@@ -106,6 +106,8 @@ public:
     virtual void record_correction(const Correction& c) = 0;
     // The latest correction of `signature` that stands (not undone), with what undoing it takes.
     virtual std::optional<CorrectionRecord> latest_correction(const Digest& signature) = 0;
+    // Marks it undone, and deletes its signature's undone corrections but the
+    // latest undone_kept (scan_log.hpp).
     virtual void mark_undone(std::int64_t correction_id, std::int64_t at, std::string_view by) = 0;
     // The standing corrections that stepped `user`'s layer, with their undo
     // records, locked against an undo at the same time (ScanLog::layer_corrections).

@@ -19,7 +19,7 @@ using pg::Param;
 namespace {
 
 // The version of the PostgreSQL schema (its own numbering, kept in mailsift_schema).
-constexpr int pg_schema_version = 15;
+constexpr int pg_schema_version = 16;
 
 // pg_advisory_xact_lock(key, what): migrations and commits.
 constexpr const char* lock_migration = "SELECT pg_advisory_xact_lock(1835100524, 1)";
@@ -317,6 +317,16 @@ const char* const migrations[] = {
     R"sql(
     ALTER TABLE corrections ADD COLUMN IF NOT EXISTS layer_sender text NOT NULL DEFAULT '';
     CREATE INDEX IF NOT EXISTS corrections_layer_sender ON corrections (layer_sender) WHERE layer_sender <> '';
+    )sql",
+    // 15 -> 16: the users mailsiftd delivered to, as SQLite's schema 21.
+    R"sql(
+    CREATE TABLE IF NOT EXISTS delivered_users (
+        name text PRIMARY KEY,
+        last_at bigint NOT NULL
+    );
+    INSERT INTO delivered_users (name, last_at)
+        SELECT layer_user, max(at) FROM corrections WHERE layer_user <> '' GROUP BY layer_user
+        ON CONFLICT DO NOTHING;
     )sql",
 };
 static_assert(std::size(migrations) == pg_schema_version);

@@ -62,6 +62,7 @@ public:
     std::vector<CorrectionRecord> corrections_of(const Digest& signature) override;
     std::vector<CorrectionRecord> layer_corrections(std::string_view user) override;
     LayerCensus layer_census() override;
+    bool delivered_to(std::string_view user) override;
     std::vector<std::pair<std::string, std::int64_t>> counters() override;
 
     // ContactStore.

@@ -140,6 +140,8 @@ void PgDatabase::record(const Recording& r) {
     std::sort(contacts.begin(), contacts.end(), [](const Contact* a, const Contact* b) { return a->address < b->address; });
     std::vector<std::pair<std::string, std::int64_t>> counters = r.counter_increments;
     std::sort(counters.begin(), counters.end());
+    std::vector<std::pair<std::string, std::int64_t>> delivered = r.delivered;
+    std::sort(delivered.begin(), delivered.end());
     transaction([&] {
         for (const ScanRow& row : rows.rows) {
             conn_.exec(
@@ -154,6 +156,11 @@ void PgDatabase::record(const Recording& r) {
                        {Param(id), Param(when)});
         }
         for (const Contact* c : contacts) add_contact(c->address, c->source, c->added_at);
+        for (const auto& [name, at] : delivered) {
+            conn_.exec("INSERT INTO delivered_users (name, last_at) VALUES ($1, $2) ON CONFLICT (name)"
+                       " DO UPDATE SET last_at = greatest(delivered_users.last_at, excluded.last_at)",
+                       {Param::text(name), Param(at)});
+        }
         for (std::size_t n = 0; n < r.history.size(); ++n) {
             const HistoryEntry& e = r.history[n];
             // A new line each time, numbered by the identity: never one replaced.
@@ -388,6 +395,10 @@ ScanLog::LayerCensus PgDatabase::layer_census() {
     auto r = conn_.exec("SELECT count(DISTINCT layer_user), count(*) FROM corrections WHERE layer_user <> ''"
                         " AND undone_at IS NULL");
     return {static_cast<std::uint64_t>(r.integer(0, 0)), static_cast<std::uint64_t>(r.integer(0, 1))};
+}
+
+bool PgDatabase::delivered_to(std::string_view user) {
+    return conn_.exec("SELECT 1 FROM delivered_users WHERE name = $1", {Param::text(user)}).rows() > 0;
 }
 
 bool PgDatabase::add_contact(std::string_view address, std::string_view source, std::int64_t now) {

@@ -205,6 +205,11 @@ public:
     void mark_undone(std::int64_t correction_id, std::int64_t at, std::string_view by) override {
         c_.exec("UPDATE corrections SET undone_at = $2, undone_by = $3 WHERE id = $1",
                 {Param(correction_id), Param(at), Param::text(by)});
+        c_.exec("DELETE FROM corrections WHERE signature = (SELECT signature FROM corrections WHERE id = $1)"
+                " AND undone_at IS NOT NULL AND id NOT IN (SELECT id FROM corrections WHERE signature ="
+                " (SELECT signature FROM corrections WHERE id = $1) AND undone_at IS NOT NULL"
+                " ORDER BY id DESC LIMIT $2)",
+                {Param(correction_id), Param(static_cast<std::int64_t>(undone_kept))});
     }
 
     std::vector<CorrectionRecord> standing_layer_corrections(std::string_view user) override {

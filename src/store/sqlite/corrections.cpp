@@ -75,6 +75,14 @@ ScanLog::LayerCensus SqliteDatabase::layer_census() {
             static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 1))};
 }
 
+bool SqliteDatabase::delivered_to(std::string_view user) {
+    Statement q(db_, "SELECT 1 FROM delivered_users WHERE name = ?1", path_);
+    sqlite3_bind_text(q.get(), 1, user.data(), static_cast<int>(user.size()), SQLITE_STATIC);
+    const int rc = sqlite3_step(q.get());
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) fail(std::string("cannot read the users delivered to: ") + error_text());
+    return rc == SQLITE_ROW;
+}
+
 std::vector<CorrectionRecord> SqliteTransaction::standing_layer_corrections(std::string_view user) {
     if (user.empty()) return {};  // one user's, never all
     return layer_corrections_of(db_.db_, db_.path_, user, true);  // the write lock is held: nothing changes them
@@ -196,6 +204,17 @@ void SqliteTransaction::mark_undone(std::int64_t correction_id, std::int64_t at,
     sqlite3_bind_int64(q.get(), 2, at);
     sqlite3_bind_text(q.get(), 3, by.data(), static_cast<int>(by.size()), SQLITE_STATIC);
     if (sqlite3_step(q.get()) != SQLITE_DONE) db_.fail(std::string("cannot mark a correction undone: ") + db_.error_text());
+    Statement trim(db_.db_,
+                   "DELETE FROM corrections WHERE signature = (SELECT signature FROM corrections WHERE rowid = ?1)"
+                   " AND undone_at IS NOT NULL AND rowid NOT IN (SELECT rowid FROM corrections WHERE signature ="
+                   " (SELECT signature FROM corrections WHERE rowid = ?1) AND undone_at IS NOT NULL"
+                   " ORDER BY rowid DESC LIMIT ?2)",
+                   db_.path_);
+    sqlite3_bind_int64(trim.get(), 1, correction_id);
+    sqlite3_bind_int64(trim.get(), 2, static_cast<std::int64_t>(undone_kept));
+    if (sqlite3_step(trim.get()) != SQLITE_DONE) {
+        db_.fail(std::string("cannot trim a message's undone corrections: ") + db_.error_text());
+    }
 }
 
 std::vector<CorrectionRecord> SqliteDatabase::corrections_of(const Digest& signature) {

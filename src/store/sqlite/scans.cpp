@@ -195,6 +195,18 @@ void SqliteDatabase::record(const Recording& r) {
             if (sqlite3_step(q.get()) != SQLITE_DONE) fail(std::string("cannot record signature: ") + error_text());
         }
         for (const auto& c : r.contacts) add_contact(c.address, c.source, c.added_at);
+        if (!r.delivered.empty()) {
+            Statement u(db_,
+                        "INSERT INTO delivered_users (name, last_at) VALUES (?1, ?2) ON CONFLICT (name)"
+                        " DO UPDATE SET last_at = max(last_at, excluded.last_at)",
+                        path_);
+            for (const auto& [name, at] : r.delivered) {
+                sqlite3_reset(u.get());
+                sqlite3_bind_text(u.get(), 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
+                sqlite3_bind_int64(u.get(), 2, at);
+                if (sqlite3_step(u.get()) != SQLITE_DONE) fail(std::string("cannot record a user delivered to: ") + error_text());
+            }
+        }
         if (!r.history.empty()) {
             Statement h(db_,
                         // A new line each time, numbered by SQLite (the rowid): never one replaced.

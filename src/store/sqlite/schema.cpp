@@ -415,6 +415,17 @@ constexpr Migration migrations[] = {
     // Only corrections recorded from now on have one.
     {"", layer_sender_20,
      "CREATE INDEX IF NOT EXISTS corrections_layer_sender ON corrections (layer_sender) WHERE layer_sender <> '';"},
+    // 20 -> 21: the users mailsiftd delivered to (per_user keys), so that a
+    // correction naming a user it never delivered to is refused rather than
+    // starting a layer. Those with a layer already were delivered to.
+    {R"sql(
+    CREATE TABLE IF NOT EXISTS delivered_users (
+        name TEXT PRIMARY KEY,
+        last_at INTEGER NOT NULL  -- the latest scan recorded for them
+    ) WITHOUT ROWID;
+    INSERT OR IGNORE INTO delivered_users (name, last_at)
+        SELECT layer_user, max(at) FROM corrections WHERE layer_user <> '' GROUP BY layer_user;
+    )sql"},
 };
 static_assert(std::size(migrations) == schema_version);
 
