@@ -14,6 +14,7 @@
 
 #include "command.hpp"
 #include "correction_client.hpp"
+#include "mailsift/engine/user_layers.hpp"
 #include "mailsift/engine/correction_job.hpp"
 #include "mailsift/engine/correction_owner.hpp"
 #include "mailsift/engine/filter.hpp"

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "log.hpp"
+#include "mailsift/engine/user_layers.hpp"
 #include "mailsift/engine/correction_owner.hpp"
 #include "mailsift/engine/correction_wire.hpp"
 #include "mailsift/engine/trainer.hpp"

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "log.hpp"
+#include "mailsift/engine/user_layers.hpp"
 #include "mailsift/mime/message.hpp"
 #include "mailsift/model/score.hpp"
 
@@ -180,9 +181,7 @@ Answer judge(const milter::Transaction& t, std::uint32_t actions, const engine::
             const bool explained = d.record_history && d.history_subjects;
             // One recipient: scored with their layer (per_user); several: the site's model
             // alone, so that no verdict shows what another recipient taught.
-            const std::optional<std::string> user = envelope.recipients.size() == 1
-                                                        ? engine::user_of(s.per_user, envelope.recipients.front())
-                                                        : std::nullopt;
+            const std::optional<std::string> user = engine::message_user(s.per_user, envelope.recipients);
             const auto c = scorer.classify(t.message, envelope, d.record_signatures, explained, user.value_or(""));
             mime_limits = c.limits_hit;
             const auto digest = engine::message_digest(t.message);

@@ -1,6 +1,8 @@
 // Whose corrections; see correction_owner.hpp.
 #include "mailsift/engine/correction_owner.hpp"
 
+#include "mailsift/engine/user_layers.hpp"
+
 #include <cctype>
 
 namespace mailsift::engine {

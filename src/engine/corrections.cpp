@@ -5,6 +5,7 @@
 #include <string>
 #include <thread>
 
+#include "mailsift/engine/user_layers.hpp"
 #include "mailsift/engine/correction_owner.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/features/feature_hash.hpp"
@@ -30,7 +31,8 @@ std::vector<store::TrainTerm> scan_terms(const std::vector<std::pair<std::string
     for (const auto& [text, n] : lines) {
         if (!envelope && features::milter_only(text)) continue;
         terms.push_back({features::feature_id(text), n, text});
-        if (from != nullptr && text.rfind("hdr:from:", 0) == 0) *from = text.substr(9);
+        if (from == nullptr) continue;
+        if (const auto sender = layer_sender_of(text)) *from = *sender;
     }
     return terms;
 }

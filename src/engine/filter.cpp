@@ -1,4 +1,5 @@
 // Filter: parse, featurize, score against the in-memory model.
+#include "mailsift/engine/user_layers.hpp"
 #include "mailsift/engine/filter.hpp"
 
 #include <strings.h>
@@ -578,9 +579,8 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
         if (valid_user(user)) {
             // The user's own weight for the sender (features::personal_slot).
             for (const auto& e : bag.entries()) {
-                const std::string_view text = bag.text(e);
-                if (text.starts_with("hdr:from:")) {
-                    for (const auto j : features::personal_slots(user, text.substr(9), settings_.slots.bits)) {
+                if (const auto sender = layer_sender_of(bag.text(e))) {
+                    for (const auto j : features::personal_slots(user, *sender, settings_.slots.bits)) {
                         features::insert_slot(j, slots);
                     }
                     break;

@@ -735,16 +735,5 @@ std::filesystem::path default_database_path() {
     return "mailsift.db";
 }
 
-std::optional<std::string> user_of(PerUser per_user, std::string_view address) {
-    if (per_user == PerUser::off) return std::nullopt;
-    const std::string user = features::address_in(address);  // the addr-spec, lower-cased
-    const std::size_t at = user.rfind('@');
-    if (user.empty() || user.size() > 255 || at == 0 || at + 1 == user.size()) return std::nullopt;
-    for (const char ch : user) {
-        const auto u = static_cast<unsigned char>(ch);
-        if (u <= 0x20 || u == 0x7f) return std::nullopt;
-    }
-    return per_user == PerUser::domain ? user.substr(at + 1) : user;
-}
 
 }  // namespace mailsift::engine

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "mailsift/engine/user_layers.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/engine/model_settings.hpp"
 #include "mailsift/features/feature_hash.hpp"
@@ -106,8 +107,7 @@ void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& pa
         p.digest = digests.now;
         p.earlier_digest = digests.earlier;
     }
-    const auto* from = parsed.find("From");
-    if (from != nullptr) p.from_address = features::address_in(from->value);
+    p.from_address = layer_sender(parsed);
     if (settings_.scorer == Scorer::linear) {
         features::message_view(raw, settings_.slots.ngram_bytes, p.prefix);
         features::message_slots(p.prefix, p.bag, settings_.slots, p.slots);
@@ -445,24 +445,12 @@ store::TrainingBatch::LinearStep Trainer::linear_step(const std::vector<model::T
         // step's margin, Crammer et al. 2006), at most per_user_cap in all.
         // Each of the layer's slots takes a share: the user's score moves by all.
         const double n = static_cast<double>(personal.size());
-        const double z = one.z();
-        const double need = spam ? verdict_cutoff(true) + settings_.per_user_margin - z
-                                 : z - (verdict_cutoff(false) - settings_.per_user_margin);
-        const double learned = std::abs(static_cast<double>(l.step.feature)) * n;
-        const double move = std::min(settings_.per_user_cap, std::max(learned, need));
+        const double move = layer_move(settings_, one.z(), spam, std::abs(static_cast<double>(l.step.feature)) * n);
         l.step.feature = static_cast<float>((spam ? move : -move) / n);
         l.slots = std::move(personal);
         *layer = std::move(l);
     }
     return st;
-}
-
-double Trainer::verdict_cutoff(bool spam) const {
-    // As linear_score() decides: on the log-odds when set, else on P = σ(z / temperature).
-    const auto& m = settings_.model;
-    if (const auto& at = spam ? m.spam_log_odds : m.ham_log_odds) return *at;
-    const double p = spam ? m.spam_threshold : m.ham_threshold;
-    return settings_.linear.temperature * std::log(p / (1.0 - p));
 }
 
 void Trainer::take_layer_step(const store::TrainingBatch::LinearStep& layer, std::string_view user,

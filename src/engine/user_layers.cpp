@@ -1,7 +1,10 @@
-// What a user's layer holds, from the corrections that stepped it.
+// The per-user layer: whose, keyed by which sender, its step, and what it
+// holds, from the corrections that stepped it (user_layers.hpp).
 #include "mailsift/engine/user_layers.hpp"
 
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/features/extractor.hpp"
+#include "mailsift/mime/message.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,6 +13,47 @@
 #include <set>
 
 namespace mailsift::engine {
+
+std::optional<std::string> user_of(PerUser per_user, std::string_view address) {
+    if (per_user == PerUser::off) return std::nullopt;
+    const std::string user = features::address_in(address);  // the addr-spec, lower-cased
+    const std::size_t at = user.rfind('@');
+    if (user.empty() || user.size() > 255 || at == 0 || at + 1 == user.size()) return std::nullopt;
+    for (const char ch : user) {
+        const auto u = static_cast<unsigned char>(ch);
+        if (u <= 0x20 || u == 0x7f) return std::nullopt;
+    }
+    return per_user == PerUser::domain ? user.substr(at + 1) : user;
+}
+
+std::optional<std::string> message_user(PerUser per_user, const std::vector<std::string>& recipients) {
+    if (recipients.size() != 1) return std::nullopt;
+    return user_of(per_user, recipients.front());
+}
+
+std::string layer_sender(const mime::ParsedMessage& message) {
+    const auto* from = message.find("From");
+    return from != nullptr ? features::address_in(from->value) : std::string();
+}
+
+std::optional<std::string_view> layer_sender_of(std::string_view feature_text) {
+    constexpr std::string_view prefix = "hdr:from:";  // features::header_facts
+    if (!feature_text.starts_with(prefix)) return std::nullopt;
+    return feature_text.substr(prefix.size());
+}
+
+double verdict_cutoff(const Settings& settings, bool spam) {
+    const auto& m = settings.model;
+    if (const auto& at = spam ? m.spam_log_odds : m.ham_log_odds) return *at;
+    const double p = spam ? m.spam_threshold : m.ham_threshold;
+    return settings.linear.temperature * std::log(p / (1.0 - p));
+}
+
+double layer_move(const Settings& settings, double user_z, bool spam, double learned) {
+    const double need = spam ? verdict_cutoff(settings, true) + settings.per_user_margin - user_z
+                             : user_z - (verdict_cutoff(settings, false) - settings.per_user_margin);
+    return std::min(settings.per_user_cap, std::max(learned, need));
+}
 
 std::optional<std::string> layer_key(PerUser per_user, std::string_view name) {
     if (name.find('@') != std::string_view::npos) return user_of(per_user == PerUser::off ? PerUser::recipient : per_user, name);

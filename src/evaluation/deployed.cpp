@@ -18,6 +18,7 @@
 #include <cctype>
 #include <optional>
 
+#include "mailsift/engine/user_layers.hpp"
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "runner_internal.hpp"
@@ -65,11 +66,16 @@ std::optional<std::string_view> header_field(std::string_view raw, std::string_v
 // had it for its one recipient: its topmost Delivered-To (the last delivery's
 // envelope recipient), else the first address of its To (what
 // bench/deployed_loop.py sends the real mailsiftd as RCPT), else none.
+// Chosen from that one recipient by mailsiftd's own rule (engine::message_user).
 std::optional<std::string> delivered_user(std::string_view raw, engine::PerUser per_user) {
     if (per_user == engine::PerUser::off) return std::nullopt;
-    if (const auto to = header_field(raw, "delivered-to:")) return engine::user_of(per_user, *to);
-    if (const auto to = header_field(raw, "to:")) return engine::user_of(per_user, to->substr(0, to->find(',')));
-    return std::nullopt;
+    std::vector<std::string> recipients;
+    if (const auto to = header_field(raw, "delivered-to:")) {
+        recipients.emplace_back(*to);
+    } else if (const auto first_to = header_field(raw, "to:")) {
+        recipients.emplace_back(first_to->substr(0, first_to->find(',')));
+    }
+    return engine::message_user(per_user, recipients);
 }
 
 }  // namespace

@@ -105,6 +105,14 @@ TEST_CASE("The user of a message: its one recipient, or that recipient's domain"
         INFO(bad);
         CHECK_FALSE(engine::user_of(PerUser::recipient, bad));
     }
+    // From the recipients as the milter has them (mailsiftd and evaluate --deployed alike): one, or none.
+    CHECK(engine::message_user(PerUser::recipient, {"<Bob@Example.ORG>"}) == "bob@example.org");
+    CHECK_FALSE(engine::message_user(PerUser::recipient, {"<bob@example.org>", "<carol@example.org>"}));
+    CHECK_FALSE(engine::message_user(PerUser::recipient, {}));
+    CHECK_FALSE(engine::message_user(PerUser::off, {"<bob@example.org>"}));
+    // The sender a layer is keyed by, from a feature: the From's alone.
+    CHECK(engine::layer_sender_of("hdr:from:news@deals.example") == std::optional<std::string_view>("news@deals.example"));
+    CHECK_FALSE(engine::layer_sender_of("hdr:from_domain:deals.example"));
     std::string lines = "word:deal\t1\n";
     engine::append_user_line("alice@example.org", lines);
     CHECK(engine::recorded_user(lines) == "alice@example.org");

@@ -87,10 +87,7 @@ enum class Scorer : std::uint8_t { naive_bayes, linear };
 // Whose layer a message is scored and corrected with (issue 44): none (the
 // site's model alone), its one recipient's, or that recipient's domain's.
 enum class PerUser : std::uint8_t { off, recipient, domain };
-// The user of a message with the one recipient `address` (in angle brackets
-// or not): the address or its domain, lower-cased; nullopt when per_user is
-// off or the address is not one (no '@', or a control byte).
-std::optional<std::string> user_of(PerUser per_user, std::string_view address);
+// Choosing the user, and the rest of the layer: user_layers.hpp.
 
 struct Settings {
     std::filesystem::path database;  // empty: not set in the file

@@ -298,8 +298,6 @@ private:
     std::vector<model::Slot> personal_slots(std::string_view sender, std::string_view user = {}) const;
 
     store::Database& db_;
-    // The linear score at which a verdict becomes spam (`spam`), or at or below which ham.
-    double verdict_cutoff(bool spam) const;
     // May `acting` (acting_for(corrector_); nullopt: an administrator) undo
     // `latest`, the latest standing correction of `id`? Its layer's user, else
     // its scan's, else whoever made it.

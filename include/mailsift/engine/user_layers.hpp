@@ -1,11 +1,15 @@
-// mailsift::engine user layers — what a user's layer (per_user, issue 44)
-// holds, read from the corrections that stepped it: `mailsift stats --user`
-// and `mailsift forget-user` report it.
+// mailsift::engine user layers — the per-user layer (per_user, issues 44
+// and 58) in one room: whose layer a message is scored and corrected with
+// (mailsiftd's milter, `evaluate --deployed` and the correction routes all
+// choose it here), the sender it is keyed by, the step a correction takes in
+// it, and what a layer holds, read from the corrections that stepped it
+// (`mailsift stats --user`, `--users`, `forget-user`, the console's Users page).
 //
 // A layer is one weight for each sender the user corrected
-// (features::personal_slots); each correction's undo record keeps its step in
-// the layer, with the user and the sender, so the layer can be read, and
-// taken back, from the corrections alone.
+// (features::personal_slots, the slots); each correction's undo record keeps
+// its step in the layer, with the user and the sender, so the layer can be
+// read, and taken back, from the corrections alone (Trainer: the step taken,
+// undone, forgotten; an export leaves it out, correction_codec).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +21,46 @@
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/store/scan_log.hpp"
 
+namespace mailsift::mime {
+struct ParsedMessage;
+}
+
 namespace mailsift::engine {
+
+// --- Whose layer
+
+// The user of a message with the one recipient `address` (in angle brackets
+// or not): the address or its domain, lower-cased; nullopt when per_user is
+// off or the address is not one (no '@', or a control byte).
+std::optional<std::string> user_of(PerUser per_user, std::string_view address);
+
+// The user a message is scored and corrected for, from its recipients as the
+// milter has them (RCPT TO): the one recipient's; several, or none: nullopt,
+// the site's model alone, so that no verdict shows what another recipient
+// taught. mailsiftd and `evaluate --deployed` both choose it here.
+std::optional<std::string> message_user(PerUser per_user, const std::vector<std::string>& recipients);
+
+// --- Keyed by which sender: the From address, as the features hold it
+
+// The sender of a message (its From's address, lower-cased; "" without one).
+std::string layer_sender(const mime::ParsedMessage& message);
+// The sender a feature names, when it is the From's ("hdr:from:ADDRESS"), as
+// a scan's lines and a message's features hold it; nullopt for any other.
+std::optional<std::string_view> layer_sender_of(std::string_view feature_text);
+
+// --- The step a correction takes in it
+
+// The linear score at which a verdict becomes spam (`spam`), or at or below
+// which ham: on the log-odds when set, else on P = sigma(z / temperature).
+double verdict_cutoff(const Settings& settings, bool spam);
+// How far a correction moves the user's score for the sender (log-odds, >= 0):
+// the learner's own step (`learned`), or as much more as puts the corrected
+// copy, scored `user_z` for the user before, per_user_margin past the
+// verdict's cutoff on their side, whatever the site says of the sender (a
+// passive-aggressive step's margin, Crammer et al. 2006), at most per_user_cap.
+double layer_move(const Settings& settings, double user_z, bool spam, double learned);
+
+// --- What it holds
 
 // The key of a user's layer for `name` as an administrator gives it: an
 // address, keyed under `per_user` (recipient when off: the layers a database
