@@ -173,6 +173,7 @@ Trainer::CorrectOutcome Trainer::correct(std::string_view raw, std::size_t size_
     }
     // A correction is always trained.
     const LearnOutcome o = learn_prepared(p, c, now, /*selective=*/false, recorded ? &undo : nullptr);
+    if (o.result != store::LearnResult::already_learned) corrected_ = true;  // recorded or not (refit_linear)
     if (recorded && o.result != store::LearnResult::already_learned) {
         // Without its scan the signature is not the scan's key; still the history's, for a tagged message.
         // Untagged, mailsiftd said nothing of it: recorded as unsure.

@@ -257,6 +257,30 @@ TEST_CASE("A correction's command refits what it and earlier writers left unrefi
     REQUIRE(refitted == 8);
     REQUIRE(state().refit_mark == state().samples_version());
     REQUIRE(engine::Trainer(*db, engine::Settings{}).refit_linear_if_behind() == 0);  // nothing left for mailsiftd
+
+    // Without mailsiftd nothing is tagged: a correction of an untagged message counts the same.
+    {
+        engine::Trainer t(*db, engine::Settings{});
+        const std::string more = "From: dave@example.org\r\nSubject: minutes\r\n\r\nThe minutes of the planning "
+                                 "meeting and the list of actions for next week.\r\n";
+        REQUIRE(t.learn(more, more.size(), store::Class::ham, 2100).result == store::LearnResult::learned);
+        const std::string rota = "From: erin@example.org\r\nSubject: holiday rota\r\n\r\nWho covers the help desk "
+                                 "over the holidays, and the handover notes.\r\n";
+        REQUIRE(t.learn(rota, rota.size(), store::Class::ham, 2100).result == store::LearnResult::learned);
+        t.commit();
+    }
+    // 2 of 10 samples unrefitted: the correction's own 1 of 11 would not be due alone.
+    REQUIRE(state().refit_mark + 2 == state().samples_version());
+    {
+        engine::Trainer t(*db, engine::Settings{});
+        const std::string plain = "From: shop@deals.example\r\nSubject: last chance\r\n\r\nBuy cheap watches "
+                                  "today, best prices online, limited stock.\r\n";
+        const auto o = t.correct(plain, plain.size(), store::Class::spam, 2200);
+        REQUIRE_FALSE(o.by_signature);
+        REQUIRE(o.result == store::LearnResult::learned);
+        REQUIRE(t.finish() > 0);
+    }
+    REQUIRE(state().refit_mark == state().samples_version());
 }
 
 TEST_CASE("A refit replaces the last one: refitting samples that did not change leaves the weights one refit left",
