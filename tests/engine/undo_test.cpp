@@ -148,6 +148,21 @@ TEST_CASE("Undoing a correction puts the model back as it was, and is not a corr
         REQUIRE(trail[1].undone_at == 2200);
     }
 
+    SECTION("with train_on_error, moved into Junk by mistake and back out: the model as it was") {
+        engine::Settings settings;
+        settings.train_on_error = true;
+        engine::Trainer t(*db, settings);
+        REQUIRE(t.correct_signature(id, store::Class::spam, 2000)->result == store::LearnResult::learned);
+        t.commit();
+        engine::Trainer back(*db, settings);
+        const auto o = back.correct_signature(id, store::Class::ham, 2100);
+        REQUIRE(o->superseded);
+        REQUIRE(o->confirmed);  // mailsiftd said ham: nothing more to learn
+        back.commit();
+        require_same_model(before, state_of(*db, lottery_spam));
+        REQUIRE(db->corrections_since(0).false_negatives == 0);
+    }
+
     SECTION("flipped again and again: one correction stands, the trail stays bounded, undo goes back to the start") {
         for (int i = 0; i < 20; ++i) {
             engine::Trainer f(*db, engine::Settings{});
