@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# per_user_targets.sh - issue 44's targets in one run, at one commit, on one
-# machine. A benchmark, not a test: it prints markdown and exits 0 whenever it
+# per_user_targets.sh - issues 44's and 58's per-user targets in one run, at
+# one commit, on one machine. A benchmark, not a test: it prints markdown and exits 0 whenever it
 # ran, whatever the numbers.
 #
 #   1. Gray mail: the graymail.py stream (one newsletter, three users who
@@ -15,9 +15,14 @@
 #   3. A correction through mailsiftd's correction socket, beside bogofilter
 #      (one_message.sh), and the 200-message IMAPSieve move (imapsieve_move.sh).
 #   4. Scale: throughput and peak RSS with 10,000 recipients (per_user_load.sh).
+#   5. Issue 58, gray mail as users disagree: two users correcting one sender's
+#      newsletter opposite ways through a real mailsiftd's correction socket,
+#      at once and after the scans are written, a third never (disagreement.py).
+#   6. Issue 58, abuse: the correction socket held by user nobody (socket_hold.py).
 #
 # usage: bench/per_user_targets.sh [--mailsift PATH] [--mailsiftd PATH] [--skip LIST]
-#   --skip LIST   leave out sections, comma separated: gray, agree, speed, scale
+#   --skip LIST   leave out sections, comma separated: gray, agree, speed, scale,
+#                 disagree, abuse
 # Needs the corpora in ../shared/corpus; root, Dovecot and bogofilter for the
 # move (scripts/deps.sh --test --bench).
 set -euo pipefail
@@ -33,7 +38,7 @@ while (($#)); do
         --mailsift) mailsift=$2; shift 2 ;;
         --mailsiftd) mailsiftd=$2; shift 2 ;;
         --skip) skip=",$2,"; shift 2 ;;
-        -h|--help) sed -n '2,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h|--help) sed -n '2,28s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "per_user_targets: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -71,7 +76,7 @@ print(f"- {sys.argv[3]}: " + ("met" if not worse else "NOT met: " + ", ".join(wo
 PY
 }
 
-echo "# Issue 44's targets in one run ($(git -C "$repo_root" rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs)"
+echo "# Issues 44's and 58's per-user targets in one run ($(git -C "$repo_root" rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs)"
 if runs gray; then
     echo
     echo "## 1. Gray mail (graymail.py; evaluate --deployed --split head:0.5)"
@@ -129,4 +134,13 @@ if runs scale; then
     echo '```'
     "$bench/per_user_load.sh" --mailsift "$mailsift" --mailsiftd "$mailsiftd"
     echo '```'
+fi
+if runs disagree; then
+    echo
+    python3 "$bench/disagreement.py" --mailsift "$mailsift" --mailsiftd "$mailsiftd" --corpora "$corpora" |
+        sed 's/^## /## 5. /'
+fi
+if runs abuse; then
+    echo
+    python3 "$bench/socket_hold.py" --mailsift "$mailsift" --mailsiftd "$mailsiftd" | sed 's/^## /## 6. /'
 fi
