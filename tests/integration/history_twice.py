@@ -1,7 +1,7 @@
 """Issue 41, item 4, through a real Postfix: the same message sent twice, to
 two recipients in two SMTP transactions, is two history lines, each found by
 its queue ID (from Postfix's own log) and by its recipient. Called by
-console_check.py's history checks with its check() and page_json()."""
+history_filter.py's history checks with its check() and page_json()."""
 
 import re
 import smtplib
