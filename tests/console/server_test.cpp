@@ -22,7 +22,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string admin_password = "admin password 1";
+const std::string root_password = "admin password 1";
 
 struct ServedConsole {
     testing::TempDir dir{"console-server"};
@@ -31,7 +31,7 @@ struct ServedConsole {
 
     explicit ServedConsole(double requests_per_second = 1000) {
         const fs::path users = dir.path / "console-users";
-        update_accounts(users, std::nullopt, [](Accounts& a) { a.add("root", Role::admin, admin_password); });
+        update_accounts(users, std::nullopt, [](Accounts& a) { a.add("root", Role::admin, root_password); });
         auto app = std::make_unique<App>(AppOptions{.accounts = users, .database = dir.path / "model.db", .config = {},
                                                     .settings = {}, .tls = false, .trusted_proxies = {},
                                                     .sessions = {}, .sign_in = {}, .devices = {}},
@@ -88,7 +88,7 @@ std::string ask(tcp::socket& s, const std::string& req) {
 
 // Signs in as root on `s` (kept alive): its session cookie, "mailsift_session=...".
 std::string signed_in(tcp::socket& s) {
-    const std::string in = ask(s, request("POST", "/api/login", "", json{{"name", "root"}, {"password", admin_password}}.dump()));
+    const std::string in = ask(s, request("POST", "/api/login", "", json{{"name", "root"}, {"password", root_password}}.dump()));
     REQUIRE(in.starts_with("HTTP/1.1 200"));
     const auto at = in.find("mailsift_session=");
     REQUIRE(at != std::string::npos);

@@ -1,5 +1,5 @@
-// Shared by the store tests: tiny digests and term lists written inline, and a
-// raw SQLite connection.
+// Shared by the store tests: tiny digests and term lists written inline, a
+// raw SQLite connection, the model's consistency, and its export as a string.
 #pragma once
 
 #include <sqlite3.h>
@@ -10,10 +10,12 @@
 #include <filesystem>
 #include <initializer_list>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "../support/backends.hpp"
 #include "mailsift/store/database.hpp"
 
 namespace mailsift::testing {
@@ -73,6 +75,37 @@ public:
 private:
     sqlite3* db_ = nullptr;
 };
+
+// The store's promise: class totals equal the sums of the feature rows, in both
+// kinds of count, and no count is negative.
+template <class R>
+void require_consistent_in(R& raw) {
+    for (const char* cls : {"spam", "ham"}) {
+        const std::string c = std::string(cls) == "spam" ? "1" : "0";
+        INFO(cls);
+        REQUIRE(raw.value("SELECT occurrences FROM classes WHERE class = " + c) ==
+                raw.value(std::string("SELECT coalesce(sum(") + cls + "_occurrences), 0) FROM features"));
+        REQUIRE(raw.value("SELECT presences FROM classes WHERE class = " + c) ==
+                raw.value(std::string("SELECT coalesce(sum(") + cls + "_presences), 0) FROM features"));
+        REQUIRE(raw.value("SELECT messages FROM classes WHERE class = " + c) ==
+                raw.value("SELECT count(*) FROM messages WHERE class = " + c));
+    }
+    REQUIRE(raw.value("SELECT count(*) FROM features WHERE spam_occurrences < 0 OR ham_occurrences < 0"
+                      " OR spam_presences < 0 OR ham_presences < 0 OR spam_occurrences + ham_occurrences = 0") == 0);
+    REQUIRE(raw.value("SELECT count(*) FROM classes WHERE messages < 0 OR occurrences < 0 OR presences < 0") == 0);
+}
+inline void require_consistent(const TestStore& s) { require_consistent_in(s); }
+inline void require_consistent(const std::filesystem::path& p) {
+    Raw raw(p);
+    require_consistent_in(raw);
+}
+
+// The model's export (Database::export_model), as a string.
+inline std::string export_of(store::Database& db) {
+    std::ostringstream out;
+    db.export_model(out);
+    return out.str();
+}
 
 // SQL that turns a new, empty database's scan tables into schema 3's (scans as
 // text lines, no dictionaries, no deferred corrections, no model change log), for the tests of
