@@ -3,10 +3,11 @@
 // while a message is being judged it does not read (the MTA waits for us).
 //
 // What a hostile or broken peer can hold (see tests/daemon/hostile_test.cpp):
-//  - memory: one read buffer, the decoder's partial frame (max_frame_bytes),
-//    the message prefix (limits.max_message_bytes), and replies not yet written,
-//    which stop reading once they pass max_unsent_bytes (a peer that does not
-//    read its replies cannot make us queue more);
+//  - memory: the decoder's partial frame (max_frame_bytes; reads go through
+//    the I/O thread's buffer), the message prefix (limits.max_message_bytes),
+//    and replies not yet written, which stop reading once they pass
+//    max_unsent_bytes (a peer that does not read its replies cannot make us
+//    queue more);
 //  - time: the deadline is read_timeout after the last complete command (or the
 //    connection's start, or the last verdict). Bytes that do not complete a
 //    command do not move it, so a peer trickling one byte a second is closed,
@@ -21,6 +22,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <array>
 #include <iostream>
 
 #include "log.hpp"
@@ -87,6 +89,14 @@ public:
             const int one = 1;
             ::setsockopt(socket_.native_handle(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         }
+        // read_ready() reads what the socket holds and never waits for more.
+        boost::system::error_code ec;
+        socket_.non_blocking(true, ec);
+        if (ec) {
+            log_warning("connection closed: cannot make its socket non-blocking: " + ec.message());
+            close();
+            return;
+        }
         arm_timer();
         read();
     }
@@ -148,20 +158,39 @@ private:
         close();
     }
 
+    // Waits until the socket is readable, then reads what is there into the
+    // I/O thread's buffer and feeds it to the decoder: a connection holds no
+    // read buffer of its own (512 connections held 8 MiB of them), only the
+    // decoder's partial frame.
     void read() {
         if (closed_ || reading_) return;
         reading_ = true;
-        socket_.async_read_some(asio::buffer(buffer_), [self = shared_from_this()](const boost::system::error_code& ec,
-                                                                                   std::size_t n) {
+        socket_.async_wait(generic_stream::socket::wait_read, [self = shared_from_this()](const boost::system::error_code& ec) {
             self->reading_ = false;
             if (ec) {
                 self->close();
                 return;
             }
-            self->quick_ack();
-            self->decoder_.feed(std::string_view(self->buffer_.data(), n));
-            self->process();
+            self->read_ready();
         });
+    }
+
+    void read_ready() {
+        // One a thread that runs the I/O (a body chunk, up to 64 KiB, in one read).
+        thread_local std::array<char, 65536> buffer;
+        boost::system::error_code ec;
+        const std::size_t n = socket_.read_some(asio::buffer(buffer), ec);
+        if (ec == asio::error::would_block || ec == asio::error::try_again) {
+            read();  // readable no more (another wake-up took it): wait again
+            return;
+        }
+        if (ec) {
+            close();
+            return;
+        }
+        quick_ack();
+        decoder_.feed(std::string_view(buffer.data(), n));
+        process();
     }
 
     // Replies queued or being written.
@@ -214,6 +243,7 @@ private:
     void judge() {
         judging_ = true;
         timer_.cancel();
+        decoder_.release_if_empty();  // while it waits for the pool, a connection holds its message alone
         auto self = shared_from_this();
         asio::post(server_.pool_, [self] {
             Answer answer = daemon::judge(self->session_.transaction(), self->session_.actions(), *self->settings_,
@@ -273,8 +303,6 @@ private:
     std::shared_ptr<const engine::Settings> settings_;
     milter::Decoder decoder_;
     milter::Session session_;
-    // Per connection, for its life (512 connections: 8 MiB); a 64 KiB body chunk takes a few reads.
-    std::array<char, 16384> buffer_{};
     std::string out_, pending_;
     // Replies a peer may leave unread before we stop reading its commands: far
     // more than any conversation needs (a verdict is a few hundred bytes).

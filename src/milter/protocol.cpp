@@ -21,8 +21,10 @@ namespace mailsift::milter {
 namespace {
 
 constexpr std::size_t length_bytes = 4;
-// What an emptied decoder keeps of its buffer (a few ordinary frames).
-constexpr std::size_t retained_buffer_bytes = 16 * 1024;
+// What an emptied decoder keeps of its buffer: a few ordinary frames (the
+// connection's commands and headers); a body chunk's buffer is given back, so
+// that a connection waiting for its verdict, or idle, holds little.
+constexpr std::size_t retained_buffer_bytes = 4 * 1024;
 
 std::uint32_t load_u32(std::string_view bytes) {
     std::uint32_t v = 0;
@@ -284,6 +286,13 @@ void Decoder::feed(std::string_view bytes) {
     buffer_.erase(0, consumed_);
     consumed_ = 0;
     buffer_.append(bytes);
+}
+
+void Decoder::release_if_empty() {
+    if (consumed_ == buffer_.size()) {
+        std::string().swap(buffer_);
+        consumed_ = 0;
+    }
 }
 
 Decoder::Status Decoder::next(Command& out) {

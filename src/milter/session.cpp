@@ -242,6 +242,9 @@ struct Session::Handler {
         content(o, "end of message before MAIL FROM");
         end_headers();
         append(e.chunk);
+        // Complete: the slack its growth left goes (it waits for the scoring
+        // pool, 512 of them at once on a busy server).
+        s.transaction_.message.shrink_to_fit();
         s.judged_ = true;
         return o;
     }

@@ -207,6 +207,9 @@ public:
     Status next(Command& out);
     DecodeError error() const { return error_; }
     std::size_t buffered_bytes() const { return buffer_.size() - consumed_; }
+    // Gives the buffer back when it holds nothing: the connection will not
+    // read for a while (its message is being judged).
+    void release_if_empty();
 
 private:
     std::size_t max_frame_bytes_;

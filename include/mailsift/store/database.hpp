@@ -53,6 +53,12 @@ public:
     // (2 MiB) and maps the file while it reads the weights; PostgreSQL has
     // nothing to size.
     virtual void for_few_messages() {}
+    // This connection writes one batch of scans and history lines and closes
+    // (mailsiftd's recorder opens one a write): the pages it dirties fit
+    // SQLite's default cache (2 MiB), and the cache sized for a training
+    // batch would be filled and freed again at every write, most of a busy
+    // daemon's memory (issue 59). Nothing on PostgreSQL.
+    virtual void for_recording() {}
     // This connection serves one request of a few messages after another for
     // as long as the process lives (mailsiftd's correction socket): it keeps a
     // writer's cache (a correction reads and dirties a few hundred pages of

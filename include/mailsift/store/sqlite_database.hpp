@@ -33,6 +33,7 @@ public:
     // The connection (Database). data_version: PRAGMA data_version.
     std::uint64_t data_version() override;
     void for_few_messages() override;
+    void for_recording() override;
     void for_requests() override;
     void checkpoint() noexcept override;
 

@@ -159,6 +159,10 @@ void SqliteDatabase::for_few_messages() {
     few_messages_ = true;
 }
 
+void SqliteDatabase::for_recording() {
+    if (mode_ == Mode::read_write) exec("PRAGMA cache_size = -2000");  // SQLite's default; see the constructor
+}
+
 void SqliteDatabase::for_requests() {
     if (mode_ != Mode::read_write) return;
     // A hook of our own replaces SQLite's, which checkpoints inside the commit.
