@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "mailsift/engine/contacts.hpp"
 #include "mailsift/engine/explain.hpp"
 #include "mailsift/engine/filter.hpp"
 #include "mailsift/engine/model_settings.hpp"
@@ -294,7 +295,8 @@ int tokens(const Context& ctx, const TokensOptions& o) {
         settings = std::move(kept.settings);
     }
     const auto parsed = mime::parse(m->raw, settings.limits);
-    const auto bag = features::extract(parsed, nullptr, &contacts, settings.features);
+    const engine::StoredContacts lookup(contacts);
+    const auto bag = features::extract(parsed, nullptr, &lookup, settings.features);
     std::string out;
     for (const auto& f : bag.sorted()) {
         out += f.text;

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "mailsift/engine/combine.hpp"
+#include "mailsift/engine/contacts.hpp"
 #include "mailsift/engine/model_settings.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/slots.hpp"
@@ -536,7 +537,9 @@ bool Filter::refresh() {
 
 features::FeatureBag Filter::features_of(std::string_view raw, const features::Envelope* envelope) const {
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
-    return features::extract(parsed, envelope, &model()->contacts, settings_.features);
+    const std::shared_ptr<const Model> m = model();
+    const StoredContacts contacts(m->contacts);
+    return features::extract(parsed, envelope, &contacts, settings_.features);
 }
 
 namespace {
@@ -553,7 +556,8 @@ Classification Filter::classify(std::string_view raw, const features::Envelope* 
                                 bool record_parts, Scoring* made_of, std::string_view user) const {
     const std::shared_ptr<const Model> m = model();  // one model for the whole message
     const mime::ParsedMessage parsed = mime::parse(raw, settings_.limits);
-    const features::FeatureBag bag = features::extract(parsed, envelope, &m->contacts, settings_.features);
+    const StoredContacts contacts(m->contacts);
+    const features::FeatureBag bag = features::extract(parsed, envelope, &contacts, settings_.features);
     if (covered_) {
         for (const auto& e : bag.entries()) {
             if (!covered_->contains(e.id)) {

@@ -5,6 +5,7 @@
 
 #include "mailsift/engine/user_layers.hpp"
 #include "mailsift/engine/trainer.hpp"
+#include "mailsift/engine/contacts.hpp"
 #include "mailsift/engine/model_settings.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/slots.hpp"
@@ -93,7 +94,8 @@ Trainer::Prepared Trainer::prepare(std::string_view raw, std::size_t size_bytes)
 void Trainer::prepare_parsed(std::string_view raw, const mime::ParsedMessage& parsed, Prepared& p) const {
     // Truncated MIME is learned on what was read: broken multiparts are real
     // mail (much of it spam), and mailsiftd scores them the same way.
-    p.bag = features::extract(parsed, nullptr, &contacts_, settings_.features);
+    const StoredContacts contacts(contacts_);
+    p.bag = features::extract(parsed, nullptr, &contacts, settings_.features);
     // Sorting here, on the preparing thread, spares the single writing thread the work.
     const auto& entries = p.bag.entries();
     p.order.resize(entries.size());

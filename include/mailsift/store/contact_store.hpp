@@ -8,8 +8,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include "mailsift/features/extractor.hpp"
-
 namespace mailsift::store {
 
 struct Contact {
@@ -18,12 +16,13 @@ struct Contact {
     std::int64_t added_at = 0;  // seconds since the epoch
 };
 
-// Contacts held in memory for the features module's lookup.
-class ContactSet final : public features::Contacts {
+// Contacts held in memory, as the store read them (the engine hands them to
+// the features module's lookup: engine/contacts.hpp).
+class ContactSet final {
 public:
     explicit ContactSet(std::unordered_set<std::string> addresses) : addresses_(std::move(addresses)) {}
     ContactSet() = default;
-    bool contains(std::string_view address) const override {
+    bool contains(std::string_view address) const {
         return addresses_.find(std::string(address)) != addresses_.end();
     }
     std::size_t size() const { return addresses_.size(); }
