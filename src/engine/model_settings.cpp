@@ -3,15 +3,13 @@
 
 #include <algorithm>
 
+#include "setting_values.hpp"
+
 namespace mailsift::engine {
 
-namespace {
+using setting_values::trim;  // the configuration file's, for the same lines
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-    return s;
-}
+namespace {
 
 bool given_in_file(const Settings& s, std::string_view name) {
     return std::any_of(s.given.begin(), s.given.end(), [&](const auto& g) { return g.first == name; });
