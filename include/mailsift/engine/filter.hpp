@@ -18,6 +18,9 @@
 #include <vector>
 
 #include "mailsift/engine/combine.hpp"
+#include "mailsift/engine/message_checks.hpp"
+#include "mailsift/engine/scan_record.hpp"
+#include "mailsift/engine/signature.hpp"
 #include "mailsift/engine/score_parts.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/features/extractor.hpp"
@@ -28,98 +31,12 @@
 
 namespace mailsift::engine {
 
-// What is wrong with the bytes given as a message. Only `empty` and
-// `not_a_message` refuse it (refused()): everything an MTA would deliver is
-// mail, NUL bytes, bare CR or LF, 8-bit or malformed headers, a missing body,
-// unknown charsets and broken MIME included, and is learned and scored the way
-// mailsiftd scores it. The others are notes on what was read.
-enum class MessageProblem : std::uint8_t {
-    none,
-    empty,            // no bytes at all
-    not_a_message,    // not a single header field line ("Name: value") in the header section
-    too_large,        // larger than limits.max_message_bytes: learned and scored on that prefix
-    truncated_mime,   // a multipart whose closing boundary never came: learned and scored on what was read
-};
-const char* describe(MessageProblem p);
-constexpr bool refused(MessageProblem p) { return p == MessageProblem::empty || p == MessageProblem::not_a_message; }
-
-// The message without an mbox "From " envelope line at its very start (a
-// message saved from a mailbox file has one; it is not part of the message).
-std::string_view without_from_line(std::string_view raw);
-
-// A cheap look at the bytes before parsing. `size_bytes` is the full size of
-// the input (it may exceed raw.size()). Never `truncated_mime`: that takes the parse.
-MessageProblem check_message(std::string_view raw, std::size_t size_bytes, const mime::Limits& limits);
-
 // Thick-threshold training (settings.train_margin): is a message that `model`
 // scored `log_odds` already known well enough not to be learned as `spam`?
 // Only on the right side by at least `margin`, and only once the model has
 // learned both classes: a model that never saw one class is "sure" of
 // everything, and would skip most of the first class of a class-sorted batch.
 bool known_beyond_margin(const model::Snapshot& model, double log_odds, bool spam, double margin);
-
-// Same message, same digest, whichever way it came: our own X-Mailsift-*
-// fields are left out (a message we tagged is recognised when it comes back
-// for correction), and so are what the transport changes: an mbox "From "
-// line, CRLF or LF line ends, the spaces after a field's colon (read as one).
-// So mailsiftd's digest of a message rebuilt from milter frames is the digest
-// of the same message in a file, and its rehearsal draws are evaluate's.
-store::Digest message_digest(std::string_view raw);
-// message_digest(), and the digest mailsift gave the same bytes before it
-// read through line ends, mbox lines and field spacing (stores of 2026-11-28
-// and before), or nothing when that is the same: what a message learned then
-// is stored under. One pass over the message when nothing differs.
-struct MessageDigests {
-    store::Digest now{};
-    std::optional<store::Digest> earlier;
-};
-MessageDigests message_digests(std::string_view raw);
-inline std::optional<store::Digest> earlier_message_digest(std::string_view raw) { return message_digests(raw).earlier; }
-
-// The X-Mailsift-Signature form of a digest (32 lower-case hex digits), and back.
-std::string signature_text(const store::Digest& d);
-std::optional<store::Digest> parse_signature(std::string_view text);
-
-// The signature mailsiftd tagged a message with: the last well-formed
-// X-Mailsift-Signature of its header (mailsiftd removes forged ones when the MTA
-// lets it, and adds its own after them), or nothing.
-std::optional<store::Digest> message_signature(const std::vector<mime::Header>& headers);
-std::optional<store::Digest> message_signature(std::string_view raw);  // reads the header section
-// What a message is learned, unlearned and corrected under: its signature, else
-// its message_digest(). So a delivered message and its recorded scan are one
-// message, whichever way and whenever it is corrected.
-store::Digest message_identity(std::string_view raw);
-
-// The verdict word that starts X-Mailsift-Status ("Yes", "No", "Unsure"), and
-// the verdict of such a header value ("No, score=0.1000, ...").
-const char* verdict_word(model::Verdict v);
-std::optional<model::Verdict> verdict_of_status(std::string_view status);
-
-// "feature<TAB>count" lines: how a scan's features are recorded, and back.
-std::string feature_lines(const features::FeatureBag& bag);
-// The features of recorded lines; the view line (below) is not one of them.
-std::vector<std::pair<std::string, std::uint32_t>> parse_feature_lines(std::string_view lines);
-// A scan also records the message's view (features/view.hpp), the text the
-// linear scorer's 4-grams were read from, as one more line: "!view:" and the
-// view with '\\' as "\\\\", '\n' as "\\n", '\t' as "\\t" and every other
-// control byte as "\\xHH", then "<TAB>1" (records before that escaped only
-// the first three, and still read). No feature begins with
-// '!' (every feature is namespaced), so no message can forge the line. With
-// it, a correction by signature (console, daemon, `correct --signature`)
-// steps exactly the slots a correction of the delivered copy steps: the ones
-// the milter scored.
-void append_view_line(std::string_view view, std::string& lines);
-// The view recorded in `lines`; nullopt for a scan recorded without one
-// (before schema 17's mailsift, or with the naive-Bayes scorer).
-std::optional<std::string> recorded_view(std::string_view lines);
-
-// A scan also records the user it was scored for (per_user, issue 44), when
-// there was one, as one more line: "!user:" and the user, then "<TAB>1". A
-// user is at most 255 bytes, none of them a control byte (valid_user()).
-bool valid_user(std::string_view user);
-void append_user_line(std::string_view user, std::string& lines);
-// The user recorded in `lines`; nullopt for a scan scored for no user.
-std::optional<std::string> recorded_user(std::string_view lines);
 
 struct Classification {
     model::Score score;
