@@ -1,4 +1,4 @@
-// The console's page, script and style sheet, built into the binary from
+// The console's page, scripts and style sheet, built into the binary from
 // src/console/assets/ (assets.cmake writes them into a source file), so the
 // console never asks another host for anything and needs no files installed.
 #pragma once
@@ -12,7 +12,9 @@ struct Asset {
     std::string_view body;
 };
 
-// "index.html", "console.js", "corrections.js", "console.css"; null for any other name.
+// "index.html", "console.css", and the page's scripts ("console.js", "status.js",
+// "history.js", "explain.js", "corrections.js", "scan.js", "users.js",
+// "config.js", "session.js"); null for any other name.
 const Asset* find_asset(std::string_view name);
 
 }  // namespace mailsift::console

@@ -14,6 +14,7 @@
 #include <map>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "app_support.hpp"
 #include "mailsift/console/accounts.hpp"
@@ -79,10 +80,27 @@ TEST_CASE("the page has no inline script and loads nothing from another host", "
     CHECK(page.find("http://") == std::string::npos);
     CHECK(page.find("https://") == std::string::npos);
     CHECK(page.find("//") == std::string::npos);
-    const std::string js = c.send(http::verb::get, "/static/console.js").body();
-    CHECK(js.find("innerHTML") == std::string::npos);  // mail reaches the page as text only
-    CHECK(js.find("insertAdjacentHTML") == std::string::npos);
-    CHECK(js.find("eval(") == std::string::npos);
+    // Its scripts, each a file of the console's own, in the order they run: what
+    // every page shares first, each page's, and the start (session.js) last.
+    std::vector<std::string> scripts;
+    const std::regex script(R"re(<script src="/static/([a-z]+\.js)" defer></script>)re");
+    for (auto i = std::sregex_iterator(page.begin(), page.end(), script); i != std::sregex_iterator(); ++i) {
+        scripts.push_back((*i)[1]);
+    }
+    CHECK(scripts == std::vector<std::string>{"console.js", "status.js", "history.js", "explain.js", "corrections.js",
+                                              "scan.js", "users.js", "config.js", "session.js"});
+    std::size_t tags = 0;
+    for (auto at = page.find("<script"); at != std::string::npos; at = page.find("<script", at + 1)) ++tags;
+    CHECK(tags == scripts.size());  // no other script element
+    for (const auto& name : scripts) {
+        INFO(name);
+        const auto js = c.send(http::verb::get, "/static/" + name);
+        REQUIRE(js.result() == http::status::ok);
+        CHECK(str(js[http::field::content_type]).starts_with("text/javascript"));
+        CHECK(js.body().find("innerHTML") == std::string::npos);  // mail reaches the page as text only
+        CHECK(js.body().find("insertAdjacentHTML") == std::string::npos);
+        CHECK(js.body().find("eval(") == std::string::npos);
+    }
 }
 
 TEST_CASE("without a session, pages answer 401 and APIs refuse", "[console]") {

@@ -6,7 +6,8 @@
 // What it serves:
 //   GET  /, /status, /history, /scan, /config, /login  the page (one document;
 //        without a session it answers 401 and shows the sign-in form)
-//   GET  /static/console.js, /static/console.css        built into the binary
+//   GET  /static/NAME (console.css and the page scripts: console.js first,
+//        one a page, session.js last; index.html lists them)   built into the binary
 //   POST /api/login   {"name","password"}  -> the session cookie and a CSRF token
 //        (and, the first time, a device cookie: sessions.hpp, TrustedDevices)
 //   POST /api/logout

@@ -1,8 +1,9 @@
 // The mailsift console: a history line's trail of corrections, and undoing
 // the latest one that stands (POST /api/undo), which puts the model back as
-// it was before it. Loaded after console.js, whose helpers ($, el, text, api,
-// when, explainState, renderExplanation, markCorrected) it uses. Everything
-// from the server is put on the page as text (textContent), never as markup.
+// it was before it. Loaded after console.js and explain.js, whose helpers ($,
+// el, text, api, when; explainState, renderExplanation, markCorrected) it uses.
+// Everything from the server is put on the page as text (textContent), never
+// as markup.
 'use strict';
 
 // "→ spam by console:admin, TIME", and for one undone "undone by console:bob,
