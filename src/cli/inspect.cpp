@@ -13,6 +13,8 @@
 #include "mailsift/engine/contacts.hpp"
 #include "mailsift/engine/explain.hpp"
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/signature.hpp"
+#include "mailsift/engine/message_checks.hpp"
 #include "mailsift/engine/model_settings.hpp"
 #include "mailsift/features/slots.hpp"
 #include "message_source.hpp"
@@ -226,7 +228,7 @@ int explain(const Context& ctx, const std::vector<std::string>& paths) {
     const engine::Filter filter(db, configured, std::span(&raw, 1));  // the rows of this message only
     report_setting_notes(filter.setting_notes());
     const engine::Settings& settings = filter.settings();
-    const engine::Explanation e = engine::explain(filter, m->raw);
+    const engine::Explanation e = engine::explain(filter.model(), m->raw);
     const auto& c = e.classification;
     std::printf("%s: %s, P(spam) = %s, log-odds = %s\n", m->label.c_str(), model::to_string(c.score.verdict),
                 number(c.score.probability, 6).c_str(), number(c.score.log_odds, 6).c_str());

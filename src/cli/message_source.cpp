@@ -2,7 +2,7 @@
 // iostreams on the bulk path.
 #include "message_source.hpp"
 
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/message_checks.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

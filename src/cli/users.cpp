@@ -7,7 +7,6 @@
 #include <string>
 
 #include "command.hpp"
-#include "mailsift/engine/filter.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/engine/user_layers.hpp"
 

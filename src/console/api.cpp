@@ -10,6 +10,7 @@
 #include "history.hpp"
 #include "mailsift/console/app.hpp"
 #include "mailsift/engine/explain.hpp"
+#include "mailsift/engine/signature.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/engine/user_layers.hpp"
 #include "mailsift/mime/message.hpp"
@@ -80,9 +81,9 @@ Response App::scan(const Request& req, const Actor& actor) {
     const std::string_view raw = engine::without_from_line(req.body());
     const auto problem = engine::check_message(raw, raw.size(), options_.settings.limits);
     if (engine::refused(problem)) return error(req, http::status::unprocessable_entity, engine::describe(problem));
-    const auto filter = services_.filter ? services_.filter() : nullptr;
-    if (!filter) return error(req, http::status::service_unavailable, "no model loaded yet: train one first");
-    json j = explanation_json(engine::explain(*filter, raw));
+    const auto model = services_.model ? services_.model() : nullptr;
+    if (!model) return error(req, http::status::service_unavailable, "no model loaded yet: train one first");
+    json j = explanation_json(engine::explain(model, raw));
     // What the message says it is, decoded, for the page to show as text.
     for (const auto& h : mime::parse_header(raw, options_.settings.limits)) {
         if (!j.contains("from") && boost::beast::iequals(h.name, "From")) j["from"] = h.value;

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/signature.hpp"
 #include "web.hpp"
 
 namespace mailsift::console {

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "log.hpp"
+#include "mailsift/engine/signature.hpp"
 #include "mailsift/engine/user_layers.hpp"
 #include "mailsift/mime/message.hpp"
 #include "mailsift/model/score.hpp"

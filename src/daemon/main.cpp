@@ -246,7 +246,7 @@ int main(int argc, char** argv) {
                                     .sign_in = {},
                                     .devices = {}},
                 console::Services{.status = [&metrics] { return daemon::console_status(metrics); },
-                                  .filter = [&scorer] { return scorer.filter(); },
+                                  .model = [&scorer] { return scorer.model(); },
                                   // The audit trail: a line in the log (the journal), and the console's counters.
                                   .audit =
                                       [&metrics](const console::AuditEvent& e) {

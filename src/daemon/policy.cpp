@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include <cstdio>
+#include "mailsift/engine/signature.hpp"
 
 namespace mailsift::daemon {
 

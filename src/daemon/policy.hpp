@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/scorer.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/features/extractor.hpp"
 #include "mailsift/milter/session.hpp"

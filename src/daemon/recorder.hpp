@@ -39,7 +39,7 @@
 #include <thread>
 #include <vector>
 
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/settings.hpp"
 #include "mailsift/store/database.hpp"
 #include "metrics.hpp"
 

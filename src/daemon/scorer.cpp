@@ -1,5 +1,5 @@
-// Scorer: keeps a published (database, filter) pair that scoring threads copy
-// by pointer; only refresh() touches SQLite.
+// Scorer: keeps a published engine::Model that scoring threads copy by
+// pointer; only refresh() touches the store.
 #include "scorer.hpp"
 #include "file_identity.hpp"
 
@@ -33,41 +33,41 @@ std::string took_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 std::shared_ptr<Scorer::State> Scorer::open_state() {
-    if (postgresql_) {
-        auto state = std::make_shared<State>();
-        state->db = store::open(database_.string(), store::Database::Mode::read_only);
-        state->filter = std::make_shared<engine::Filter>(*state->db, settings_);
-        return state;
-    }
+    const auto open = [&] {
+        auto s = std::make_shared<State>();
+        s->db = store::open(database_.string(), store::Database::Mode::read_only);
+        s->source = std::make_unique<engine::ModelSource>(*s->db, *s->db, settings_);
+        s->model = s->source->model();
+        s->setting_notes = s->source->setting_notes();
+        return s;
+    };
+    if (postgresql_) return open();
     FileIdentity id;
-    auto state = open_identified(
-        database_,
-        [&] {
-            auto s = std::make_shared<State>();
-            s->db = store::open(database_.string(), store::Database::Mode::read_only);
-            s->filter = std::make_shared<engine::Filter>(*s->db, settings_);
-            return s;
-        },
-        id);
+    auto state = open_identified(database_, open, id);
     state->device = id.device;
     state->inode = id.inode;
     return state;
 }
 
 void Scorer::publish(std::shared_ptr<State> state) {
-    writer_ = state;
+    writer_ = std::move(state);
     std::lock_guard lock(mutex_);
-    published_ = std::move(state);
+    published_ = writer_->model;
+}
+
+void Scorer::detach() {
+    writer_->source.reset();  // it reads through the connection
+    writer_->db.reset();
 }
 
 std::string Scorer::describe_model(const State& state) const {
-    const auto m = state.filter->model();
+    const auto& m = state.model;
     std::string out = std::to_string(m->snapshot.messages().spam) + " spam, " +
                       std::to_string(m->snapshot.messages().ham) + " ham, " +
                       std::to_string(m->snapshot.vocabulary()) + " features, at model change " +
                       std::to_string(std::max(m->sequence, m->linear_sequence));  // `mailsift stats`' model_change
     // Where mailsift.conf disagrees with the settings kept with the model (they win).
-    for (const auto& note : state.filter->setting_notes()) out += "; warning: " + note;
+    for (const auto& note : state.setting_notes) out += "; warning: " + note;
     return out;
 }
 
@@ -90,8 +90,8 @@ std::string Scorer::refresh() {
 Scorer::Status Scorer::status() const {
     Status st;
     st.failing = failing_;
-    if (writer_ && writer_->filter) {
-        const auto m = writer_->filter->model();
+    if (writer_ && writer_->model) {
+        const auto& m = writer_->model;
         st.has_model = true;
         st.features = m->snapshot.vocabulary();
         st.spam = m->snapshot.messages().spam;
@@ -123,9 +123,7 @@ std::string Scorer::refresh_step() {
             event("database_missing");
             // Let go of the deleted file (and its -wal and -shm), so a database created
             // at this path later starts clean; the model stays in memory.
-            auto detached = std::make_shared<State>(*writer_);
-            detached->db.reset();
-            publish(std::move(detached));
+            detach();
             last_problem_.clear();
             return "database " + database_.string() + " was deleted or moved away; scoring with the model in memory (" +
                    describe_model(*writer_) + ") until a database is there again";
@@ -137,11 +135,7 @@ std::string Scorer::refresh_step() {
             std::shared_ptr<State> fresh;
             try {
                 // Close the old connection first: it must not share SQLite's index with the new file.
-                if (writer_->db) {
-                    auto detached = std::make_shared<State>(*writer_);
-                    detached->db.reset();
-                    publish(std::move(detached));
-                }
+                if (writer_->db) detach();
                 fresh = open_state();
             } catch (const std::exception& e) {
                 const std::string problem = std::string(same ? "is back" : "was replaced") + ": " + e.what();
@@ -158,15 +152,20 @@ std::string Scorer::refresh_step() {
             return "database " + database_.string() + (same ? " is back" : " was replaced") + "; loaded it: " +
                    describe_model(*writer_) + took_since(start);
         }
-        const bool changed = writer_->filter->refresh();
-        if (writer_->filter->settings_stale()) {
+        const bool changed = writer_->source->refresh();
+        if (writer_->source->settings_stale()) {
             // The first training recorded settings other than this filter's: score with them.
             publish(open_state());
             return "the model's settings were recorded by its first training; loaded it with them: " +
                    describe_model(*writer_) + took_since(start);
         }
         if (changed) {
-            const auto m = writer_->filter->model();
+            writer_->model = writer_->source->model();
+            {
+                std::lock_guard lock(mutex_);
+                published_ = writer_->model;
+            }
+            const auto& m = writer_->model;
             const std::string how = m->reloaded ? "read every feature"
                                                 : "applied " + std::to_string(m->changed_features) + " changed features";
             return "reloaded model (" + how + "): " + describe_model(*writer_) + took_since(start);
@@ -184,25 +183,18 @@ std::string Scorer::refresh_step() {
     }
 }
 
-std::shared_ptr<const engine::Filter> Scorer::filter() const {
-    std::shared_ptr<const State> state;
-    {
-        std::lock_guard lock(mutex_);
-        state = published_;
-    }
-    if (!state) return nullptr;
-    return {state, state->filter.get()};  // keeps the state (and its connection) alive with it
+std::shared_ptr<const engine::Model> Scorer::model() const {
+    std::lock_guard lock(mutex_);
+    return published_;
 }
 
 engine::Classification Scorer::classify(std::string_view raw, const features::Envelope& envelope,
                                         bool record_features, bool record_parts, std::string_view user) const {
-    std::shared_ptr<const State> state;
-    {
-        std::lock_guard lock(mutex_);
-        state = published_;
-    }
-    if (!state) throw std::runtime_error("no model loaded (database " + shown_ + " unavailable)");
-    return state->filter->classify(raw, &envelope, record_features, record_parts, nullptr, user);
+    const auto m = model();
+    if (!m) throw std::runtime_error("no model loaded (database " + shown_ + " unavailable)");
+    return engine::classify(m, raw,
+                            {.envelope = &envelope, .record_features = record_features, .record_parts = record_parts,
+                             .made_of = nullptr, .user = user});
 }
 
 }  // namespace mailsift::daemon

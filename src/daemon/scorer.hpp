@@ -1,7 +1,8 @@
-// The daemon's hold on the engine: the database, and the in-memory model that
-// scoring threads share. refresh() (one thread) opens the database when it
-// appears and reloads the model when it changed; classify() (any thread) never
-// waits for SQLite.
+// The daemon's hold on the engine: the database and its model source (one
+// thread's), and the in-memory model that scoring threads share. refresh()
+// (one thread) opens the database when it appears and reloads the model when
+// it changed, publishing each new engine::Model; classify() (any thread) scores
+// with the Model published last and never waits for the store.
 //
 // The database file is watched by identity (device and inode), not only by
 // SQLite's data_version: a connection keeps reading a file that was deleted or
@@ -25,9 +26,12 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/model_source.hpp"
+#include "mailsift/engine/scorer.hpp"
 #include "mailsift/engine/settings.hpp"
+#include "mailsift/store/database.hpp"
 #include "mailsift/features/extractor.hpp"
 
 namespace mailsift::daemon {
@@ -55,8 +59,8 @@ public:
     // when the database file was found deleted or replaced.
     void on_event(std::function<void(const std::string&)> f) { on_event_ = std::move(f); }
 
-    // The filter scoring uses now (the console scans with it); null while no model is loaded.
-    std::shared_ptr<const engine::Filter> filter() const;
+    // The model scoring uses now (the console scans with it); null while none is loaded.
+    std::shared_ptr<const engine::Model> model() const;
 
     // Throws std::runtime_error when no model is loaded. `user`: scored with
     // that user's layer (per_user); empty: the site's model alone.
@@ -69,14 +73,17 @@ public:
 
 private:
     struct State {
-        std::shared_ptr<store::Database> db;  // null: the file is gone, scoring with the model in memory
-        std::shared_ptr<engine::Filter> filter;
+        std::unique_ptr<store::Database> db;           // null: the file is gone, scoring with the model in memory
+        std::unique_ptr<engine::ModelSource> source;   // reads db; null with it
+        std::shared_ptr<const engine::Model> model;    // the last one source built (published)
+        std::vector<std::string> setting_notes;        // ModelSource::setting_notes, kept for the log
         dev_t device = 0;
         ino_t inode = 0;
     };
     std::string refresh_step();
     std::shared_ptr<State> open_state();
-    void publish(std::shared_ptr<State> state);
+    void publish(std::shared_ptr<State> state);  // refresh()'s own from now, and its model published
+    void detach();  // closes the connection (the file is gone or replaced); the model stays
     std::string describe_model(const State& state) const;
     void event(const std::string& name) const {
         if (on_event_) on_event_(name);
@@ -88,7 +95,7 @@ private:
     engine::Settings settings_;         // used by refresh() only
     std::shared_ptr<State> writer_;     // refresh()'s own state
     mutable std::mutex mutex_;          // guards published_
-    std::shared_ptr<const State> published_;
+    std::shared_ptr<const engine::Model> published_;
     std::string last_problem_;
     bool reconfigured_ = false;
     bool missing_ = false;              // the file was found deleted and has not come back

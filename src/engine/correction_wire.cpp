@@ -1,5 +1,7 @@
 // The bytes of a correction between `mailsift correct` and mailsiftd; see correction_wire.hpp.
 #include "mailsift/engine/correction_wire.hpp"
+#include "mailsift/engine/scan_record.hpp"
+#include "mailsift/engine/signature.hpp"
 
 #include <charconv>
 #include <limits>

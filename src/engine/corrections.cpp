@@ -5,9 +5,11 @@
 #include <string>
 #include <thread>
 
-#include "mailsift/engine/user_layers.hpp"
 #include "mailsift/engine/correction_owner.hpp"
+#include "mailsift/engine/scan_record.hpp"
+#include "mailsift/engine/signature.hpp"
 #include "mailsift/engine/trainer.hpp"
+#include "mailsift/engine/user_layers.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/slots.hpp"
 #include "mailsift/features/view.hpp"

@@ -10,12 +10,14 @@
 
 namespace mailsift::engine {
 
-Explanation explain(const Filter& filter, std::string_view raw, const features::Envelope* envelope) {
+Explanation explain(const std::shared_ptr<const Model>& model, std::string_view raw,
+                    const features::Envelope* envelope) {
     Explanation e;
-    Filter::Scoring made_of;
-    e.classification = filter.classify(raw, envelope, false, false, &made_of);
+    Scoring made_of;
+    e.classification = classify(model, raw,
+                                {.envelope = envelope, .record_features = false, .record_parts = false, .made_of = &made_of, .user = {}});
     const auto& m = made_of.model;
-    const Settings& settings = filter.settings();
+    const Settings& settings = *m->settings;
     e.spam_messages = m->snapshot.messages().spam;
     e.ham_messages = m->snapshot.messages().ham;
     e.features = m->snapshot.vocabulary();

@@ -3,10 +3,13 @@
 #include <cmath>
 #include <string>
 
-#include "mailsift/engine/user_layers.hpp"
-#include "mailsift/engine/trainer.hpp"
 #include "mailsift/engine/contacts.hpp"
 #include "mailsift/engine/model_settings.hpp"
+#include "mailsift/engine/model_source.hpp"
+#include "mailsift/engine/scan_record.hpp"
+#include "mailsift/engine/signature.hpp"
+#include "mailsift/engine/trainer.hpp"
+#include "mailsift/engine/user_layers.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/features/slots.hpp"
 #include "mailsift/features/view.hpp"

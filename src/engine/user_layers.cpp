@@ -2,7 +2,7 @@
 // holds, from the corrections that stepped it (user_layers.hpp).
 #include "mailsift/engine/user_layers.hpp"
 
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/scan_record.hpp"
 #include "mailsift/features/extractor.hpp"
 #include "mailsift/mime/message.hpp"
 

@@ -20,6 +20,8 @@
 
 #include "mailsift/engine/user_layers.hpp"
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/signature.hpp"
+#include "mailsift/engine/message_checks.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "runner_internal.hpp"
 

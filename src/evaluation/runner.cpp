@@ -8,6 +8,7 @@
 #include <span>
 
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/message_checks.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/features/feature_hash.hpp"
 #include "mailsift/store/sqlite_database.hpp"

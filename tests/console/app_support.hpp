@@ -14,6 +14,7 @@
 #include "../support/temp_dir.hpp"
 #include "mailsift/console/app.hpp"
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/signature.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/store/database.hpp"
 
@@ -75,7 +76,7 @@ struct Console {
         filter = std::make_shared<engine::Filter>(*read_db, settings);
         filter->refresh();
         Services services{.status = [this] { ++status_calls; return json{{"messages", {{"total", 7}}}}; },
-                          .filter = [this] { return std::shared_ptr<const engine::Filter>(filter); },
+                          .model = [this] { return filter->model(); },
                           .audit = [this](const AuditEvent& e) { audited.push_back(audit_line(e)); },
                           .answered = [this](unsigned status) { ++answers[status]; }};
         app = std::make_unique<App>(AppOptions{.accounts = users, .database = db, .config = {}, .settings = settings,

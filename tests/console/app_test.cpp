@@ -19,7 +19,9 @@
 #include "app_support.hpp"
 #include "mailsift/console/accounts.hpp"
 #include "mailsift/console/audit.hpp"
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/scorer.hpp"
+#include "mailsift/engine/signature.hpp"
+#include "mailsift/engine/message_checks.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/store/database.hpp"
 

@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "app_support.hpp"
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/scorer.hpp"
+#include "mailsift/engine/signature.hpp"
 #include "mailsift/engine/score_parts.hpp"
 #include "mailsift/store/database.hpp"
 

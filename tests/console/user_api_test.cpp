@@ -9,7 +9,9 @@
 #include <string>
 
 #include "app_support.hpp"
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/scorer.hpp"
+#include "mailsift/engine/signature.hpp"
+#include "mailsift/engine/message_checks.hpp"
 
 using namespace console_test;
 

@@ -4,7 +4,8 @@
 #include <pwd.h>
 
 #include "daemon_support.hpp"
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/scorer.hpp"
+#include "mailsift/engine/signature.hpp"
 #include "mailsift/store/sqlite_database.hpp"
 
 namespace engine = mailsift::engine;

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "mailsift/engine/correction_wire.hpp"
+#include "mailsift/engine/signature.hpp"
 
 namespace engine = mailsift::engine;
 namespace store = mailsift::store;

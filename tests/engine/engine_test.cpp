@@ -17,6 +17,8 @@
 
 #include "mailsift/engine/explain.hpp"
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/signature.hpp"
+#include "mailsift/engine/message_checks.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/engine/model_settings.hpp"
 #include "mailsift/store/sqlite_database.hpp"

@@ -14,6 +14,8 @@
 #include "../support/fixture.hpp"
 #include "../support/model_state.hpp"
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/signature.hpp"
+#include "mailsift/engine/scan_record.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/features/feature_hash.hpp"

@@ -112,7 +112,7 @@ TEST_CASE("The parts a message's score is kept in add up to it and name the stro
             CHECK(l.split.toward_ham.size() <= s.reasons);
             CHECK(l.split.others + l.split.toward_spam.size() + l.split.toward_ham.size() == l.slots);
             // The same strongest slots, spelled the same, as the full explanation's split.
-            const auto full = engine::explain(f, raw);
+            const auto full = engine::explain(f.model(), raw);
             REQUIRE(full.linear);
             const auto expected = full.linear->split(s.reasons);
             REQUIRE(l.slots == full.linear->slots.size());

@@ -185,7 +185,7 @@ TEST_CASE("A filter made for some messages scores them exactly as the whole mode
                 REQUIRE(x.toward_spam[i].feature == y.toward_spam[i].feature);
                 REQUIRE(x.toward_spam[i].counts == y.toward_spam[i].counts);
             }
-            const auto ex = engine::explain(whole, m), ey = engine::explain(some, m);
+            const auto ex = engine::explain(whole.model(), m), ey = engine::explain(some.model(), m);
             REQUIRE(ex.prior_log_odds == ey.prior_log_odds);
             REQUIRE(ex.features == ey.features);
             REQUIRE(ex.linear.has_value() == ey.linear.has_value());

@@ -15,7 +15,8 @@
 #include <sstream>
 
 #include "mailsift/engine/explain.hpp"
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/signature.hpp"
+#include "mailsift/engine/scan_record.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/engine/model_settings.hpp"
 #include "mailsift/store/sqlite_database.hpp"

@@ -11,6 +11,7 @@
 #include "../support/fixture.hpp"
 #include "../support/model_state.hpp"
 #include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/signature.hpp"
 #include "mailsift/engine/trainer.hpp"
 #include "mailsift/engine/settings.hpp"
 #include "mailsift/features/feature_hash.hpp"

@@ -55,7 +55,7 @@
 #include "mailsift/console/accounts.hpp"
 #include "mailsift/console/audit.hpp"
 #include "mailsift/console/sessions.hpp"
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/model.hpp"
 #include "mailsift/engine/settings.hpp"
 
 namespace mailsift::console {
@@ -78,7 +78,7 @@ struct Services {
     // The daemon's figures (the ones /metrics has), as JSON.
     std::function<nlohmann::json()> status;
     // The model the daemon scores with; null while none is loaded.
-    std::function<std::shared_ptr<const engine::Filter>()> filter;
+    std::function<std::shared_ptr<const engine::Model>()> model;
     // What was done, and by whom (audit.hpp): the daemon logs it and counts it.
     std::function<void(const AuditEvent&)> audit;
     // Every answer's HTTP status, the server's own (413, 431) included.

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/scorer.hpp"
 
 namespace mailsift::engine {
 
@@ -35,8 +35,9 @@ struct Explanation {
     std::optional<LinearExplanation> linear;  // settings.scorer == linear
 };
 
-// Scores `raw` with the filter's model (as Filter::classify does, reasons
-// capped by its settings) and takes it apart.
-Explanation explain(const Filter& filter, std::string_view raw, const features::Envelope* envelope = nullptr);
+// Scores `raw` with `model` (as classify does, reasons capped by the model's
+// settings) and takes it apart.
+Explanation explain(const std::shared_ptr<const Model>& model, std::string_view raw,
+                    const features::Envelope* envelope = nullptr);
 
 }  // namespace mailsift::engine

@@ -24,10 +24,23 @@
 #include <unordered_set>
 #include <vector>
 
-#include "mailsift/engine/filter.hpp"
+#include "mailsift/engine/combine.hpp"
+#include "mailsift/engine/message_checks.hpp"
+#include "mailsift/engine/settings.hpp"
+#include "mailsift/model/linear.hpp"
+#include "mailsift/model/naive_bayes.hpp"
+#include "mailsift/store/contact_store.hpp"
+#include "mailsift/store/database.hpp"
 #include "mailsift/store/training_batch.hpp"
 
 namespace mailsift::engine {
+
+// Thick-threshold training (settings.train_margin): is a message that `model`
+// scored `log_odds` already known well enough not to be learned as `spam`?
+// Only on the right side by at least `margin`, and only once the model has
+// learned both classes: a model that never saw one class is "sure" of
+// everything, and would skip most of the first class of a class-sorted batch.
+bool known_beyond_margin(const model::Snapshot& model, double log_odds, bool spam, double margin);
 
 struct TrainCounts {
     std::size_t learned = 0, already_learned = 0, moved = 0, unlearned = 0, not_learned = 0;

@@ -9,8 +9,8 @@
 // Contract, for every backend:
 //  - The schema is versioned by mailsift. A database from a newer schema is
 //    refused, never modified.
-//  - data_version() tells readers when another connection has committed;
-//    the roles say what changed.
+//  - data_version() (model_store.hpp) tells readers when another connection
+//    has committed; the roles say what changed.
 #pragma once
 
 #include <chrono>
@@ -43,8 +43,6 @@ public:
 
     virtual Mode mode() const = 0;
 
-    // Changes whenever another connection commits.
-    virtual std::uint64_t data_version() = 0;
     // This connection serves a command of a few messages (a classify, learn or
     // correct of a handful, one process each): it touches a few hundred pages,
     // so the page cache sized for a training batch is memory it would only fill

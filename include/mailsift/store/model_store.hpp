@@ -104,6 +104,11 @@ public:
     };
     virtual ClassTotals visit_counts(model::TermFrequency tf, const std::function<void(std::size_t)>& size,
                                      const std::function<void(model::FeatureId, model::ClassCounts)>& feature) = 0;
+    // Changes whenever another connection commits anything (a scan, a
+    // contact, the model): the cheap first look of a reader that keeps a
+    // model in memory; model_sequence() and contacts_fingerprint() then say
+    // whether it was the model.
+    virtual std::uint64_t data_version() = 0;
     // The number of the last committed write that changed the model's counts:
     // it grows with every training batch, prune and import, on any connection.
     virtual std::uint64_t model_sequence() = 0;
